@@ -1,0 +1,17 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { ControlPlaneConfig, RedisKeys } from '@gateway/shared';
+import type { Db } from './db/connect.js';
+import type { KeyProjection } from './keys/projection.js';
+
+/** What every route and service of the control plane works with, built once in main.ts. */
+export interface AppContext {
+  config: ControlPlaneConfig;
+  sql: Db;
+  redis: Redis;
+  keys: RedisKeys;
+  projection: KeyProjection;
+  log: Logger;
+  metrics: Registry;
+}

@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+
+/** Liveness, readiness (Postgres and Redis answer) and Prometheus metrics; no token needed. */
+export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_req, reply) => {
+    const [postgres, redis] = await Promise.all([
+      ctx.sql`select 1`.then(() => true, () => false),
+      // An offline ioredis client queues commands instead of failing them, so ask its state first.
+      ctx.redis.status === 'ready' ? ctx.redis.ping().then(() => true, () => false) : Promise.resolve(false),
+    ]);
+    const ready = postgres && redis;
+    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', postgres, redis });
+  });
+
+  app.get('/metrics', async (_req, reply) => {
+    return reply.type(ctx.metrics.contentType).send(await ctx.metrics.metrics());
+  });
+}

@@ -1,0 +1,90 @@
+import type { Redis } from 'ioredis';
+import { encodeInvalidation, encodeKeyRecord, type RedisKeys } from '@gateway/shared';
+import type { Db } from '../db/connect.js';
+
+/**
+ * The Redis projection of live API keys, which is all the proxies read. Every change writes the
+ * projection first and publishes the invalidation second: a proxy that reacts to the message by
+ * re-reading Redis can only find the new state.
+ */
+export interface ProjectedKey {
+  id: string;
+  project_id: string;
+  key_hash: string;
+  expires_at: number | null;
+}
+
+export class KeyProjection {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  async put(key: ProjectedKey): Promise<void> {
+    const multi = this.redis.multi().set(this.keys.apiKey(key.key_hash), encodeKeyRecord(key));
+    // Redis forgets an expiring key by itself; the proxy also checks expires_at on every use.
+    if (key.expires_at !== null) multi.pexpireat(this.keys.apiKey(key.key_hash), key.expires_at);
+    await multi.sadd(this.keys.projectKeys(key.project_id), key.key_hash).exec();
+    await this.publish({ kind: 'key.created', key_hash: key.key_hash, key_id: key.id, project_id: key.project_id });
+  }
+
+  async remove(key: Pick<ProjectedKey, 'id' | 'project_id' | 'key_hash'>): Promise<void> {
+    await this.redis.multi().del(this.keys.apiKey(key.key_hash)).srem(this.keys.projectKeys(key.project_id), key.key_hash).exec();
+    await this.publish({ kind: 'key.deleted', key_hash: key.key_hash, key_id: key.id, project_id: key.project_id });
+  }
+
+  async removeProject(projectId: string, hashesFromDb: string[]): Promise<void> {
+    const setKey = this.keys.projectKeys(projectId);
+    const projected = await this.redis.smembers(setKey);
+    const all = new Set([...projected, ...hashesFromDb]);
+    const multi = this.redis.multi();
+    for (const hash of all) multi.del(this.keys.apiKey(hash));
+    await multi.del(setKey).exec();
+    await this.publish({ kind: 'project.deleted', key_hash: null, key_id: null, project_id: projectId });
+  }
+
+  /**
+   * Makes Redis match Postgres: writes every live key, then deletes projected keys that are no
+   * longer live. Writing before deleting means a valid key is never missing from Redis meanwhile.
+   */
+  async rebuild(sql: Db): Promise<{ live: number; removed: number }> {
+    const rows = await sql<{ id: string; project_id: string; key_hash: string; expires_at: Date | null }[]>`
+      select k.id, k.project_id, k.key_hash, k.expires_at
+      from api_keys k join projects p on p.id = k.project_id
+      where k.deleted_at is null and p.deleted_at is null and (k.expires_at is null or k.expires_at > now())`;
+    const live = new Set<string>();
+    const byProject = new Map<string, string[]>();
+    for (let i = 0; i < rows.length; i += 500) {
+      const multi = this.redis.multi();
+      for (const row of rows.slice(i, i + 500)) {
+        const expiresAt = row.expires_at === null ? null : row.expires_at.getTime();
+        multi.set(this.keys.apiKey(row.key_hash), encodeKeyRecord({ id: row.id, project_id: row.project_id, expires_at: expiresAt }));
+        if (expiresAt !== null) multi.pexpireat(this.keys.apiKey(row.key_hash), expiresAt);
+        live.add(row.key_hash);
+        const list = byProject.get(row.project_id) ?? [];
+        list.push(row.key_hash);
+        byProject.set(row.project_id, list);
+      }
+      await multi.exec();
+    }
+
+    let removed = 0;
+    const keyPrefixLength = this.keys.apiKey('').length;
+    for await (const batch of this.redis.scanStream({ match: this.keys.apiKeyPattern(), count: 1000 }) as AsyncIterable<string[]>) {
+      const stale = batch.filter((k) => !live.has(k.slice(keyPrefixLength)));
+      if (stale.length > 0) removed += await this.redis.del(...stale);
+    }
+    for await (const batch of this.redis.scanStream({ match: this.keys.projectKeysPattern(), count: 1000 }) as AsyncIterable<string[]>) {
+      if (batch.length > 0) await this.redis.del(...batch);
+    }
+    for (const [projectId, hashes] of byProject) await this.redis.sadd(this.keys.projectKeys(projectId), ...hashes);
+
+    await this.redis.incr(this.keys.projectionEpoch);
+    await this.publish({ kind: 'projection.rebuilt', key_hash: null, key_id: null, project_id: null });
+    return { live: live.size, removed };
+  }
+
+  private async publish(msg: Parameters<typeof encodeInvalidation>[0]): Promise<void> {
+    await this.redis.publish(this.keys.invalidationChannel, encodeInvalidation(msg));
+  }
+}

@@ -1,0 +1,65 @@
+import type { FinishReason, ProviderConfig } from '@gateway/shared';
+
+/**
+ * The one interface between the proxy and a model provider. Everything provider-specific (wire
+ * protocol, auth header, usage fields, error bodies) lives in the provider's folder behind it;
+ * conformance.case.ts is the suite every adapter must pass.
+ */
+export interface ChatRequest {
+  /** The validated client body. Adapters may read it; they must not mutate it. */
+  body: Readonly<Record<string, unknown>>;
+  /** The client's bytes, forwardable as they are when the adapter needs no change. */
+  raw: Buffer;
+  model: string;
+  stream: boolean;
+  /** The client asked for the usage chunk (stream_options.include_usage). */
+  clientWantsUsage: boolean;
+  requestId: string;
+}
+
+export interface Usage {
+  input: number;
+  output: number;
+}
+
+export interface CompletionResult {
+  status: 200;
+  /** Sent to the client exactly as the provider produced it (OpenAI wire format). */
+  body: Buffer;
+  usage: Usage;
+  finishReason: FinishReason;
+}
+
+/** What a stream knows so far; the adapter updates it as events pass. */
+export interface StreamMeta {
+  usage: Usage | null;
+  /** Output tokens estimated from the content seen, for when the stream ends early. */
+  estimatedOutput: number;
+  finishReason: FinishReason | null;
+}
+
+export interface StreamResult {
+  meta: StreamMeta;
+  /** `data:` payloads in OpenAI chunk format, ready to frame; `[DONE]` is not included. */
+  events: AsyncIterable<string>;
+}
+
+export interface ProviderAdapter {
+  readonly name: string;
+  readonly type: string;
+  readonly models: readonly string[];
+  /** Non-streaming completion. Rejects with a GatewayError (UPSTREAM_ERROR / UPSTREAM_TIMEOUT). */
+  complete(request: ChatRequest, signal: AbortSignal): Promise<CompletionResult>;
+  /**
+   * Streaming completion. Resolves once the provider accepted the request (status 200), so
+   * errors before the first byte still become a normal error response. Iterating `events`
+   * pulls from the provider: a consumer that waits applies backpressure upstream.
+   */
+  stream(request: ChatRequest, signal: AbortSignal): Promise<StreamResult>;
+  close(): Promise<void>;
+}
+
+export interface AdapterFactory {
+  readonly type: string;
+  create(config: ProviderConfig): ProviderAdapter;
+}

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from './env.js';
+import { loadControlPlaneConfig, loadProxyConfig, loadWriterConfig } from './service-config.js';
+
+describe('service configuration', () => {
+  it('uses the defaults of DESIGN §2', () => {
+    const proxy = loadProxyConfig({});
+    expect(proxy.port).toBe(8080);
+    expect(proxy.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(proxy.maxBodyBytes).toBe(4 * 1024 * 1024);
+    const cp = loadControlPlaneConfig({});
+    expect(cp.port).toBe(8081);
+    expect(cp.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/gateway');
+    expect(loadWriterConfig({}).concurrency).toBeGreaterThan(0);
+  });
+
+  it('rejects malformed values with the variable name', () => {
+    expect(() => loadProxyConfig({ PROXY_PORT: 'eighty' })).toThrow(new ConfigError('PROXY_PORT must be an integer, got "eighty"'));
+    expect(() => loadProxyConfig({ PROXY_PORT: '70000' })).toThrow(/PROXY_PORT must be between 0 and 65535/);
+    expect(() => loadProxyConfig({ REDIS_URL: 'http://x' })).toThrow(/REDIS_URL must use redis: or rediss:/);
+    expect(() => loadControlPlaneConfig({ DATABASE_URL: 'nope' })).toThrow(/DATABASE_URL is not a URL/);
+    expect(() => loadControlPlaneConfig({ DEMO_SEED: 'maybe' })).toThrow(/DEMO_SEED must be true or false/);
+  });
+});

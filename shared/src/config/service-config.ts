@@ -1,0 +1,94 @@
+import { envBool, envInt, envOptional, envPort, envString, envUrl, type Env } from './env.js';
+
+/**
+ * Settings of each process, read once at start from the environment. Defaults are DESIGN §2's;
+ * the README's configuration table lists every variable named here.
+ */
+export interface CommonConfig {
+  redisUrl: string;
+  /** Prefix of every Redis key, channel and queue (RedisKeys). */
+  redisPrefix: string;
+  logLevel: string;
+}
+
+export interface ProxyConfig extends CommonConfig {
+  host: string;
+  port: number;
+  maxBodyBytes: number;
+  drainTimeoutMs: number;
+  /** Records per BullMQ job. */
+  recordBatchSize: number;
+  /** Longest a record waits in the buffer before its batch is sent. */
+  recordFlushMs: number;
+  /** Records held in memory while Redis is away before the oldest are dropped (and counted). */
+  recordBufferMax: number;
+}
+
+export interface ControlPlaneConfig extends CommonConfig {
+  host: string;
+  port: number;
+  databaseUrl: string;
+  adminEmail: string | undefined;
+  adminPassword: string | undefined;
+  jwtSecret: string | undefined;
+  /** Former JWT_SECRET values: tokens they signed verify until they expire. Comma-separated. */
+  jwtPreviousSecrets: string[];
+  /** Create a demo project and key on the first start with an empty database. */
+  seedDemo: boolean;
+  /** Proxy address printed in the demo curl line. */
+  publicGatewayUrl: string;
+}
+
+export interface WriterConfig extends CommonConfig {
+  databaseUrl: string;
+  /** Batches written at once by one writer process. */
+  concurrency: number;
+}
+
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+function common(env: Env): CommonConfig {
+  return {
+    redisUrl: envUrl(env, 'REDIS_URL', DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
+    redisPrefix: envString(env, 'REDIS_PREFIX', 'gw:'),
+    logLevel: envString(env, 'LOG_LEVEL', 'info'),
+  };
+}
+
+export function loadProxyConfig(env: Env): ProxyConfig {
+  return {
+    ...common(env),
+    host: envString(env, 'PROXY_HOST', '0.0.0.0'),
+    port: envPort(env, 'PROXY_PORT', 8080),
+    maxBodyBytes: envInt(env, 'MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    drainTimeoutMs: envInt(env, 'DRAIN_TIMEOUT_MS', 10_000, 0, 600_000),
+    recordBatchSize: envInt(env, 'RECORD_BATCH_SIZE', 500, 1, 10_000),
+    recordFlushMs: envInt(env, 'RECORD_FLUSH_MS', 5, 1, 10_000),
+    recordBufferMax: envInt(env, 'RECORD_BUFFER_MAX', 250_000, 1_000, 10_000_000),
+  };
+}
+
+export function loadControlPlaneConfig(env: Env): ControlPlaneConfig {
+  const port = envPort(env, 'PROXY_PORT', 8080);
+  return {
+    ...common(env),
+    host: envString(env, 'CONTROL_HOST', '0.0.0.0'),
+    port: envPort(env, 'CONTROL_PORT', 8081),
+    databaseUrl: envUrl(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
+    adminEmail: envOptional(env, 'ADMIN_EMAIL'),
+    adminPassword: envOptional(env, 'ADMIN_PASSWORD'),
+    jwtSecret: envOptional(env, 'JWT_SECRET'),
+    jwtPreviousSecrets: (envOptional(env, 'JWT_PREVIOUS_SECRETS') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    seedDemo: envBool(env, 'DEMO_SEED', true),
+    publicGatewayUrl: envString(env, 'PUBLIC_GATEWAY_URL', `http://127.0.0.1:${port}`),
+  };
+}
+
+export function loadWriterConfig(env: Env): WriterConfig {
+  return {
+    ...common(env),
+    databaseUrl: envUrl(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
+    concurrency: envInt(env, 'WRITER_CONCURRENCY', 4, 1, 64),
+  };
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { decodeInvalidation, encodeInvalidation } from './invalidation.js';
+import { decodeKeyRecord, encodeKeyRecord } from './key-record.js';
+import { decodeRecordBatch, encodeRecordBatch } from './record-batch.js';
+import type { AuditEvent } from './audit-event.js';
+import type { UsageRecord } from './usage-record.js';
+import { normaliseFinishReason } from './usage-record.js';
+import { ContractError } from './version.js';
+
+const usage: UsageRecord = {
+  id: '0192f3a0-0000-7000-8000-000000000001',
+  request_id: 'req-1',
+  project_id: '11111111-1111-4111-8111-111111111111',
+  key_id: '22222222-2222-4222-8222-222222222222',
+  timestamp: 1_763_000_000_000,
+  model: 'mock-1',
+  provider: 'mock',
+  tokens: { input: 3, output: 5, total: 8 },
+  latency_ms: 12,
+  finish_reason: 'stop',
+  stream: false,
+};
+const audit: AuditEvent = {
+  id: usage.id,
+  request_id: 'req-1',
+  timestamp: usage.timestamp,
+  type: 'gateway.request',
+  outcome: 'success',
+  status: 200,
+  error_code: null,
+  project_id: usage.project_id,
+  key_id: usage.key_id,
+  actor: null,
+  model: 'mock-1',
+  provider: 'mock',
+  client_ip: '127.0.0.1',
+  user_agent: 'test',
+  latency_ms: 12,
+};
+
+describe('versioned contracts', () => {
+  it('round-trips a key record and refuses other versions', () => {
+    const raw = encodeKeyRecord({ id: 'k', project_id: 'p', expires_at: null });
+    expect(decodeKeyRecord(raw)).toEqual({ v: 1, id: 'k', project_id: 'p', expires_at: null });
+    expect(() => decodeKeyRecord(raw.replace('"v":1', '"v":2'))).toThrow(ContractError);
+    expect(() => decodeKeyRecord('{nope')).toThrow(ContractError);
+    expect(() => decodeKeyRecord('{"v":1,"id":3,"project_id":"p"}')).toThrow(/id must be a string/);
+  });
+
+  it('round-trips an invalidation and refuses unknown kinds', () => {
+    const raw = encodeInvalidation({ kind: 'key.deleted', key_hash: 'h', key_id: 'k', project_id: 'p', at: 5 });
+    expect(decodeInvalidation(raw)).toEqual({ v: 1, kind: 'key.deleted', key_hash: 'h', key_id: 'k', project_id: 'p', at: 5 });
+    expect(() => decodeInvalidation(raw.replace('key.deleted', 'key.exploded'))).toThrow(/unknown kind/);
+  });
+
+  it('round-trips a record batch through msgpack', () => {
+    const job = encodeRecordBatch([usage], [audit]);
+    expect(typeof job.b).toBe('string');
+    expect(decodeRecordBatch(job)).toEqual({ v: 1, usage: [usage], audit: [audit] });
+    expect(() => decodeRecordBatch({ b: 'not msgpack at all' })).toThrow(ContractError);
+    expect(() => decodeRecordBatch({})).toThrow(/no payload/);
+  });
+
+  it("maps provider finish reasons onto the gateway's set", () => {
+    expect(normaliseFinishReason('length')).toBe('max_tokens');
+    expect(normaliseFinishReason('tool_calls')).toBe('tool_calls');
+    expect(normaliseFinishReason('content_filter')).toBe('content_filter');
+    expect(normaliseFinishReason('stop')).toBe('stop');
+  });
+});

@@ -1,0 +1,41 @@
+/**
+ * Every Redis key, pub/sub channel and BullMQ queue the gateway uses, in one place. Both services
+ * build names only through this class, so a prefix (one per deployment, or one per test file)
+ * isolates everything at once.
+ */
+export class RedisKeys {
+  /** Pub/sub channel carrying Invalidation messages (contracts/invalidation.ts). */
+  readonly invalidationChannel: string;
+  /** Counter bumped each time the control plane rebuilds the projection from Postgres. */
+  readonly projectionEpoch: string;
+  /** BullMQ key prefix; BullMQ appends `:<queue>:<suffix>` itself. */
+  readonly bullPrefix: string;
+  /** BullMQ queue that carries RecordBatch jobs from the proxies to the writer. */
+  readonly recordsQueue = 'records';
+
+  constructor(readonly prefix: string = 'gw:') {
+    this.invalidationChannel = `${prefix}invalidate`;
+    this.projectionEpoch = `${prefix}projection:epoch`;
+    this.bullPrefix = `${prefix}bull`;
+  }
+
+  /** String: the encoded KeyRecord of the API key whose SHA-256 is `hash`. */
+  apiKey(hash: string): string {
+    return `${this.prefix}key:${hash}`;
+  }
+
+  /** Set: the key hashes of a project, so a project deletion can find every projected key. */
+  projectKeys(projectId: string): string {
+    return `${this.prefix}project:${projectId}:keys`;
+  }
+
+  /** Match pattern for every projected API key (used by the projection rebuild). */
+  apiKeyPattern(): string {
+    return `${this.prefix}key:*`;
+  }
+
+  /** Match pattern for every project key-set (used by the projection rebuild). */
+  projectKeysPattern(): string {
+    return `${this.prefix}project:*:keys`;
+  }
+}

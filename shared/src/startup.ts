@@ -1,0 +1,22 @@
+import { redactUrl } from './config/env.js';
+
+/**
+ * Start-up failures an operator can act on: which dependency, at which address (password
+ * redacted), and how to start it on a Debian-like machine.
+ */
+export class StartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartupError';
+  }
+}
+
+const HOW_TO_START: Record<'redis' | 'postgres', string> = {
+  redis: 'Start Redis (for example: redis-server --daemonize yes --port 6379) or set REDIS_URL.',
+  postgres: 'Start PostgreSQL (for example: pg_ctlcluster 15 main start) or set DATABASE_URL.',
+};
+
+export function unreachableMessage(service: 'redis' | 'postgres', url: string, reason: string): string {
+  const label = service === 'redis' ? 'Redis' : 'PostgreSQL';
+  return `${label} is unreachable at ${redactUrl(url)} (${reason}). ${HOW_TO_START[service]}`;
+}

@@ -1,0 +1,17 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  resolve: {
+    // Tests run the TypeScript sources; the compiled dist/ is for `npm start` and spawned processes.
+    alias: { '@gateway/shared': fileURLToPath(new URL('./shared/src/index.ts', import.meta.url)) },
+  },
+  test: {
+    include: ['shared/src/**/*.test.ts', 'proxy/src/**/*.test.ts', 'proxy/test/**/*.test.ts', 'control-plane/src/**/*.test.ts', 'control-plane/test/**/*.test.ts', 'bench/src/**/*.test.ts', 'deploy/**/*.test.ts', 'test-support/**/*.test.ts'],
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Two cores: more parallel files only make the real services contend.
+    maxWorkers: 2,
+  },
+});
