@@ -2,16 +2,22 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ControlPlaneConfig, RedisKeys } from '@gateway/shared';
+import type { JwtService } from './auth/jwt.js';
+import type { SigninThrottle } from './auth/signin-throttle.js';
 import type { Db } from './db/connect.js';
+import type { CursorCodec } from './http/cursor.js';
 import type { KeyProjection } from './keys/projection.js';
 
-/** What every route and service of the control plane works with, built once in main.ts. */
+/** What every route and service of the control plane works with, built once in control-plane.ts. */
 export interface AppContext {
   config: ControlPlaneConfig;
   sql: Db;
   redis: Redis;
   keys: RedisKeys;
   projection: KeyProjection;
+  jwt: JwtService;
+  cursors: CursorCodec;
+  signinThrottle: SigninThrottle;
   log: Logger;
   metrics: Registry;
 }

@@ -1,10 +1,14 @@
 import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
 import { ConfigError, loadControlPlaneConfig, RedisKeys, StartupError, connectRedis, type Env } from '@gateway/shared';
+import { jwtServiceFromConfig } from './auth/jwt.js';
+import { SigninThrottle } from './auth/signin-throttle.js';
 import type { AppContext } from './context.js';
 import { connectDb } from './db/connect.js';
 import { migrate } from './db/migrate.js';
 import { ensurePartitions } from './db/partitions.js';
 import { buildApp } from './http/app.js';
+import { CursorCodec } from './http/cursor.js';
 import { KeyProjection } from './keys/projection.js';
 import { createLogger } from './logger.js';
 import { createRegistry } from './metrics.js';
@@ -20,14 +24,21 @@ export interface ControlPlane {
 
 const PARTITION_CHECK_MS = 6 * 60 * 60 * 1000;
 
+export interface StartOptions {
+  /** Where log lines go instead of stdout (tests read them to prove no secret is logged). */
+  logDestination?: DestinationStream;
+}
+
 /**
  * Brings the control plane up in dependency order: Postgres (created and migrated), Redis, the
  * key projection rebuilt from Postgres (Redis may have restarted empty), first-start seeding, then
  * the HTTP listener. Throws StartupError / ConfigError with an operator-readable message.
  */
-export async function startControlPlane(env: Env): Promise<ControlPlane> {
+export async function startControlPlane(env: Env, options: StartOptions = {}): Promise<ControlPlane> {
   const config = loadControlPlaneConfig(env);
-  const log = createLogger(config.logLevel, 'control-plane');
+  const log = createLogger(config.logLevel, 'control-plane', options.logDestination);
+  // Before any connection: a bad secret is a configuration error with nothing to clean up.
+  const jwt = jwtServiceFromConfig(config, log);
   const sql = await connectDb(config.databaseUrl, { createIfMissing: true });
   let redis;
   try {
@@ -43,10 +54,36 @@ export async function startControlPlane(env: Env): Promise<ControlPlane> {
 
   const keys = new RedisKeys(config.redisPrefix);
   const projection = new KeyProjection(redis, keys);
-  const ctx: AppContext = { config, sql, redis, keys, projection, log, metrics: createRegistry('control_plane_') };
+  const ctx: AppContext = {
+    config,
+    sql,
+    redis,
+    keys,
+    projection,
+    jwt,
+    cursors: new CursorCodec(jwt.secrets),
+    signinThrottle: new SigninThrottle(redis, keys),
+    log,
+    metrics: createRegistry('control_plane_'),
+  };
 
   const rebuilt = await projection.rebuild(sql);
   log.info(rebuilt, 'key projection rebuilt from postgres');
+  // Redis keeps nothing on disk: after a reconnect it may be a new, empty server, or one that
+  // missed deletions made while it was away. Either way the projection is made again from the
+  // source of truth, and its projection.rebuilt message makes every proxy drop its cache.
+  let redisLost = false;
+  redis.on('close', () => {
+    redisLost = true;
+  });
+  redis.on('ready', () => {
+    if (!redisLost) return;
+    redisLost = false;
+    projection.rebuild(sql).then(
+      (r) => log.info(r, 'key projection rebuilt after a Redis reconnect'),
+      (err: Error) => log.error({ err: { message: err.message } }, 'key projection rebuild failed'),
+    );
+  });
   const seeded = await seed(sql, projection, {
     adminEmail: config.adminEmail,
     adminPassword: config.adminPassword,

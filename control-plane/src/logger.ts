@@ -1,4 +1,4 @@
-import { pino, type Logger, type LoggerOptions } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 /**
  * Log options for the control plane and writer. Redaction is the backstop; the first rule is
@@ -19,6 +19,7 @@ export function loggerOptions(level: string, name: string): LoggerOptions {
   return { level, name, redact: { paths: LOG_REDACT_PATHS, censor: '[REDACTED]' } };
 }
 
-export function createLogger(level: string, name: string): Logger {
-  return pino(loggerOptions(level, name));
+/** `destination` defaults to stdout; tests pass their own to read what was logged. */
+export function createLogger(level: string, name: string, destination?: DestinationStream): Logger {
+  return destination === undefined ? pino(loggerOptions(level, name)) : pino(loggerOptions(level, name), destination);
 }

@@ -15,15 +15,19 @@ export async function connectRedis(url: string, options: RedisOptions = {}): Pro
     retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2_000),
     ...options,
   });
-  // Until the first connect succeeds errors are reported by connect(); afterwards the owner
-  // watches 'error' events itself, and an unwatched one must not crash the process.
-  client.on('error', () => {});
+  // Until the first connect succeeds errors are reported by connect() (the socket's own error,
+  // ECONNREFUSED and the like, says more than ioredis's "Connection is closed"); afterwards the
+  // owner watches 'error' events itself, and an unwatched one must not crash the process.
+  let firstError: unknown;
+  client.on('error', (err) => {
+    firstError ??= err;
+  });
   try {
     await withTimeout(client.connect(), 4_000);
     await client.ping();
   } catch (err) {
     client.disconnect();
-    throw new StartupError(unreachableMessage('redis', url, reasonOf(err)));
+    throw new StartupError(unreachableMessage('redis', url, reasonOf(firstError ?? err)));
   }
   return client;
 }

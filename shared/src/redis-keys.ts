@@ -29,6 +29,15 @@ export class RedisKeys {
     return `${this.prefix}project:${projectId}:keys`;
   }
 
+  /**
+   * Counter: failed (and in-flight) sign-in attempts in the current throttling window. `id` is a
+   * hash of the normalised email for scope `email` (no address sits in a key name) and the client
+   * address for scope `ip`.
+   */
+  signinFailures(scope: 'email' | 'ip', id: string): string {
+    return `${this.prefix}signin:fail:${scope}:${id}`;
+  }
+
   /** Match pattern for every projected API key (used by the projection rebuild). */
   apiKeyPattern(): string {
     return `${this.prefix}key:*`;

@@ -1,4 +1,4 @@
-import postgres, { type Sql } from 'postgres';
+import postgres, { type ISql, type Sql } from 'postgres';
 import { StartupError, unreachableMessage } from '@gateway/shared';
 
 export type Db = Sql<Record<string, never>>;
@@ -66,3 +66,6 @@ export function one<T>(rows: readonly T[]): T {
   if (row === undefined) throw new Error('expected one row, got none');
   return row;
 }
+
+/** The pool or a transaction: query functions take either, so a route can group statements atomically. */
+export type Queryable = ISql<Record<string, never>>;

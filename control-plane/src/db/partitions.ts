@@ -28,7 +28,10 @@ export async function ensurePartitions(sql: Db, now: number = Date.now(), ahead 
       const exists = await sql`select 1 from pg_class where relname = ${name}`;
       if (exists.length > 0) continue;
       try {
-        await sql`create table ${sql(name)} partition of ${sql(table)} for values from (${monthStart(y, m)}) to (${monthStart(y, m + 1)})`;
+        // DDL takes no bind parameters: the bounds go in as literals (integers computed here).
+        const from = sql.unsafe(String(monthStart(y, m)));
+        const to = sql.unsafe(String(monthStart(y, m + 1)));
+        await sql`create table ${sql(name)} partition of ${sql(table)} for values from (${from}) to (${to})`;
         created.push(name);
       } catch (err) {
         const code = (err as { code?: string }).code;

@@ -1,9 +1,34 @@
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { GatewayError, requestIdFrom } from '@gateway/shared';
+import { requireAuth } from '../auth/require-auth.js';
 import type { AppContext } from '../context.js';
-import { loggerOptions } from '../logger.js';
 import { httpMetrics } from '../metrics.js';
+import { auditRefusal } from './audit-refusals.js';
+import { registerAuditRoutes } from './routes/audit.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerKeyRoutes } from './routes/keys.js';
+import { registerMemberRoutes } from './routes/members.js';
+import { registerOpenApi, registerOpenApiRoute } from './routes/openapi.js';
+import { registerProjectRoutes } from './routes/projects.js';
+import { registerSigninRoutes } from './routes/signins.js';
+import { registerUsageRoutes } from './routes/usage.js';
+import { registerUserRoutes } from './routes/users.js';
+import { addSharedSchemas } from './schemas.js';
+import { validatorCompiler } from './validation.js';
+
+export interface RouteEntry {
+  method: string;
+  url: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route as registered (method, Fastify path): what the OpenAPI document is checked against. */
+    routeTable: RouteEntry[];
+  }
+}
+
+const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
  * The management API. Fastify brings routing, JSON-schema validation of bodies and queries, and
@@ -12,11 +37,21 @@ import { registerHealthRoutes } from './routes/health.js';
  */
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(ctx.config.logLevel, 'control-plane'),
+    // The process logger, so every line (and its redaction) goes to one destination.
+    loggerInstance: ctx.log,
     bodyLimit: 1024 * 1024,
     genReqId: (req) => requestIdFrom(firstHeader(req.headers['x-request-id'])),
     requestIdHeader: false,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
+  }) as unknown as FastifyInstance;
+  app.setValidatorCompiler(validatorCompiler());
+  // Bodies are JSON only: a text/plain body is refused with 415 rather than parsed into a string.
+  app.removeContentTypeParser('text/plain');
+  app.decorateRequest('principal', null);
+
+  const routeTable: RouteEntry[] = [];
+  app.decorate('routeTable', routeTable);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url });
   });
 
   const metrics = httpMetrics(ctx.metrics);
@@ -29,31 +64,48 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     metrics.latency.observe({ route }, reply.elapsedTime / 1000);
   });
 
-  app.setErrorHandler((err: FastifyError, req, reply) => {
+  app.setErrorHandler(async (err: FastifyError, req, reply) => {
     const gatewayError = asGatewayError(err);
     if (gatewayError.status >= 500) req.log.error({ err }, 'request failed');
+    await auditRefusal(ctx, req, reply, gatewayError);
     if (gatewayError.retryAfter !== undefined) reply.header('retry-after', String(gatewayError.retryAfter));
-    void reply.status(gatewayError.status).send(gatewayError.toBody());
+    return reply.status(gatewayError.status).send(gatewayError.toBody());
   });
 
   app.setNotFoundHandler((req, reply) => {
-    const err = new GatewayError('NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`);
+    const path = req.url.split('?')[0] ?? '/';
+    const allowed = HTTP_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+    const err =
+      allowed.length > 0
+        ? new GatewayError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${allowed.join(', ')}.`)
+        : new GatewayError('NOT_FOUND', `No route for ${req.method} ${path}`);
+    if (allowed.length > 0) reply.header('allow', allowed.join(', '));
     void reply.status(err.status).send(err.toBody());
   });
 
+  addSharedSchemas(app);
+  // Before any route: the plugin learns the routes as they are added.
+  await registerOpenApi(app);
+
   registerHealthRoutes(app, ctx);
+  registerOpenApiRoute(app);
+  registerSigninRoutes(app, ctx);
+  await app.register(async (authenticated) => {
+    // onRequest runs before the body is parsed and validated: no token, no other answer than 401.
+    authenticated.addHook('onRequest', requireAuth(ctx));
+    registerUserRoutes(authenticated, ctx);
+    registerProjectRoutes(authenticated, ctx);
+    registerMemberRoutes(authenticated, ctx);
+    registerKeyRoutes(authenticated, ctx);
+    registerUsageRoutes(authenticated, ctx);
+    registerAuditRoutes(authenticated, ctx);
+  });
   return app;
 }
 
 function asGatewayError(err: FastifyError): GatewayError {
   if (err instanceof GatewayError) return err;
-  if (err.validation) {
-    const first = err.validation[0];
-    const field = first?.instancePath ? first.instancePath.replace(/^\//, '').replace(/\//g, '.') : (first?.params as { missingProperty?: string } | undefined)?.missingProperty;
-    const where = err.validationContext ?? 'body';
-    const message = `${where}${field ? `.${field}` : ''} ${first?.message ?? 'is invalid'}`;
-    return new GatewayError('INVALID_REQUEST', message, { param: field ?? null });
-  }
+  if (err.validation) return validationError(err);
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new GatewayError('PAYLOAD_TOO_LARGE');
@@ -66,6 +118,26 @@ function asGatewayError(err: FastifyError): GatewayError {
   }
   if (err.statusCode === 400) return new GatewayError('INVALID_REQUEST', 'The body is not valid JSON.');
   return new GatewayError('INTERNAL', undefined, { cause: err });
+}
+
+/** "query.limit must be <= 1000", "body.email is required": the failing field first, param set to it. */
+function validationError(err: FastifyError): GatewayError {
+  const first = err.validation?.[0];
+  const where = err.validationContext === 'querystring' ? 'query' : (err.validationContext ?? 'body');
+  const params = (first?.params ?? {}) as { missingProperty?: string; additionalProperty?: string; type?: string | string[] };
+  const path = first?.instancePath ? first.instancePath.replace(/^\//, '').replace(/\//g, '.') : '';
+  let field = path;
+  let problem = first?.message ?? 'is invalid';
+  if (first?.keyword === 'required' && params.missingProperty !== undefined) {
+    field = path ? `${path}.${params.missingProperty}` : params.missingProperty;
+    problem = 'is required';
+  } else if (first?.keyword === 'additionalProperties' && params.additionalProperty !== undefined) {
+    field = path ? `${path}.${params.additionalProperty}` : params.additionalProperty;
+    problem = 'is not a known field';
+  } else if (first?.keyword === 'type' && params.type !== undefined) {
+    problem = `must be ${[params.type].flat().join(' or ')}`;
+  }
+  return new GatewayError('INVALID_REQUEST', `${where}${field ? `.${field}` : ''} ${problem}`, { param: field || null });
 }
 
 function firstHeader(value: string | string[] | undefined): string | undefined {

@@ -43,11 +43,17 @@ export class KeyProjection {
     await this.publish({ kind: 'project.deleted', key_hash: null, key_id: null, project_id: projectId });
   }
 
+  /** The project's name or quota changed: proxies drop what they cached about it. */
+  async projectUpdated(projectId: string): Promise<void> {
+    await this.publish({ kind: 'project.updated', key_hash: null, key_id: null, project_id: projectId });
+  }
+
   /**
    * Makes Redis match Postgres: writes every live key, then deletes projected keys that are no
    * longer live. Writing before deleting means a valid key is never missing from Redis meanwhile.
    */
   async rebuild(sql: Db): Promise<{ live: number; removed: number }> {
+    const [{ now: snapshotAt }] = (await sql<{ now: Date }[]>`select now()`) as unknown as [{ now: Date }];
     const rows = await sql<{ id: string; project_id: string; key_hash: string; expires_at: Date | null }[]>`
       select k.id, k.project_id, k.key_hash, k.expires_at
       from api_keys k join projects p on p.id = k.project_id
@@ -68,10 +74,30 @@ export class KeyProjection {
       await multi.exec();
     }
 
+    // A key deleted after the snapshot was read may just have been written back above. Its
+    // DELETE removed it from Redis before or after our write; catch the "before" case here (the
+    // margin covers transactions that started before the snapshot and committed after it).
+    const resurrected = await sql<{ id: string; project_id: string; key_hash: string }[]>`
+      select k.id, k.project_id, k.key_hash
+      from api_keys k join projects p on p.id = k.project_id
+      where (k.deleted_at >= ${snapshotAt} - interval '5 minutes' or p.deleted_at >= ${snapshotAt} - interval '5 minutes')`;
+    for (const key of resurrected) {
+      if (!live.delete(key.key_hash)) continue;
+      await this.remove(key);
+    }
+
     let removed = 0;
     const keyPrefixLength = this.keys.apiKey('').length;
     for await (const batch of this.redis.scanStream({ match: this.keys.apiKeyPattern(), count: 1000 }) as AsyncIterable<string[]>) {
-      const stale = batch.filter((k) => !live.has(k.slice(keyPrefixLength)));
+      const candidates = batch.filter((k) => !live.has(k.slice(keyPrefixLength)));
+      if (candidates.length === 0) continue;
+      // A key created while this rebuild ran is live but was not in the snapshot: ask again.
+      const hashes = candidates.map((k) => k.slice(keyPrefixLength));
+      const stillLive = await sql<{ key_hash: string }[]>`
+        select k.key_hash from api_keys k join projects p on p.id = k.project_id
+        where k.key_hash = any(${hashes}) and k.deleted_at is null and p.deleted_at is null`;
+      const keep = new Set(stillLive.map((r) => r.key_hash));
+      const stale = candidates.filter((k) => !keep.has(k.slice(keyPrefixLength)));
       if (stale.length > 0) removed += await this.redis.del(...stale);
     }
     for await (const batch of this.redis.scanStream({ match: this.keys.projectKeysPattern(), count: 1000 }) as AsyncIterable<string[]>) {

@@ -61,7 +61,7 @@ export function envUrl(env: Env, name: string, fallback: string, protocols: read
 export function redactUrl(value: string): string {
   try {
     const url = new URL(value);
-    if (url.password) url.password = '[REDACTED]';
+    if (url.password) url.password = 'REDACTED';
     return url.toString();
   } catch {
     return '[unparseable URL]';

@@ -3,9 +3,11 @@ import type { AppContext } from '../../context.js';
 
 /** Liveness, readiness (Postgres and Redis answer) and Prometheus metrics; no token needed. */
 export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  // Probes and scrapes arrive every few seconds from every orchestrator: not worth a log line each.
+  const quiet = { logLevel: 'silent' as const };
+  app.get('/healthz', quiet, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', async (_req, reply) => {
+  app.get('/readyz', quiet, async (_req, reply) => {
     const [postgres, redis] = await Promise.all([
       ctx.sql`select 1`.then(() => true, () => false),
       // An offline ioredis client queues commands instead of failing them, so ask its state first.
@@ -15,7 +17,7 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): voi
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', postgres, redis });
   });
 
-  app.get('/metrics', async (_req, reply) => {
+  app.get('/metrics', quiet, async (_req, reply) => {
     return reply.type(ctx.metrics.contentType).send(await ctx.metrics.metrics());
   });
 }

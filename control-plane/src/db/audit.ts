@@ -1,0 +1,70 @@
+import type { Fragment } from 'postgres';
+import type { AuditEvent, AuditOutcome } from '@gateway/shared';
+import type { Queryable } from './connect.js';
+import { pageQuery, type PageQuery } from './record-page.js';
+
+/** Audit events as stored (ts in ms) and as the API shows them (DESIGN §4). */
+export interface AuditFilter {
+  keyId?: string | undefined;
+  model?: string | undefined;
+  provider?: string | undefined;
+  outcome?: AuditOutcome | undefined;
+  type?: string | undefined;
+}
+
+interface AuditRow {
+  ts: bigint;
+  id: string;
+  request_id: string;
+  type: string;
+  outcome: AuditOutcome;
+  status: number;
+  error_code: string | null;
+  project_id: string | null;
+  key_id: string | null;
+  actor: string | null;
+  model: string | null;
+  provider: string | null;
+  client_ip: string | null;
+  user_agent: string | null;
+  latency_ms: number;
+}
+
+const COLUMNS =
+  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, model, provider, client_ip, user_agent, latency_ms';
+
+function toAuditEvent(row: AuditRow): AuditEvent {
+  return {
+    id: row.id,
+    request_id: row.request_id,
+    timestamp: Number(row.ts),
+    type: row.type,
+    outcome: row.outcome,
+    status: row.status,
+    error_code: row.error_code,
+    project_id: row.project_id,
+    key_id: row.key_id,
+    actor: row.actor,
+    model: row.model,
+    provider: row.provider,
+    client_ip: row.client_ip,
+    user_agent: row.user_agent,
+    latency_ms: row.latency_ms,
+  };
+}
+
+/** The statement behind GET /v1/audit, unexecuted, so a test can EXPLAIN exactly what runs. */
+export function auditListQuery(sql: Queryable, page: PageQuery, filter: AuditFilter): Fragment {
+  const extra: Fragment[] = [];
+  if (filter.keyId !== undefined) extra.push(sql`key_id = ${filter.keyId}`);
+  if (filter.model !== undefined) extra.push(sql`model = ${filter.model}`);
+  if (filter.provider !== undefined) extra.push(sql`provider = ${filter.provider}`);
+  if (filter.outcome !== undefined) extra.push(sql`outcome = ${filter.outcome}`);
+  if (filter.type !== undefined) extra.push(sql`type = ${filter.type}`);
+  return pageQuery(sql, 'audit_events', COLUMNS, page, extra);
+}
+
+export async function listAudit(sql: Queryable, page: PageQuery, filter: AuditFilter): Promise<AuditEvent[]> {
+  const rows = (await auditListQuery(sql, page, filter)) as unknown as AuditRow[];
+  return rows.map(toAuditEvent);
+}

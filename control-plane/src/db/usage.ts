@@ -1,0 +1,62 @@
+import type { Fragment } from 'postgres';
+import type { FinishReason, UsageRecord } from '@gateway/shared';
+import type { Queryable } from './connect.js';
+import { pageQuery, type PageQuery } from './record-page.js';
+
+/** Usage records as stored (flat token columns, ts in ms) and as the API shows them (DESIGN §4). */
+export interface UsageFilter {
+  keyId?: string | undefined;
+  model?: string | undefined;
+  provider?: string | undefined;
+  finishReason?: FinishReason | undefined;
+}
+
+interface UsageRow {
+  ts: bigint;
+  id: string;
+  request_id: string;
+  project_id: string;
+  key_id: string;
+  model: string;
+  provider: string;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  latency_ms: number;
+  finish_reason: FinishReason;
+  stream: boolean;
+}
+
+const COLUMNS =
+  'ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens, total_tokens, latency_ms, finish_reason, stream';
+
+function toUsageRecord(row: UsageRow): UsageRecord {
+  return {
+    id: row.id,
+    request_id: row.request_id,
+    project_id: row.project_id,
+    key_id: row.key_id,
+    timestamp: Number(row.ts),
+    model: row.model,
+    provider: row.provider,
+    tokens: { input: row.input_tokens, output: row.output_tokens, total: row.total_tokens },
+    latency_ms: row.latency_ms,
+    finish_reason: row.finish_reason,
+    stream: row.stream,
+  };
+}
+
+/** The statement behind GET /v1/usage, unexecuted, so a test can EXPLAIN exactly what runs. */
+export function usageListQuery(sql: Queryable, page: PageQuery, filter: UsageFilter): Fragment {
+  const extra: Fragment[] = [];
+  if (filter.keyId !== undefined) extra.push(sql`key_id = ${filter.keyId}`);
+  if (filter.model !== undefined) extra.push(sql`model = ${filter.model}`);
+  if (filter.provider !== undefined) extra.push(sql`provider = ${filter.provider}`);
+  if (filter.finishReason !== undefined) extra.push(sql`finish_reason = ${filter.finishReason}`);
+  return pageQuery(sql, 'usage_records', COLUMNS, page, extra);
+}
+
+export async function listUsage(sql: Queryable, page: PageQuery, filter: UsageFilter): Promise<UsageRecord[]> {
+  const rows = (await usageListQuery(sql, page, filter)) as unknown as UsageRow[];
+  return rows.map(toUsageRecord);
+}

@@ -1,0 +1,158 @@
+import type { FastifyInstance } from 'fastify';
+import { GatewayError, generateApiKey } from '@gateway/shared';
+import { can } from '../../auth/permissions.js';
+import { principalOf } from '../../auth/require-auth.js';
+import type { AppContext } from '../../context.js';
+import { writeAudit } from '../../db/audit-writer.js';
+import { findKey, insertKey, isKeyLive, listKeys, markKeyDeleted, type StoredKey } from '../../db/keys.js';
+import { forbidden, projectAccess } from '../project-access.js';
+import { requestFacts } from '../request-facts.js';
+import { ERROR_RESPONSES, dateTimeSchema, listOf, projectParams, ref, uuidSchema } from '../schemas.js';
+
+/**
+ * Project API keys. The secret exists in one response only, the creation's; Postgres keeps its
+ * SHA-256 and display prefix. Every change is written to Postgres (the truth) first and then to
+ * the Redis projection, which publishes the invalidation that makes every proxy act at once.
+ */
+interface NewKeyBody {
+  name: string;
+  expires_at?: string | null;
+}
+
+const keyParams = {
+  type: 'object',
+  required: ['id', 'key_id'],
+  additionalProperties: false,
+  properties: { id: { ...uuidSchema, description: 'Project id.' }, key_id: { ...uuidSchema, description: 'Key id.' } },
+} as const;
+
+export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.post<{ Params: { id: string }; Body: NewKeyBody }>(
+    '/v1/projects/:id/keys',
+    {
+      config: { auditType: 'key.created' },
+      schema: {
+        tags: ['keys'],
+        summary: 'Create an API key; the response is the only time the secret is shown',
+        params: projectParams,
+        body: {
+          type: 'object',
+          required: ['name'],
+          additionalProperties: false,
+          properties: {
+            name: { type: 'string', minLength: 1, maxLength: 200 },
+            expires_at: { ...dateTimeSchema, type: ['string', 'null'], description: 'When the key stops working (RFC 3339); null or absent: never.' },
+          },
+        },
+        response: { 201: ref('NewApiKey'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      const principal = principalOf(req);
+      const expiresAt = req.body.expires_at ? new Date(req.body.expires_at) : null;
+      if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
+        throw new GatewayError('INVALID_REQUEST', 'body.expires_at must be in the future', { param: 'expires_at' });
+      }
+      const generated = generateApiKey();
+      const facts = requestFacts(req, reply);
+      const key = await ctx.sql.begin(async (tx) => {
+        // A share lock: a project deletion waits for this key to commit, and then takes it along.
+        await projectAccess(tx, principal, req.params.id, 'key.create', 'create keys', { lock: 'share' });
+        const created = await insertKey(tx, {
+          projectId: req.params.id,
+          name: req.body.name,
+          prefix: generated.prefix,
+          keyHash: generated.hash,
+          createdBy: principal.userId,
+          expiresAt,
+        });
+        await writeAudit(tx, { type: 'key.created', outcome: 'success', status: 201, projectId: created.project_id, keyId: created.id, actor: principal.userId }, facts);
+        return created;
+      });
+      try {
+        await ctx.projection.put({ id: key.id, project_id: key.project_id, key_hash: key.key_hash, expires_at: expiresAt?.getTime() ?? null });
+      } catch (err) {
+        // A key the proxies cannot see must not look created: take it back and say so.
+        await markKeyDeleted(ctx.sql, key.project_id, key.id);
+        req.log.error({ err: { message: (err as Error).message }, key_id: key.id }, 'key projection failed; key withdrawn');
+        throw new GatewayError('UNAVAILABLE', 'The key could not be published to the gateway; nothing was created. Retry shortly.');
+      }
+      // A deletion of the key or its project that committed meanwhile may have cleaned the
+      // projection before this put landed: check again, so a dead key is never left projected.
+      if (!(await isKeyLive(ctx.sql, key.id))) {
+        await ctx.projection.remove(key);
+        throw new GatewayError('NOT_FOUND', 'The project was deleted while the key was being created.', { param: 'id' });
+      }
+      return reply.status(201).send({
+        id: key.id,
+        project_id: key.project_id,
+        name: key.name,
+        prefix: key.prefix,
+        key: generated.key,
+        created_at: key.created_at,
+        expires_at: key.expires_at,
+      });
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/projects/:id/keys',
+    {
+      schema: {
+        tags: ['keys'],
+        summary: "The project's keys (never their secrets)",
+        params: projectParams,
+        response: { 200: listOf('ApiKey'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => {
+      await projectAccess(ctx.sql, principalOf(req), req.params.id, 'project.read', 'read this project');
+      return { data: (await listKeys(ctx.sql, req.params.id)).map(publicKey) };
+    },
+  );
+
+  app.delete<{ Params: { id: string; key_id: string } }>(
+    '/v1/projects/:id/keys/:key_id',
+    {
+      config: { auditType: 'key.deleted' },
+      schema: {
+        tags: ['keys'],
+        summary: 'Delete a key: every proxy refuses it at once, including requests in flight',
+        description: 'Project admins and owners delete any key; members delete the keys they created.',
+        params: keyParams,
+        response: { 204: { type: 'null', description: 'Deleted.' }, ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      const principal = principalOf(req);
+      const { role } = await projectAccess(ctx.sql, principal, req.params.id, 'project.read', 'read this project');
+      const key = await findKey(ctx.sql, req.params.id, req.params.key_id);
+      if (key === null) throw keyNotFound();
+      const mayDelete = can(role, 'key.delete_any') || (key.created_by === principal.userId && can(role, 'key.delete_own'));
+      if (!mayDelete) throw forbidden(role, "delete another member's key");
+      if (key.deleted) {
+        // Already gone in Postgres. Removing it from the projection again costs nothing and
+        // finishes a deletion whose Redis step was cut short.
+        await ctx.projection.remove(key);
+        throw keyNotFound();
+      }
+      const deletedNow = await ctx.sql.begin(async (tx) => {
+        if (!(await markKeyDeleted(tx, key.project_id, key.id))) return false;
+        await writeAudit(tx, { type: 'key.deleted', outcome: 'success', status: 204, projectId: key.project_id, keyId: key.id, actor: principal.userId }, requestFacts(req, reply));
+        return true;
+      });
+      await ctx.projection.remove(key);
+      if (!deletedNow) throw keyNotFound();
+      return reply.status(204).send();
+    },
+  );
+}
+
+function keyNotFound(): GatewayError {
+  return new GatewayError('NOT_FOUND', 'No such key in this project.', { param: 'key_id' });
+}
+
+function publicKey(key: StoredKey) {
+  const { key_hash: _hash, deleted: _deleted, ...rest } = key;
+  return rest;
+}

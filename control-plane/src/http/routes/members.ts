@@ -1,0 +1,114 @@
+import type { FastifyInstance } from 'fastify';
+import { GatewayError } from '@gateway/shared';
+import { can, PROJECT_ROLES, type ProjectRole } from '../../auth/permissions.js';
+import { principalOf } from '../../auth/require-auth.js';
+import type { AppContext } from '../../context.js';
+import { writeAudit } from '../../db/audit-writer.js';
+import type { Queryable } from '../../db/connect.js';
+import { countOwners, findMemberRole, listMembers, removeMember, upsertMember } from '../../db/members.js';
+import { findUserById } from '../../db/users.js';
+import { forbidden, projectAccess } from '../project-access.js';
+import { requestFacts } from '../request-facts.js';
+import { ERROR_RESPONSES, listOf, projectParams, ref, uuidSchema } from '../schemas.js';
+
+/**
+ * Project members. Project admins add, re-role and remove members; only owners (and account
+ * admins) grant, change or take away the owner role; anyone may leave; a project always keeps at
+ * least one owner. Changes to one project's membership are serialised by a row lock on the
+ * project, so two concurrent demotions cannot leave it ownerless.
+ */
+interface MemberBody {
+  user_id: string;
+  role: ProjectRole;
+}
+
+const memberParams = {
+  type: 'object',
+  required: ['id', 'user_id'],
+  additionalProperties: false,
+  properties: { id: { ...uuidSchema, description: 'Project id.' }, user_id: { ...uuidSchema, description: 'User id.' } },
+} as const;
+
+export function registerMemberRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get<{ Params: { id: string } }>(
+    '/v1/projects/:id/members',
+    { schema: { tags: ['projects'], summary: "The project's members", params: projectParams, response: { 200: listOf('Member'), ...ERROR_RESPONSES } } },
+    async (req) => {
+      await projectAccess(ctx.sql, principalOf(req), req.params.id, 'project.read', 'read this project');
+      return { data: await listMembers(ctx.sql, req.params.id) };
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: MemberBody }>(
+    '/v1/projects/:id/members',
+    {
+      config: { auditType: 'member.added' },
+      schema: {
+        tags: ['projects'],
+        summary: "Add a member, or change a member's role (project admins and owners)",
+        description: '201 when the user was added, 200 when an existing member got the new role.',
+        params: projectParams,
+        body: {
+          type: 'object',
+          required: ['user_id', 'role'],
+          additionalProperties: false,
+          properties: { user_id: uuidSchema, role: { type: 'string', enum: PROJECT_ROLES } },
+        },
+        response: { 200: ref('Member'), 201: ref('Member'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      const principal = principalOf(req);
+      const { user_id: userId, role } = req.body;
+      const result = await ctx.sql.begin(async (tx) => {
+        const access = await projectAccess(tx, principal, req.params.id, 'member.manage', 'manage members', { lock: 'update' });
+        if ((await findUserById(tx, userId)) === null) throw new GatewayError('NOT_FOUND', 'No such user.', { param: 'user_id' });
+        const current = await findMemberRole(tx, req.params.id, userId);
+        if ((role === 'owner' || current === 'owner') && !can(access.role, 'member.manage_owners')) throw forbidden(access.role, 'grant or change the owner role');
+        if (current === 'owner' && role !== 'owner') await keepAnOwner(tx, req.params.id);
+        const upserted = await upsertMember(tx, req.params.id, userId, role);
+        await writeAudit(
+          tx,
+          { type: upserted.created ? 'member.added' : 'member.updated', outcome: 'success', status: upserted.created ? 201 : 200, projectId: req.params.id, actor: principal.userId },
+          requestFacts(req, reply),
+        );
+        return upserted;
+      });
+      return reply.status(result.created ? 201 : 200).send(result.member);
+    },
+  );
+
+  app.delete<{ Params: { id: string; user_id: string } }>(
+    '/v1/projects/:id/members/:user_id',
+    {
+      config: { auditType: 'member.removed' },
+      schema: {
+        tags: ['projects'],
+        summary: 'Remove a member (project admins and owners), or leave a project (anyone)',
+        params: memberParams,
+        response: { 204: { type: 'null', description: 'Removed.' }, ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      const principal = principalOf(req);
+      const leaving = req.params.user_id === principal.userId;
+      await ctx.sql.begin(async (tx) => {
+        const access = await projectAccess(tx, principal, req.params.id, leaving ? 'project.read' : 'member.manage', 'manage members', { lock: 'update' });
+        const current = await findMemberRole(tx, req.params.id, req.params.user_id);
+        if (current === null) throw new GatewayError('NOT_FOUND', 'This user is not a member of the project.', { param: 'user_id' });
+        if (current === 'owner' && !leaving && !can(access.role, 'member.manage_owners')) throw forbidden(access.role, 'remove an owner');
+        if (current === 'owner') await keepAnOwner(tx, req.params.id);
+        await removeMember(tx, req.params.id, req.params.user_id);
+        await writeAudit(tx, { type: 'member.removed', outcome: 'success', status: 204, projectId: req.params.id, actor: principal.userId }, requestFacts(req, reply));
+      });
+      return reply.status(204).send();
+    },
+  );
+}
+
+/** Refuses a change that would take the project's last owner away. */
+async function keepAnOwner(sql: Queryable, projectId: string): Promise<void> {
+  if ((await countOwners(sql, projectId)) <= 1) {
+    throw new GatewayError('CONFLICT', 'A project keeps at least one owner; make someone else owner first.');
+  }
+}

@@ -1,0 +1,123 @@
+import type { FastifyInstance } from 'fastify';
+import { principalOf } from '../../auth/require-auth.js';
+import type { AppContext } from '../../context.js';
+import { writeAudit } from '../../db/audit-writer.js';
+import { insertProject, listProjects, softDeleteProject, updateProject } from '../../db/projects.js';
+import { projectAccess, projectNotFound } from '../project-access.js';
+import { requestFacts } from '../request-facts.js';
+import { ERROR_RESPONSES, listOf, projectParams, ref } from '../schemas.js';
+
+/**
+ * Projects. Any account may create one and becomes its owner; a non-admin account sees only the
+ * projects it belongs to. Deletion is soft and takes the project's keys with it, in Postgres first
+ * and then in the Redis projection, which also tells every proxy to drop them.
+ */
+interface ProjectBody {
+  name: string;
+  quota_tokens?: number | null;
+}
+
+const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
+const quota = {
+  type: ['integer', 'null'],
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description: 'Token quota of the project; null (the default) means none.',
+} as const;
+
+export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.post<{ Body: ProjectBody }>(
+    '/v1/projects',
+    {
+      config: { auditType: 'project.created' },
+      schema: {
+        tags: ['projects'],
+        summary: 'Create a project; the caller becomes its owner',
+        body: { type: 'object', required: ['name'], additionalProperties: false, properties: { name, quota_tokens: quota } },
+        response: { 201: ref('Project'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      const principal = principalOf(req);
+      const project = await ctx.sql.begin(async (tx) => {
+        const created = await insertProject(tx, { name: req.body.name, quotaTokens: req.body.quota_tokens ?? null, ownerId: principal.userId });
+        await writeAudit(tx, { type: 'project.created', outcome: 'success', status: 201, projectId: created.id, actor: principal.userId }, requestFacts(req, reply));
+        return created;
+      });
+      return reply.status(201).send(project);
+    },
+  );
+
+  app.get(
+    '/v1/projects',
+    {
+      schema: {
+        tags: ['projects'],
+        summary: "The caller's projects (every project for account admins)",
+        response: { 200: listOf('Project'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => {
+      const principal = principalOf(req);
+      return { data: await listProjects(ctx.sql, principal.role === 'admin' ? null : principal.userId) };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/projects/:id',
+    { schema: { tags: ['projects'], summary: 'One project', params: projectParams, response: { 200: ref('Project'), ...ERROR_RESPONSES } } },
+    async (req) => (await projectAccess(ctx.sql, principalOf(req), req.params.id, 'project.read', 'read this project')).project,
+  );
+
+  app.patch<{ Params: { id: string }; Body: Partial<ProjectBody> }>(
+    '/v1/projects/:id',
+    {
+      config: { auditType: 'project.updated' },
+      schema: {
+        tags: ['projects'],
+        summary: 'Rename a project or change its quota (project admins and owners)',
+        params: projectParams,
+        body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { name, quota_tokens: quota } },
+        response: { 200: ref('Project'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      const principal = principalOf(req);
+      const updated = await ctx.sql.begin(async (tx) => {
+        await projectAccess(tx, principal, req.params.id, 'project.update', 'change this project', { lock: 'update' });
+        const project = await updateProject(tx, req.params.id, req.body);
+        if (project === null) throw projectNotFound();
+        await writeAudit(tx, { type: 'project.updated', outcome: 'success', status: 200, projectId: project.id, actor: principal.userId }, requestFacts(req, reply));
+        return project;
+      });
+      await ctx.projection.projectUpdated(updated.id);
+      return updated;
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/v1/projects/:id',
+    {
+      config: { auditType: 'project.deleted' },
+      schema: {
+        tags: ['projects'],
+        summary: 'Delete a project and all its keys (project owners)',
+        params: projectParams,
+        response: { 204: { type: 'null', description: 'Deleted.' }, ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      const principal = principalOf(req);
+      const keyHashes = await ctx.sql.begin(async (tx) => {
+        await projectAccess(tx, principal, req.params.id, 'project.delete', 'delete this project', { lock: 'update' });
+        const deleted = await softDeleteProject(tx, req.params.id);
+        if (deleted === null) throw projectNotFound();
+        await writeAudit(tx, { type: 'project.deleted', outcome: 'success', status: 204, projectId: req.params.id, actor: principal.userId }, requestFacts(req, reply));
+        return deleted.keyHashes;
+      });
+      // After the commit: a proxy that re-reads on the invalidation can only find the keys gone.
+      await ctx.projection.removeProject(req.params.id, keyHashes);
+      return reply.status(204).send();
+    },
+  );
+}

@@ -1,0 +1,97 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '@gateway/shared';
+import type { IssuedToken } from '../../auth/jwt.js';
+import { decoyHash, verifyPassword } from '../../auth/passwords.js';
+import { authenticate } from '../../auth/require-auth.js';
+import type { AppContext } from '../../context.js';
+import { writeAudit, type ManagementEvent } from '../../db/audit-writer.js';
+import { findUserForSignin } from '../../db/users.js';
+import { requestFacts } from '../request-facts.js';
+import { ERROR_RESPONSES, ref } from '../schemas.js';
+
+/**
+ * POST /v1/signins: the password grant trades an email and password for a one-hour token; the
+ * refresh grant trades a current, unexpired token for a new one. Every attempt is audited
+ * (signin.succeeded, signin.refreshed, signin.failed) without the password or the token. A wrong
+ * password and an unknown email get the same answer after the same amount of work, and failed
+ * attempts are throttled per account and per client address.
+ */
+interface SigninBody {
+  grant_type: 'password' | 'refresh';
+  email?: string;
+  password?: string;
+}
+
+const BAD_CREDENTIALS = 'Wrong email or password.';
+
+export function registerSigninRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.post<{ Body: SigninBody }>(
+    '/v1/signins',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Sign in (password grant) or refresh a token (refresh grant)',
+        description:
+          '`{"grant_type":"password","email","password"}`, or `{"grant_type":"refresh"}` with the current, unexpired token as ' +
+          '`Authorization: Bearer`. Too many failed sign-ins for one email or from one address get 429 RATE_LIMITED with Retry-After.',
+        security: [],
+        body: {
+          type: 'object',
+          required: ['grant_type'],
+          additionalProperties: false,
+          properties: {
+            grant_type: { type: 'string', enum: ['password', 'refresh'] },
+            email: { type: 'string', minLength: 1, maxLength: 254 },
+            password: { type: 'string', minLength: 1, maxLength: 1024 },
+          },
+          if: { properties: { grant_type: { const: 'password' } } },
+          then: { required: ['email', 'password'] },
+        },
+        response: { 200: ref('Token'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => (req.body.grant_type === 'password' ? passwordGrant(ctx, req, reply) : refreshGrant(ctx, req, reply)),
+  );
+}
+
+async function passwordGrant(ctx: AppContext, req: FastifyRequest<{ Body: SigninBody }>, reply: FastifyReply): Promise<IssuedToken> {
+  const email = req.body.email ?? '';
+  const password = req.body.password ?? '';
+  const audit = (event: Omit<ManagementEvent, 'type'> & { type?: string }) =>
+    writeAudit(ctx.sql, { type: 'signin.failed', ...event }, requestFacts(req, reply));
+
+  const user = await findUserForSignin(ctx.sql, email);
+  const verdict = await ctx.signinThrottle.attempt(email, req.ip);
+  if (!verdict.allowed) {
+    await audit({ outcome: 'policy_blocked', status: 429, errorCode: 'RATE_LIMITED', actor: user?.id ?? null });
+    throw new GatewayError('RATE_LIMITED', 'Too many failed sign-ins; retry later.', { retryAfter: verdict.retryAfterSeconds });
+  }
+  // An unknown email costs the same scrypt work as a wrong password, so timing does not tell them apart.
+  const valid = await verifyPassword(password, user?.password_hash ?? (await decoyHash()));
+  if (user === null || !valid) {
+    await audit({ outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED', actor: user?.id ?? null });
+    throw new GatewayError('UNAUTHORIZED', BAD_CREDENTIALS);
+  }
+  await ctx.signinThrottle.succeeded(email, req.ip);
+  const token = await ctx.jwt.issue(user.id);
+  await audit({ type: 'signin.succeeded', outcome: 'success', status: 200, actor: user.id });
+  return token;
+}
+
+async function refreshGrant(ctx: AppContext, req: FastifyRequest<{ Body: SigninBody }>, reply: FastifyReply): Promise<IssuedToken> {
+  if (req.body.email !== undefined || req.body.password !== undefined) {
+    throw new GatewayError('INVALID_REQUEST', 'The refresh grant takes no email or password; send the current token as the bearer.');
+  }
+  let principal;
+  try {
+    principal = await authenticate(ctx, req);
+  } catch (err) {
+    if (err instanceof GatewayError && err.code === 'UNAUTHORIZED') {
+      await writeAudit(ctx.sql, { type: 'signin.failed', outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED' }, requestFacts(req, reply));
+    }
+    throw err;
+  }
+  const token = await ctx.jwt.issue(principal.userId);
+  await writeAudit(ctx.sql, { type: 'signin.refreshed', outcome: 'success', status: 200, actor: principal.userId }, requestFacts(req, reply));
+  return token;
+}

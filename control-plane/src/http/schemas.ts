@@ -1,0 +1,181 @@
+import type { FastifyInstance } from 'fastify';
+import { AUDIT_OUTCOMES, ERROR_CODES, FINISH_REASONS } from '@gateway/shared';
+import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
+
+/**
+ * The JSON shapes of the management API, in one place. Response shapes are shared schemas (they
+ * become `components.schemas` of the OpenAPI document, and Fastify serialises through them, so a
+ * field not listed here, such as a key hash, can never leave by accident). Request shapes are
+ * inline in each route, where the validator sees them.
+ */
+const uuid = { type: 'string', format: 'uuid' } as const;
+const dateTime = { type: 'string', format: 'date-time' } as const;
+const nullable = <T extends object>(schema: T) => ({ ...schema, type: [(schema as { type: string }).type, 'null'] });
+
+export const SHARED_SCHEMAS = [
+  {
+    $id: 'ErrorBody',
+    description: 'Every error, in the OpenAI error shape with a stable code.',
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['message', 'type', 'param', 'code'],
+        properties: {
+          message: { type: 'string' },
+          type: { type: 'string' },
+          param: { type: ['string', 'null'] },
+          code: { type: 'string', enum: Object.keys(ERROR_CODES) },
+        },
+      },
+    },
+  },
+  {
+    $id: 'Token',
+    type: 'object',
+    required: ['access_token', 'token_type', 'expires_in'],
+    properties: {
+      access_token: { type: 'string', description: 'A JWT; send it as `Authorization: Bearer <token>`.' },
+      token_type: { type: 'string', enum: ['Bearer'] },
+      expires_in: { type: 'integer', description: 'Seconds until the token expires.' },
+    },
+  },
+  {
+    $id: 'User',
+    type: 'object',
+    required: ['id', 'email', 'role', 'created_at'],
+    properties: { id: uuid, email: { type: 'string' }, role: { type: 'string', enum: ACCOUNT_ROLES }, created_at: dateTime },
+  },
+  {
+    $id: 'Project',
+    type: 'object',
+    required: ['id', 'name', 'quota_tokens', 'used_tokens', 'created_at'],
+    properties: {
+      id: uuid,
+      name: { type: 'string' },
+      quota_tokens: { type: ['integer', 'null'], description: 'Token quota; null means none.' },
+      used_tokens: { type: 'integer' },
+      created_at: dateTime,
+    },
+  },
+  {
+    $id: 'ApiKey',
+    description: 'An API key as listed: never the secret.',
+    type: 'object',
+    required: ['id', 'project_id', 'name', 'prefix', 'created_by', 'created_at', 'expires_at', 'last_used_at'],
+    properties: {
+      id: uuid,
+      project_id: uuid,
+      name: { type: 'string' },
+      prefix: { type: 'string', description: 'The first characters of the key, to recognise it.' },
+      created_by: nullable(uuid),
+      created_at: dateTime,
+      expires_at: nullable(dateTime),
+      last_used_at: nullable(dateTime),
+    },
+  },
+  {
+    $id: 'NewApiKey',
+    description: 'A key just created: the only response that ever carries the secret `key`.',
+    type: 'object',
+    required: ['id', 'project_id', 'name', 'prefix', 'key', 'created_at', 'expires_at'],
+    properties: {
+      id: uuid,
+      project_id: uuid,
+      name: { type: 'string' },
+      prefix: { type: 'string' },
+      key: { type: 'string', description: 'The secret. Shown once; only its hash is stored.' },
+      created_at: dateTime,
+      expires_at: nullable(dateTime),
+    },
+  },
+  {
+    $id: 'Member',
+    type: 'object',
+    required: ['project_id', 'user_id', 'email', 'role', 'created_at'],
+    properties: { project_id: uuid, user_id: uuid, email: { type: 'string' }, role: { type: 'string', enum: PROJECT_ROLES }, created_at: dateTime },
+  },
+  {
+    $id: 'UsageRecord',
+    type: 'object',
+    required: ['id', 'request_id', 'project_id', 'key_id', 'timestamp', 'model', 'provider', 'tokens', 'latency_ms', 'finish_reason', 'stream'],
+    properties: {
+      id: uuid,
+      request_id: { type: 'string' },
+      project_id: uuid,
+      key_id: uuid,
+      timestamp: { type: 'integer', description: 'Unix ms when the request completed.' },
+      model: { type: 'string' },
+      provider: { type: 'string' },
+      tokens: {
+        type: 'object',
+        required: ['input', 'output', 'total'],
+        properties: { input: { type: 'integer' }, output: { type: 'integer' }, total: { type: 'integer' } },
+      },
+      latency_ms: { type: 'integer' },
+      finish_reason: { type: 'string', enum: FINISH_REASONS },
+      stream: { type: 'boolean' },
+    },
+  },
+  {
+    $id: 'AuditEvent',
+    type: 'object',
+    required: ['id', 'request_id', 'timestamp', 'type', 'outcome', 'status', 'error_code', 'project_id', 'key_id', 'actor', 'model', 'provider', 'client_ip', 'user_agent', 'latency_ms'],
+    properties: {
+      id: uuid,
+      request_id: { type: 'string' },
+      timestamp: { type: 'integer', description: 'Unix ms.' },
+      type: { type: 'string', description: '`gateway.request`, or a management action such as `key.created`, `project.deleted`, `signin.failed`.' },
+      outcome: { type: 'string', enum: AUDIT_OUTCOMES },
+      status: { type: 'integer' },
+      error_code: { type: ['string', 'null'] },
+      project_id: nullable(uuid),
+      key_id: nullable(uuid),
+      actor: { ...nullable(uuid), description: 'The acting user id of a management action.' },
+      model: { type: ['string', 'null'] },
+      provider: { type: ['string', 'null'] },
+      client_ip: { type: ['string', 'null'] },
+      user_agent: { type: ['string', 'null'] },
+      latency_ms: { type: 'integer' },
+    },
+  },
+] as const;
+
+export function addSharedSchemas(app: FastifyInstance): void {
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+}
+
+export const ref = (id: (typeof SHARED_SCHEMAS)[number]['$id']) => ({ $ref: `${id}#` });
+
+/** Error responses every route can give. */
+export const ERROR_RESPONSES = { '4xx': ref('ErrorBody'), '5xx': ref('ErrorBody') } as const;
+
+/** `{data: [...]}`: lists that are small enough to return whole. */
+export const listOf = (id: Parameters<typeof ref>[0]) => ({
+  type: 'object',
+  required: ['data'],
+  properties: { data: { type: 'array', items: ref(id) } },
+});
+
+/** `{data, next_cursor, has_more}`: the keyset-paged record lists. */
+export const pageOf = (id: Parameters<typeof ref>[0]) => ({
+  type: 'object',
+  required: ['data', 'next_cursor', 'has_more'],
+  properties: {
+    data: { type: 'array', items: ref(id) },
+    next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last page.' },
+    has_more: { type: 'boolean' },
+  },
+});
+
+export const uuidSchema = uuid;
+export const dateTimeSchema = dateTime;
+
+/** Path parameters. */
+export const projectParams = {
+  type: 'object',
+  required: ['id'],
+  additionalProperties: false,
+  properties: { id: { ...uuid, description: 'Project id.' } },
+} as const;

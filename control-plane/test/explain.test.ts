@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditListQuery } from '../src/db/audit.js';
+import type { Db } from '../src/db/connect.js';
+import type { PageQuery } from '../src/db/record-page.js';
+import { usageListQuery } from '../src/db/usage.js';
+import { startHarness, type Harness } from './harness.js';
+
+/**
+ * The list queries on enough rows that a sequential scan would be the planner's choice if an
+ * index could not serve them: each must walk an index in (ts, id) order and stop after a page.
+ */
+let h: Harness;
+let db: Db;
+const PROJECTS = Array.from({ length: 20 }, () => randomUUID());
+const ROWS = 60_000;
+const DAY = 86_400_000;
+
+beforeAll(async () => {
+  h = await startHarness('explain');
+  db = h.sql as unknown as Db;
+  // Spread over every partition the control plane made (last month to two months ahead) and
+  // the default one (older records).
+  const now = new Date();
+  const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 2, 1);
+  const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 3, 1);
+  const step = Math.floor((end - start) / ROWS);
+  await h.sql`
+    insert into usage_records
+    select ${start}::bigint + g * ${step}::bigint, gen_random_uuid(), 'req-' || g, (${PROJECTS}::uuid[])[1 + g % 20], gen_random_uuid(),
+      case when g % 3 = 0 then 'gpt-4o-mini' else 'mock-1' end, 'mock', 3, 5, 8, 10, 'stop', false
+    from generate_series(1, ${ROWS}) g`;
+  await h.sql`
+    insert into audit_events (ts, id, request_id, type, outcome, status, project_id, latency_ms)
+    select ${start}::bigint + g * ${step}::bigint, gen_random_uuid(), 'req-' || g, 'gateway.request',
+      case when g % 7 = 0 then 'auth_failed' else 'success' end, 200,
+      case when g % 50 = 0 then null else (${PROJECTS}::uuid[])[1 + g % 20] end, 10
+    from generate_series(1, ${ROWS}) g`;
+  await h.sql`analyze usage_records`;
+  await h.sql`analyze audit_events`;
+});
+afterAll(async () => h?.close());
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Index Cond'?: string;
+  Plans?: PlanNode[];
+}
+
+async function plan(query: ReturnType<typeof usageListQuery>): Promise<PlanNode> {
+  const [row] = await h.sql`explain (format json) ${query as never}`;
+  return (row?.['QUERY PLAN'] as { Plan: PlanNode }[])[0]?.Plan as PlanNode;
+}
+
+function nodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(nodes)];
+}
+
+/**
+ * Only index scans read the table, and nothing sorts what they read except, for several
+ * projects, the merge of their short per-project runs (at most projects × page rows).
+ */
+function expectIndexWalk(root: PlanNode, options: { index: RegExp; sortAbove?: string }) {
+  const all = nodes(root);
+  const summary = JSON.stringify(all.map((n) => [n['Node Type'], n['Index Name']]));
+  const reads = all.filter((n) => n['Relation Name'] !== undefined);
+  expect(reads.length, summary).toBeGreaterThan(0);
+  for (const read of reads) {
+    expect(['Index Scan', 'Index Only Scan'], summary).toContain(read['Node Type']);
+    expect(read['Index Name'], summary).toMatch(options.index);
+  }
+  const sorts = all.filter((n) => n['Node Type'] === 'Sort');
+  if (options.sortAbove === undefined) expect(sorts, summary).toEqual([]);
+  else for (const sort of sorts) expect(nodes(sort).some((n) => n['Node Type'] === options.sortAbove), summary).toBe(true);
+  return reads;
+}
+
+const page = (over: Partial<PageQuery>): PageQuery => ({ projectIds: null, order: 'desc', fetch: 51, after: null, from: undefined, to: undefined, ...over });
+
+describe('list queries use the indexes', () => {
+  const one = () => [PROJECTS[3] as string];
+  const cursorAtNow = () => ({ ts: Date.now(), id: randomUUID() });
+
+  it('one project: (project_id, ts, id), in both orders', async () => {
+    expectIndexWalk(await plan(usageListQuery(db, page({ projectIds: one() }), {})), { index: /project_id_ts_id/ });
+    expectIndexWalk(await plan(usageListQuery(db, page({ projectIds: one(), order: 'asc' }), { model: 'mock-1' })), { index: /project_id_ts_id/ });
+    expectIndexWalk(await plan(auditListQuery(db, page({ projectIds: one() }), { outcome: 'auth_failed' })), { index: /project_id_ts_id/ });
+  });
+
+  it('later pages and time ranges: the cursor and bounds are index conditions, not filters', async () => {
+    // With a cursor the planner may walk either (ts, id) index in a partition; both start at the cursor.
+    for (const query of [
+      usageListQuery(db, page({ projectIds: one(), after: cursorAtNow() }), {}),
+      auditListQuery(db, page({ projectIds: one(), order: 'asc', after: cursorAtNow() }), {}),
+      usageListQuery(db, page({ projectIds: one(), from: Date.now() - 40 * DAY, to: Date.now() + 40 * DAY }), {}),
+    ]) {
+      const reads = expectIndexWalk(await plan(query), { index: /project_id_ts_id|pkey/ });
+      for (const read of reads) expect(read['Index Cond']).toMatch(/ts [<>]=? /);
+    }
+  });
+
+  it('every project (account admins): the primary key (ts, id)', async () => {
+    expectIndexWalk(await plan(usageListQuery(db, page({}), {})), { index: /pkey/ });
+    expectIndexWalk(await plan(auditListQuery(db, page({ order: 'asc', after: cursorAtNow() }), { type: 'gateway.request' })), { index: /pkey/ });
+  });
+
+  it('several projects (a member of many): one bounded walk of (project_id, ts, id) per project', async () => {
+    const options = { index: /project_id_ts_id/, sortAbove: 'Limit' };
+    expectIndexWalk(await plan(usageListQuery(db, page({ projectIds: PROJECTS.slice(0, 5) }), {})), options);
+    expectIndexWalk(await plan(auditListQuery(db, page({ projectIds: PROJECTS.slice(0, 5), after: cursorAtNow(), order: 'asc' }), {})), options);
+  });
+
+  it('several projects page like one: same rows, same order', async () => {
+    const projects = PROJECTS.slice(0, 3);
+    const merged = await h.sql`${usageListQuery(db, page({ projectIds: projects, fetch: 200 }), {}) as never}`;
+    const direct = await h.sql`select id from usage_records where project_id in ${h.sql(projects)} order by ts desc, id desc limit 200`;
+    expect(merged.map((r) => r.id)).toEqual(direct.map((r) => r.id));
+  });
+});

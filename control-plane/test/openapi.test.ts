@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startHarness, type Harness } from './harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness('openapi');
+});
+afterAll(async () => h?.close());
+
+type Operation = { security?: unknown[]; responses: Record<string, unknown>; parameters?: { name: string; in: string }[]; requestBody?: unknown };
+
+/** Fastify's `/v1/projects/:id` is OpenAPI's `/v1/projects/{id}`. */
+const openApiPath = (url: string) => url.replace(/:([A-Za-z_]+)/g, '{$1}');
+
+it('describes every /v1 route, and nothing else, as OpenAPI 3.1', async () => {
+  const res = await h.api('GET', '/openapi.json');
+  expect(res.status).toBe(200);
+  const doc = res.body as { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
+  expect(doc.openapi).toBe('3.1.0');
+
+  const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+  const registered = h.cp.app.routeTable
+    .filter((r) => r.url.startsWith('/v1/') && r.method !== 'HEAD')
+    .map((r) => `${r.method} ${openApiPath(r.url)}`);
+  expect(documented.sort()).toEqual([...new Set(registered)].sort());
+  // The operational endpoints exist but are not API.
+  expect(h.cp.app.routeTable.map((r) => r.url)).toEqual(expect.arrayContaining(['/healthz', '/readyz', '/metrics', '/openapi.json']));
+
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const where = `${method} ${path}`;
+      // Every success and error response is described.
+      expect(Object.keys(op.responses).some((s) => /^2\d\d$/.test(s)), where).toBe(true);
+      expect(op.responses['4XX'], where).toBeDefined();
+      // Path parameters are declared.
+      for (const name of path.match(/\{(\w+)\}/g) ?? []) {
+        expect(op.parameters?.some((p) => p.in === 'path' && `{${p.name}}` === name), `${where} ${name}`).toBe(true);
+      }
+      // Sign-in is the one operation without a bearer token.
+      if (path === '/v1/signins') expect(op.security, where).toEqual([]);
+      else expect(op.security, where).toBeUndefined();
+    }
+  }
+  expect(Object.keys(doc.components.schemas)).toEqual(
+    expect.arrayContaining(['ErrorBody', 'Token', 'User', 'Project', 'ApiKey', 'NewApiKey', 'Member', 'UsageRecord', 'AuditEvent']),
+  );
+  expect(doc.paths['/v1/usage']?.get?.parameters?.map((p) => p.name)).toEqual(
+    expect.arrayContaining(['project_id', 'limit', 'order_desc', 'order_asc', 'cursor', 'key_id', 'model', 'provider', 'finish_reason', 'from', 'to']),
+  );
+  expect(doc.paths['/v1/audit']?.get?.parameters?.map((p) => p.name)).toEqual(expect.arrayContaining(['outcome', 'type']));
+});
+
+it('says that only the creation of a key carries its secret', async () => {
+  const doc = (await h.api('GET', '/openapi.json')).body;
+  const schemas = doc.components.schemas as Record<string, { properties: Record<string, unknown> }>;
+  expect(Object.keys(schemas.NewApiKey?.properties ?? {})).toContain('key');
+  expect(Object.keys(schemas.ApiKey?.properties ?? {})).not.toContain('key');
+  expect(JSON.stringify(doc)).not.toContain('key_hash');
+});

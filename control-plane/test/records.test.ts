@@ -1,0 +1,284 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newRecordId } from '@gateway/shared';
+import { startHarness, type ApiResponse, type Harness } from './harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness('records');
+});
+afterAll(async () => h?.close());
+
+type User = Awaited<ReturnType<Harness['createUser']>>;
+const T0 = Date.UTC(2026, 0, 1);
+
+interface UsageSeed {
+  ts: number;
+  project_id: string;
+  key_id?: string;
+  model?: string;
+  provider?: string;
+  finish_reason?: string;
+  id?: string;
+}
+
+async function insertUsage(rows: UsageSeed[]): Promise<string[]> {
+  const full = rows.map((r) => ({
+    ts: r.ts,
+    id: r.id ?? randomUUID(),
+    request_id: `req-${randomUUID()}`,
+    project_id: r.project_id,
+    key_id: r.key_id ?? randomUUID(),
+    model: r.model ?? 'mock-1',
+    provider: r.provider ?? 'mock',
+    input_tokens: 3,
+    output_tokens: 5,
+    total_tokens: 8,
+    latency_ms: 12,
+    finish_reason: r.finish_reason ?? 'stop',
+    stream: false,
+  }));
+  await h.sql`insert into usage_records ${h.sql(full)}`;
+  return full.map((r) => r.id);
+}
+
+async function insertAudit(rows: { ts: number; project_id: string | null; type?: string; outcome?: string }[]): Promise<string[]> {
+  const full = rows.map((r) => ({
+    ts: r.ts,
+    id: newRecordId(),
+    request_id: `req-${randomUUID()}`,
+    type: r.type ?? 'gateway.request',
+    outcome: r.outcome ?? 'success',
+    status: 200,
+    project_id: r.project_id,
+    latency_ms: 5,
+  }));
+  await h.sql`insert into audit_events ${h.sql(full)}`;
+  return full.map((r) => r.id);
+}
+
+/** Follows next_cursor to the end, calling `between` after every page. */
+async function pageThrough(token: string, path: string, between: (page: number) => Promise<void> = async () => {}) {
+  const seen: { id: string; timestamp: number }[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < 100; page++) {
+    const sep = path.includes('?') ? '&' : '?';
+    const res: ApiResponse = await h.api('GET', cursor === null ? path : `${path}${sep}cursor=${cursor}`, { token });
+    expect(res.status, res.text).toBe(200);
+    seen.push(...res.body.data);
+    expect(res.body.has_more).toBe(res.body.next_cursor !== null);
+    cursor = res.body.next_cursor;
+    if (cursor === null) return seen;
+    await between(page);
+  }
+  throw new Error('did not reach the end');
+}
+
+function expectStrictOrder(rows: { id: string; timestamp: number }[], order: 'asc' | 'desc') {
+  for (let i = 1; i < rows.length; i++) {
+    const a = rows[i - 1] as { id: string; timestamp: number };
+    const b = rows[i] as { id: string; timestamp: number };
+    const cmp = a.timestamp !== b.timestamp ? a.timestamp - b.timestamp : a.id < b.id ? -1 : 1;
+    expect(order === 'desc' ? cmp > 0 : cmp < 0, `rows ${i - 1} and ${i}`).toBe(true);
+  }
+}
+
+describe('usage and audit lists', () => {
+  let viewer: User;
+  let projectA: string;
+  let projectB: string;
+  let keyA: string;
+
+  beforeAll(async () => {
+    viewer = await h.createUser();
+    projectA = (await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: 'A' } })).body.id;
+    projectB = (await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: 'B' } })).body.id;
+    await h.api('POST', `/v1/projects/${projectA}/members`, { token: h.adminToken, body: { user_id: viewer.id, role: 'viewer' } });
+    keyA = randomUUID();
+    const rows: UsageSeed[] = [];
+    for (let i = 0; i < 60; i++) {
+      // Pairs of records share a timestamp, so the id has to break ties.
+      rows.push({
+        ts: T0 + Math.floor(i / 2) * 1000,
+        project_id: projectA,
+        key_id: i % 3 === 0 ? keyA : undefined,
+        model: i % 2 === 0 ? 'gpt-4o-mini' : 'mock-1',
+        provider: i % 4 === 0 ? 'openai' : 'mock',
+        finish_reason: i % 5 === 0 ? 'max_tokens' : 'stop',
+      });
+    }
+    for (let i = 0; i < 10; i++) rows.push({ ts: T0 + i * 1000 + 500, project_id: projectB });
+    await insertUsage(rows);
+  });
+
+  it('shape usage records as the API documents them, newest first, 50 by default', async () => {
+    const res = await h.api('GET', `/v1/usage?project_id=${projectA}`, { token: viewer.token });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(50);
+    expect(res.body.has_more).toBe(true);
+    expect(res.body.data[0]).toEqual({
+      id: expect.any(String),
+      request_id: expect.stringMatching(/^req-/),
+      project_id: projectA,
+      key_id: expect.any(String),
+      timestamp: T0 + 29_000,
+      model: expect.any(String),
+      provider: expect.any(String),
+      tokens: { input: 3, output: 5, total: 8 },
+      latency_ms: 12,
+      finish_reason: expect.any(String),
+      stream: false,
+    });
+    expectStrictOrder(res.body.data, 'desc');
+    const explicit = await h.api('GET', `/v1/usage?project_id=${projectA}&order_desc=timestamp&limit=50`, { token: viewer.token });
+    expect(explicit.body.data).toEqual(res.body.data);
+  });
+
+  it('page without gaps or repeats while records keep arriving', async () => {
+    for (const order of ['desc', 'asc'] as const) {
+      const before = (await h.sql`select id from usage_records where project_id = ${projectA}`).map((r) => r.id as string);
+      let extra = 0;
+      const seen = await pageThrough(viewer.token, `/v1/usage?project_id=${projectA}&limit=7&order_${order}=timestamp`, async (page) => {
+        // Newer and older records, and one at the very timestamp of existing ones.
+        await insertUsage([
+          { ts: T0 + 100_000 + page, project_id: projectA },
+          { ts: T0 - 100_000 - page, project_id: projectA },
+          { ts: T0 + 15_000, project_id: projectA },
+        ]);
+        extra += 3;
+      });
+      const ids = seen.map((r) => r.id);
+      expect(new Set(ids).size, 'no repeats').toBe(ids.length);
+      expect(ids, 'no gaps').toEqual(expect.arrayContaining(before));
+      expectStrictOrder(seen, order);
+      expect(extra).toBeGreaterThan(0);
+    }
+  });
+
+  it('filter by key, model, provider, finish reason and time', async () => {
+    const all = await pageThrough(h.adminToken, `/v1/usage?project_id=${projectA}&limit=1000`);
+    const count = async (query: string) => (await pageThrough(viewer.token, `/v1/usage?project_id=${projectA}&limit=1000&${query}`)).length;
+    const rows = (await h.sql`select key_id, model, provider, finish_reason, ts from usage_records where project_id = ${projectA}`) as unknown as {
+      key_id: string;
+      model: string;
+      provider: string;
+      finish_reason: string;
+      ts: string;
+    }[];
+    expect(all).toHaveLength(rows.length);
+    expect(await count(`key_id=${keyA}`)).toBe(rows.filter((r) => r.key_id === keyA).length);
+    expect(await count('model=gpt-4o-mini')).toBe(rows.filter((r) => r.model === 'gpt-4o-mini').length);
+    expect(await count('provider=openai')).toBe(rows.filter((r) => r.provider === 'openai').length);
+    expect(await count('finish_reason=max_tokens')).toBe(rows.filter((r) => r.finish_reason === 'max_tokens').length);
+    expect(await count('model=gpt-4o-mini&provider=openai')).toBe(rows.filter((r) => r.model === 'gpt-4o-mini' && r.provider === 'openai').length);
+    const from = T0 + 5000;
+    const to = T0 + 10_000;
+    const window = await pageThrough(viewer.token, `/v1/usage?project_id=${projectA}&from=${from}&to=${to}&limit=3&order_asc=timestamp`);
+    expect(window.map((r) => r.timestamp)).toEqual(rows.map((r) => Number(r.ts)).filter((ts) => ts >= from && ts < to).sort((a, b) => a - b));
+  });
+
+  it('validate limit, order, filters and cursors', async () => {
+    const bad: [string, string][] = [
+      ['limit=0', 'query.limit must be >= 1'],
+      ['limit=1001', 'query.limit must be <= 1000'],
+      ['limit=ten', 'query.limit must be integer'],
+      ['order_desc=model', 'query.order_desc must be equal to one of the allowed values'],
+      ['order_desc=timestamp&order_asc=timestamp', 'query: give order_desc or order_asc, not both'],
+      ['finish_reason=length', 'query.finish_reason must be equal to one of the allowed values'],
+      ['project_id=123', 'query.project_id must match format "uuid"'],
+      ['key_id=abc', 'query.key_id must match format "uuid"'],
+      ['from=-1', 'query.from must be >= 0'],
+      ['from=10&to=5', 'query.from must not be after query.to'],
+      ['sort=timestamp', 'query.sort is not a known field'],
+      ['outcome=success', 'query.outcome is not a known field'],
+      ['cursor=bm90IGEgY3Vyc29y', 'query.cursor is not a cursor this API issued'],
+    ];
+    for (const [query, message] of bad) {
+      const res = await h.api('GET', `/v1/usage?${query}`, { token: viewer.token });
+      expect(res.status, query).toBe(400);
+      expect(res.body.error, query).toMatchObject({ code: 'INVALID_REQUEST', message });
+    }
+    expect((await h.api('GET', '/v1/audit?finish_reason=stop', { token: viewer.token })).status).toBe(400);
+    expect((await h.api('GET', '/v1/audit?outcome=maybe', { token: viewer.token })).status).toBe(400);
+
+    const first = await h.api('GET', `/v1/usage?project_id=${projectA}&limit=2`, { token: viewer.token });
+    const cursor = first.body.next_cursor as string;
+    const [payload, mac] = cursor.split('.') as [string, string];
+    const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    const edited = Buffer.from(JSON.stringify({ ...decoded, t: decoded.t - 5000 })).toString('base64url');
+    for (const tampered of [`${edited}.${mac}`, `${payload}x.${mac}`, payload]) {
+      const res = await h.api('GET', `/v1/usage?project_id=${projectA}&limit=2&cursor=${tampered}`, { token: viewer.token });
+      expect(res.status).toBe(400);
+      expect(res.body.error.param).toBe('cursor');
+    }
+    expect((await h.api('GET', `/v1/usage?project_id=${projectA}&order_asc=timestamp&cursor=${cursor}`, { token: viewer.token })).status).toBe(400);
+    expect((await h.api('GET', `/v1/audit?cursor=${cursor}`, { token: viewer.token })).status).toBe(400);
+    expect((await h.api('GET', `/v1/usage?project_id=${projectA}&limit=2&cursor=${cursor}`, { token: viewer.token })).status).toBe(200);
+  });
+
+  it("show a caller only their projects' records; admins see everything", async () => {
+    const ofViewer = await pageThrough(viewer.token, '/v1/usage?limit=1000');
+    expect(new Set(ofViewer.map((r) => (r as unknown as { project_id: string }).project_id))).toEqual(new Set([projectA]));
+    const ofAdmin = await pageThrough(h.adminToken, '/v1/usage?limit=1000');
+    expect(new Set(ofAdmin.map((r) => (r as unknown as { project_id: string }).project_id))).toEqual(new Set([projectA, projectB]));
+    expect((await h.api('GET', `/v1/usage?project_id=${projectB}`, { token: viewer.token })).status).toBe(404);
+    expect((await h.api('GET', `/v1/usage?project_id=${randomUUID()}`, { token: h.adminToken })).status).toBe(404);
+
+    // A member of several projects: per-project walks merged into one keyset order.
+    const both = await h.createUser();
+    for (const project of [projectA, projectB]) {
+      await h.api('POST', `/v1/projects/${project}/members`, { token: h.adminToken, body: { user_id: both.id, role: 'viewer' } });
+    }
+    for (const order of ['desc', 'asc'] as const) {
+      const paged = await pageThrough(both.token, `/v1/usage?limit=9&order_${order}=timestamp`);
+      expectStrictOrder(paged, order);
+      expect(paged.map((r) => r.id).sort()).toEqual(ofAdmin.map((r) => r.id).sort());
+    }
+
+    const loner = await h.createUser();
+    const empty = await h.api('GET', '/v1/usage', { token: loner.token });
+    expect(empty.body).toEqual({ data: [], next_cursor: null, has_more: false });
+  });
+
+  it('list audit events with their filters; gateway-level events are for admins only', async () => {
+    await insertAudit([
+      { ts: T0 + 1, project_id: projectA, outcome: 'auth_failed' },
+      { ts: T0 + 2, project_id: projectA, outcome: 'success' },
+      { ts: T0 + 3, project_id: projectB, outcome: 'auth_failed' },
+      { ts: T0 + 4, project_id: null, outcome: 'auth_failed' },
+    ]);
+    const mine = await pageThrough(viewer.token, '/v1/audit?limit=3');
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.every((e) => (e as unknown as { project_id: string }).project_id === projectA)).toBe(true);
+    expectStrictOrder(mine, 'desc');
+
+    const failed = await pageThrough(viewer.token, `/v1/audit?project_id=${projectA}&outcome=auth_failed&type=gateway.request`);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toEqual({
+      id: expect.any(String),
+      request_id: expect.any(String),
+      timestamp: T0 + 1,
+      type: 'gateway.request',
+      outcome: 'auth_failed',
+      status: 200,
+      error_code: null,
+      project_id: projectA,
+      key_id: null,
+      actor: null,
+      model: null,
+      provider: null,
+      client_ip: null,
+      user_agent: null,
+      latency_ms: 5,
+    });
+    const managed = await pageThrough(viewer.token, `/v1/audit?project_id=${projectA}&type=member.added`);
+    expect(managed.length).toBeGreaterThan(0);
+    expect(new Set(managed.map((e) => (e as unknown as { actor: string }).actor))).toEqual(new Set([h.adminId]));
+
+    const everything = await pageThrough(h.adminToken, '/v1/audit?limit=1000&order_asc=timestamp');
+    const kinds = new Set(everything.map((e) => (e as unknown as { project_id: string | null }).project_id));
+    expect(kinds).toContain(null);
+    expect(everything.some((e) => (e as unknown as { type: string }).type === 'signin.succeeded')).toBe(true);
+    expect(mine.some((e) => (e as unknown as { type: string }).type.startsWith('signin.'))).toBe(false);
+  });
+});
