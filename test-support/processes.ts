@@ -1,65 +1,20 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { spawnNode as spawnProcess, waitForOutput, type Child as ProcessChild } from '../bench/src/harness/processes.js';
 
 /**
- * Child processes for tests: the compiled mock upstream, proxies, writers. `npm test` builds
- * before it runs vitest, so dist/ is current.
+ * Child processes for tests (the compiled mock upstream, proxies, writers), on the same helpers
+ * the benchmarks use. `npm test` builds before it runs vitest, so dist/ is current.
  */
-export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export { ROOT } from '../bench/src/harness/processes.js';
+export { waitForOutput };
 
-export interface Child {
-  process: ChildProcess;
-  output(): string;
+export interface Child extends ProcessChild {
+  /** Signals the process and resolves with its exit code. */
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
 export function spawnNode(script: string, args: string[] = [], env: Record<string, string | undefined> = {}): Child {
-  const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  return {
-    process: child,
-    output: () => output,
-    kill: (signal = 'SIGTERM') =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
-        child.once('exit', (code) => resolve(code));
-        child.kill(signal);
-      }),
-  };
-}
-
-/** Resolves with the first match of `pattern` in the child's output, or rejects when it exits. */
-export function waitForOutput(child: Child, pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const match = child.output().match(pattern);
-      if (match) {
-        cleanup();
-        resolve(match);
-      }
-    };
-    const onExit = (code: number | null) => {
-      check();
-      cleanup();
-      reject(new Error(`process exited (${code}) before printing ${pattern}:\n${child.output()}`));
-    };
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(`timed out waiting for ${pattern}:\n${child.output()}`));
-    }, timeoutMs);
-    const cleanup = () => {
-      clearTimeout(timer);
-      child.process.stdout?.off('data', check);
-      child.process.stderr?.off('data', check);
-      child.process.off('exit', onExit);
-    };
-    child.process.stdout?.on('data', check);
-    child.process.stderr?.on('data', check);
-    child.process.on('exit', onExit);
-    check();
-  });
+  const child = spawnProcess(script, script, args, { env });
+  return Object.assign(child, { kill: (signal: NodeJS.Signals = 'SIGTERM') => child.stop(signal) });
 }
 
 /** Waits for a child to exit and returns its code. */
@@ -92,13 +47,13 @@ export async function spawnMockUpstream(env: Record<string, string> = {}): Promi
 }
 
 /** Polls `check` until it returns a truthy value (no fixed sleeps in tests). */
-export async function eventually<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const value = await check();
-      if (value) return value;
+      if (value) return value as NonNullable<T>;
     } catch (err) {
       last = err;
     }

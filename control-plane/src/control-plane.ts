@@ -12,10 +12,12 @@ import { CursorCodec } from './http/cursor.js';
 import { KeyProjection } from './keys/projection.js';
 import { createLogger } from './logger.js';
 import { createRegistry } from './metrics.js';
+import { QuotaReconciler } from './quota/reconciler.js';
 import { seed, type SeedResult } from './seed.js';
 
 export interface ControlPlane {
   app: FastifyInstance;
+  reconciler: QuotaReconciler;
   ctx: AppContext;
   port: number;
   seeded: SeedResult;
@@ -67,8 +69,11 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     metrics: createRegistry('control_plane_'),
   };
 
+  const reconciler = new QuotaReconciler(ctx, config.quotaReconcileMs);
   const rebuilt = await projection.rebuild(sql);
   log.info(rebuilt, 'key projection rebuilt from postgres');
+  // Quota ledgers Redis lost are started again from Postgres before any proxy can lease from them.
+  await reconciler.run();
   // Redis keeps nothing on disk: after a reconnect it may be a new, empty server, or one that
   // missed deletions made while it was away. Either way the projection is made again from the
   // source of truth, and its projection.rebuilt message makes every proxy drop its cache.
@@ -79,10 +84,13 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   redis.on('ready', () => {
     if (!redisLost) return;
     redisLost = false;
-    projection.rebuild(sql).then(
-      (r) => log.info(r, 'key projection rebuilt after a Redis reconnect'),
-      (err: Error) => log.error({ err: { message: err.message } }, 'key projection rebuild failed'),
-    );
+    projection
+      .rebuild(sql)
+      .then((r) => {
+        log.info(r, 'key projection rebuilt after a Redis reconnect');
+        return reconciler.run();
+      })
+      .catch((err: Error) => log.error({ err: { message: err.message } }, 'key projection rebuild failed'));
   });
   const seeded = await seed(sql, projection, {
     adminEmail: config.adminEmail,
@@ -99,15 +107,18 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     ensurePartitions(sql).catch((err: Error) => log.error({ err: { message: err.message } }, 'partition maintenance failed'));
   }, PARTITION_CHECK_MS);
   partitionTimer.unref();
+  reconciler.start();
 
   return {
     app,
+    reconciler,
     ctx,
     port,
     seeded,
     async close() {
       clearInterval(partitionTimer);
       await app.close();
+      await reconciler.close();
       await Promise.allSettled([sql.end({ timeout: 5 }), redis.quit()]);
     },
   };

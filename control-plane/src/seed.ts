@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { generateApiKey } from '@gateway/shared';
+import { generateApiKey, NO_RATE_LIMITS } from '@gateway/shared';
 import { hashPassword } from './auth/passwords.js';
 import { one, type Db } from './db/connect.js';
 import type { KeyProjection } from './keys/projection.js';
@@ -21,6 +21,7 @@ export interface SeedOptions {
 }
 
 export const DEFAULT_ADMIN_EMAIL = 'admin@localhost';
+const DEMO_QUOTA = 1_000_000;
 
 export async function seed(sql: Db, projection: KeyProjection, options: SeedOptions): Promise<SeedResult> {
   const admin = await seedAdmin(sql, options);
@@ -64,7 +65,7 @@ async function seedDemo(sql: Db, projection: KeyProjection, ownerId: string | nu
     if (claimed.length === 0) return null;
     const hasProjects = await tx`select 1 from projects limit 1`;
     if (hasProjects.length > 0) return null;
-    const project = one(await tx<{ id: string }[]>`insert into projects (name, quota_tokens) values ('Demo', 1000000) returning id`);
+    const project = one(await tx<{ id: string }[]>`insert into projects (name, quota_tokens) values ('Demo', ${DEMO_QUOTA}) returning id`);
     if (ownerId !== null) await tx`insert into project_members (project_id, user_id, role) values (${project.id}, ${ownerId}, 'owner')`;
     const key = one(await tx<{ id: string }[]>`
       insert into api_keys (project_id, name, prefix, key_hash, created_by)
@@ -72,6 +73,14 @@ async function seedDemo(sql: Db, projection: KeyProjection, ownerId: string | nu
     return { projectId: project.id, keyId: key.id };
   });
   if (result === null) return null;
+  await projection.putPolicy({
+    id: result.projectId,
+    quota_tokens: DEMO_QUOTA,
+    quota_period: 'total',
+    rate_limits: NO_RATE_LIMITS,
+    allowed_models: null,
+    max_tokens_cap: null,
+  });
   await projection.put({ id: result.keyId, project_id: result.projectId, key_hash: generated.hash, expires_at: null });
   return { ...result, key: generated.key };
 }

@@ -57,7 +57,17 @@ describe('projects', () => {
     const owner = await h.createUser();
     const created = await h.api('POST', '/v1/projects', { token: owner.token, body: { name: 'Alpha', quota_tokens: 5000 } });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.any(String), name: 'Alpha', quota_tokens: 5000, used_tokens: 0, created_at: expect.any(String) });
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      name: 'Alpha',
+      quota_tokens: 5000,
+      quota_period: 'total',
+      used_tokens: 0,
+      rate_limits: { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null },
+      allowed_models: null,
+      max_tokens_cap: null,
+      created_at: expect.any(String),
+    });
     const id = created.body.id as string;
 
     const members = await h.api('GET', `/v1/projects/${id}/members`, { token: owner.token });

@@ -133,3 +133,23 @@ describe('start-up failures name what failed and how to fix it', () => {
     expect(child.output()).toContain('CONTROL_PORT must be an integer, got "http"');
   });
 });
+
+describe('npm run migrate', () => {
+  it('creates and migrates a database, and drops old partitions on request', async () => {
+    const target = freshDatabaseUrl('migratecli');
+    try {
+      const first = spawnNode('control-plane/dist/migrate-main.js', [], { DATABASE_URL: target.url });
+      expect(await exitCode(first)).toBe(0);
+      expect(first.output()).toMatch(/applied 0001_init\.sql, 0002_project_policies\.sql/);
+      const again = spawnNode('control-plane/dist/migrate-main.js', ['--drop-before', '2099-01'], { DATABASE_URL: target.url });
+      expect(await exitCode(again)).toBe(0);
+      expect(again.output()).toContain('none pending');
+      expect(again.output()).toMatch(/partitions dropped: .*usage_records_p\d{6}/);
+      const bad = spawnNode('control-plane/dist/migrate-main.js', ['--drop-before', 'soon'], { DATABASE_URL: target.url });
+      expect(await exitCode(bad)).toBe(1);
+      expect(bad.output()).toContain('--drop-before takes a month as YYYY-MM');
+    } finally {
+      await target.drop();
+    }
+  });
+});

@@ -14,3 +14,5 @@ export * from './config/providers-file.js';
 export * from './config/service-config.js';
 export * from './startup.js';
 export * from './redis-connect.js';
+export * from './contracts/project-policy.js';
+export * from './run-service.js';

@@ -47,4 +47,37 @@ export class RedisKeys {
   projectKeysPattern(): string {
     return `${this.prefix}project:*:keys`;
   }
+
+  /** String: the encoded ProjectPolicy (quota, rate limits, model policy) of a project. */
+  projectPolicy(projectId: string): string {
+    return `${this.prefix}project:${projectId}:policy`;
+  }
+
+  /**
+   * Hash: a project's quota ledger for one period (`total` or `m<YYYYMM>`): field `charged` holds
+   * the tokens settled, and one `lease:<proxyId>` field per proxy the tokens it holds unspent.
+   */
+  quotaLedger(projectId: string, period: string): string {
+    return `${this.prefix}quota:${projectId}:${period}`;
+  }
+
+  /** Match pattern for every quota ledger (used by the reconciler). */
+  quotaLedgerPattern(): string {
+    return `${this.prefix}quota:*`;
+  }
+
+  /** String with a TTL: present while the proxy `proxyId` is alive (its leases are valid). */
+  proxyAlive(proxyId: string): string {
+    return `${this.prefix}proxy:${proxyId}:alive`;
+  }
+
+  /** Counter of one fixed one-minute window of a rate limit (`scope` is key or project). */
+  rateWindow(scope: 'key' | 'project', kind: 'requests' | 'tokens', id: string, minute: number): string {
+    return `${this.prefix}rate:${scope}:${kind}:${id}:${minute}`;
+  }
+
+  /** Lock held by the one control plane running the quota reconciliation. */
+  get reconcileLock(): string {
+    return `${this.prefix}lock:quota-reconcile`;
+  }
 }

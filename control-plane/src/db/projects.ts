@@ -1,3 +1,4 @@
+import type { ProjectPolicy, QuotaPeriod, RateLimits } from '@gateway/shared';
 import type { ProjectRole } from '../auth/permissions.js';
 import { one, type Queryable } from './connect.js';
 
@@ -6,7 +7,14 @@ interface ProjectRow {
   id: string;
   name: string;
   quota_tokens: bigint | null;
+  quota_period: QuotaPeriod;
   used_tokens: bigint;
+  key_rpm: number | null;
+  key_tpm: number | null;
+  project_rpm: number | null;
+  project_tpm: number | null;
+  allowed_models: string[] | null;
+  max_tokens_cap: number | null;
   created_at: Date;
 }
 
@@ -15,26 +23,71 @@ export interface Project {
   name: string;
   /** Null: no quota. */
   quota_tokens: number | null;
+  quota_period: QuotaPeriod;
+  /** Tokens used in the quota's current period (see quota/used-tokens.ts). */
   used_tokens: number;
+  rate_limits: RateLimits;
+  allowed_models: string[] | null;
+  max_tokens_cap: number | null;
   created_at: string;
 }
 
-const COLUMNS = 'id, name, quota_tokens, used_tokens, created_at';
+/** The fields a project is created or changed with (the API's body, in its own names). */
+export interface ProjectInput {
+  name?: string;
+  quota_tokens?: number | null;
+  quota_period?: QuotaPeriod;
+  rate_limits?: Partial<RateLimits>;
+  allowed_models?: string[] | null;
+  max_tokens_cap?: number | null;
+}
+
+const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, created_at';
+const P_COLUMNS = COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
 
 function toProject(row: ProjectRow): Project {
   return {
     id: row.id,
     name: row.name,
     quota_tokens: row.quota_tokens === null ? null : Number(row.quota_tokens),
+    quota_period: row.quota_period,
     used_tokens: Number(row.used_tokens),
+    rate_limits: { key_rpm: row.key_rpm, key_tpm: row.key_tpm, project_rpm: row.project_rpm, project_tpm: row.project_tpm },
+    allowed_models: row.allowed_models,
+    max_tokens_cap: row.max_tokens_cap,
     created_at: row.created_at.toISOString(),
   };
 }
 
+/** What the proxies enforce for this project (projected into Redis). */
+export function policyOf(project: Project): Omit<ProjectPolicy, 'v'> {
+  return {
+    id: project.id,
+    quota_tokens: project.quota_tokens,
+    quota_period: project.quota_period,
+    rate_limits: project.rate_limits,
+    allowed_models: project.allowed_models,
+    max_tokens_cap: project.max_tokens_cap,
+  };
+}
+
+/** API field names → column values, for the fields present in `input`. */
+function columnsOf(input: ProjectInput): Record<string, string | number | string[] | null> {
+  const values: Record<string, string | number | string[] | null> = {};
+  if (input.name !== undefined) values.name = input.name;
+  if (input.quota_tokens !== undefined) values.quota_tokens = input.quota_tokens;
+  if (input.quota_period !== undefined) values.quota_period = input.quota_period;
+  if (input.allowed_models !== undefined) values.allowed_models = input.allowed_models;
+  if (input.max_tokens_cap !== undefined) values.max_tokens_cap = input.max_tokens_cap;
+  for (const [field, value] of Object.entries(input.rate_limits ?? {})) if (value !== undefined) values[field] = value as number | null;
+  return values;
+}
+
 /** Creates the project with `ownerId` as its owner; run inside a transaction. */
-export async function insertProject(sql: Queryable, input: { name: string; quotaTokens: number | null; ownerId: string }): Promise<Project> {
+export async function insertProject(sql: Queryable, input: ProjectInput & { name: string; ownerId: string }): Promise<Project> {
+  const values = columnsOf(input);
   const row = one(await sql<ProjectRow[]>`
-    insert into projects (name, quota_tokens) values (${input.name}, ${input.quotaTokens})
+    insert into projects ${sql(values, Object.keys(values))}
     returning ${sql.unsafe(COLUMNS)}`);
   await sql`insert into project_members (project_id, user_id, role) values (${row.id}, ${input.ownerId}, 'owner')`;
   return toProject(row);
@@ -52,7 +105,7 @@ export async function findProjectForUser(
   options: { lock?: 'update' | 'share' } = {},
 ): Promise<{ project: Project; role: ProjectRole | null } | null> {
   const rows = await sql<(ProjectRow & { role: ProjectRole | null })[]>`
-    select p.id, p.name, p.quota_tokens, p.used_tokens, p.created_at,
+    select ${sql.unsafe(P_COLUMNS)},
       (select m.role from project_members m where m.project_id = p.id and m.user_id = ${userId}) as role
     from projects p
     where p.id = ${projectId} and p.deleted_at is null
@@ -67,7 +120,7 @@ export async function listProjects(sql: Queryable, userId: string | null): Promi
     userId === null
       ? await sql<ProjectRow[]>`select ${sql.unsafe(COLUMNS)} from projects where deleted_at is null order by created_at, id`
       : await sql<ProjectRow[]>`
-          select p.id, p.name, p.quota_tokens, p.used_tokens, p.created_at
+          select ${sql.unsafe(P_COLUMNS)}
           from project_members m join projects p on p.id = m.project_id
           where m.user_id = ${userId} and p.deleted_at is null
           order by p.created_at, p.id`;
@@ -88,14 +141,10 @@ export async function projectExists(sql: Queryable, projectId: string): Promise<
   return rows.length > 0;
 }
 
-export async function updateProject(
-  sql: Queryable,
-  projectId: string,
-  patch: { name?: string; quota_tokens?: number | null },
-): Promise<Project | null> {
-  const columns = (['name', 'quota_tokens'] as const).filter((c) => patch[c] !== undefined);
+export async function updateProject(sql: Queryable, projectId: string, patch: ProjectInput): Promise<Project | null> {
+  const values = columnsOf(patch);
   const rows = await sql<ProjectRow[]>`
-    update projects set ${sql(patch, columns)}
+    update projects set ${sql(values, Object.keys(values))}
     where id = ${projectId} and deleted_at is null
     returning ${sql.unsafe(COLUMNS)}`;
   return rows[0] === undefined ? null : toProject(rows[0]);
@@ -111,4 +160,10 @@ export async function softDeleteProject(sql: Queryable, projectId: string): Prom
   await sql`update api_keys set deleted_at = now() where project_id = ${projectId} and deleted_at is null`;
   const keys = await sql<{ key_hash: string }[]>`select key_hash from api_keys where project_id = ${projectId}`;
   return { keyHashes: keys.map((k) => k.key_hash) };
+}
+
+/** Every live project, for the projection rebuild and the quota reconciler. */
+export async function listLiveProjects(sql: Queryable): Promise<Project[]> {
+  const rows = await sql<ProjectRow[]>`select ${sql.unsafe(COLUMNS)} from projects where deleted_at is null`;
+  return rows.map(toProject);
 }

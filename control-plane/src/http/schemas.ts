@@ -50,12 +50,25 @@ export const SHARED_SCHEMAS = [
   {
     $id: 'Project',
     type: 'object',
-    required: ['id', 'name', 'quota_tokens', 'used_tokens', 'created_at'],
+    required: ['id', 'name', 'quota_tokens', 'quota_period', 'used_tokens', 'rate_limits', 'allowed_models', 'max_tokens_cap', 'created_at'],
     properties: {
       id: uuid,
       name: { type: 'string' },
       quota_tokens: { type: ['integer', 'null'], description: 'Token quota; null means none.' },
-      used_tokens: { type: 'integer' },
+      quota_period: { type: 'string', enum: ['total', 'month'], description: 'What the quota counts: all time or each calendar month (UTC).' },
+      used_tokens: { type: 'integer', description: "Tokens used in the quota's current period (all time without a quota)." },
+      rate_limits: {
+        type: 'object',
+        required: ['key_rpm', 'key_tpm', 'project_rpm', 'project_tpm'],
+        properties: {
+          key_rpm: { type: ['integer', 'null'] },
+          key_tpm: { type: ['integer', 'null'] },
+          project_rpm: { type: ['integer', 'null'] },
+          project_tpm: { type: ['integer', 'null'] },
+        },
+      },
+      allowed_models: { type: ['array', 'null'], items: { type: 'string' }, description: 'Models the project may use; null means all.' },
+      max_tokens_cap: { type: ['integer', 'null'], description: 'Largest max_tokens a request may ask for; null means none.' },
       created_at: dateTime,
     },
   },

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
-import { encodeInvalidation, encodeKeyRecord, type RedisKeys } from '@gateway/shared';
+import { encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, type ProjectPolicy, type RedisKeys } from '@gateway/shared';
 import type { Db } from '../db/connect.js';
+import { listLiveProjects, policyOf } from '../db/projects.js';
 
 /**
  * The Redis projection of live API keys, which is all the proxies read. Every change writes the
@@ -39,8 +40,14 @@ export class KeyProjection {
     const all = new Set([...projected, ...hashesFromDb]);
     const multi = this.redis.multi();
     for (const hash of all) multi.del(this.keys.apiKey(hash));
-    await multi.del(setKey).exec();
+    await multi.del(setKey).del(this.keys.projectPolicy(projectId)).exec();
     await this.publish({ kind: 'project.deleted', key_hash: null, key_id: null, project_id: projectId });
+  }
+
+  /** Writes a project's policy (quota, limits, models) and tells the proxies to re-read it. */
+  async putPolicy(policy: Omit<ProjectPolicy, 'v'>): Promise<void> {
+    await this.redis.set(this.keys.projectPolicy(policy.id), encodeProjectPolicy(policy));
+    await this.projectUpdated(policy.id);
   }
 
   /** The project's name or quota changed: proxies drop what they cached about it. */
@@ -104,6 +111,13 @@ export class KeyProjection {
       if (batch.length > 0) await this.redis.del(...batch);
     }
     for (const [projectId, hashes] of byProject) await this.redis.sadd(this.keys.projectKeys(projectId), ...hashes);
+
+    const policies = await listLiveProjects(sql);
+    for (let i = 0; i < policies.length; i += 500) {
+      const multi = this.redis.multi();
+      for (const project of policies.slice(i, i + 500)) multi.set(this.keys.projectPolicy(project.id), encodeProjectPolicy(policyOf(project)));
+      await multi.exec();
+    }
 
     await this.redis.incr(this.keys.projectionEpoch);
     await this.publish({ kind: 'projection.rebuilt', key_hash: null, key_id: null, project_id: null });

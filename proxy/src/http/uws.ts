@@ -20,18 +20,18 @@ export class UwsLoadError extends Error {
 const require = createRequire(import.meta.url);
 
 /** Packages tried in order; each ships binaries named uws_<platform>_<arch>_<abi>.node. */
-const CANDIDATES: readonly { pkg: string; dir: string }[] = [
+export const UWS_CANDIDATES: readonly { pkg: string; dir: string }[] = [
   { pkg: 'uWebSockets.js', dir: '' },
   { pkg: '@trufflesuite/uws-js-unofficial', dir: 'binaries' },
 ];
 
 let loaded: UwsModule | undefined;
 
-export function loadUws(): UwsModule {
-  if (loaded) return loaded;
+export function loadUws(candidates = UWS_CANDIDATES): UwsModule {
+  if (loaded && candidates === UWS_CANDIDATES) return loaded;
   const binary = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
   const tried: string[] = [];
-  for (const { pkg, dir } of CANDIDATES) {
+  for (const { pkg, dir } of candidates) {
     let root: string;
     try {
       root = dirname(require.resolve(`${pkg}/package.json`));
@@ -43,7 +43,7 @@ export function loadUws(): UwsModule {
     try {
       const mod = require(file) as UwsModule;
       if (typeof mod.App !== 'function') throw new Error('binding has no App()');
-      loaded = mod;
+      if (candidates === UWS_CANDIDATES) loaded = mod;
       return mod;
     } catch (err) {
       tried.push(`${pkg}: ${(err as Error).message.split('\n')[0]}`);

@@ -22,6 +22,12 @@ export interface ProxyConfig extends CommonConfig {
   recordFlushMs: number;
   /** Records held in memory while Redis is away before the oldest are dropped (and counted). */
   recordBufferMax: number;
+  /** How long cached keys are still served after the invalidation channel is lost (then 503). */
+  keyStaleBoundMs: number;
+  /** Largest block of quota tokens one proxy leases at a time. */
+  quotaLeaseTokens: number;
+  /** Output tokens reserved for a request with no max_tokens, in projects without a cap. */
+  defaultReservationTokens: number;
 }
 
 export interface ControlPlaneConfig extends CommonConfig {
@@ -37,12 +43,16 @@ export interface ControlPlaneConfig extends CommonConfig {
   seedDemo: boolean;
   /** Proxy address printed in the demo curl line. */
   publicGatewayUrl: string;
+  /** How often quota ledgers are reconciled with Postgres. */
+  quotaReconcileMs: number;
 }
 
 export interface WriterConfig extends CommonConfig {
   databaseUrl: string;
   /** Batches written at once by one writer process. */
   concurrency: number;
+  /** Port of the writer's /metrics, /healthz and /readyz listener; 0 disables it. */
+  port: number;
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
@@ -64,8 +74,11 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     maxBodyBytes: envInt(env, 'MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     drainTimeoutMs: envInt(env, 'DRAIN_TIMEOUT_MS', 10_000, 0, 600_000),
     recordBatchSize: envInt(env, 'RECORD_BATCH_SIZE', 500, 1, 10_000),
-    recordFlushMs: envInt(env, 'RECORD_FLUSH_MS', 5, 1, 10_000),
+    recordFlushMs: envInt(env, 'RECORD_FLUSH_MS', 10, 1, 10_000),
     recordBufferMax: envInt(env, 'RECORD_BUFFER_MAX', 250_000, 1_000, 10_000_000),
+    keyStaleBoundMs: envInt(env, 'KEY_STALE_BOUND_MS', 1_000, 0, 60_000),
+    quotaLeaseTokens: envInt(env, 'QUOTA_LEASE_TOKENS', 20_000, 1, 100_000_000),
+    defaultReservationTokens: envInt(env, 'DEFAULT_RESERVATION_TOKENS', 1_024, 0, 10_000_000),
   };
 }
 
@@ -82,6 +95,7 @@ export function loadControlPlaneConfig(env: Env): ControlPlaneConfig {
     jwtPreviousSecrets: (envOptional(env, 'JWT_PREVIOUS_SECRETS') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     seedDemo: envBool(env, 'DEMO_SEED', true),
     publicGatewayUrl: envString(env, 'PUBLIC_GATEWAY_URL', `http://127.0.0.1:${port}`),
+    quotaReconcileMs: envInt(env, 'QUOTA_RECONCILE_MS', 30_000, 100, 3_600_000),
   };
 }
 
@@ -90,5 +104,6 @@ export function loadWriterConfig(env: Env): WriterConfig {
     ...common(env),
     databaseUrl: envUrl(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
     concurrency: envInt(env, 'WRITER_CONCURRENCY', 4, 1, 64),
+    port: envPort(env, 'WRITER_PORT', 8082),
   };
 }

@@ -6,6 +6,7 @@ import type { AuditEvent } from './audit-event.js';
 import type { UsageRecord } from './usage-record.js';
 import { normaliseFinishReason } from './usage-record.js';
 import { ContractError } from './version.js';
+import { decodeProjectPolicy, encodeProjectPolicy, quotaPeriodId, quotaPeriodRange } from './project-policy.js';
 
 const usage: UsageRecord = {
   id: '0192f3a0-0000-7000-8000-000000000001',
@@ -66,5 +67,29 @@ describe('versioned contracts', () => {
     expect(normaliseFinishReason('tool_calls')).toBe('tool_calls');
     expect(normaliseFinishReason('content_filter')).toBe('content_filter');
     expect(normaliseFinishReason('stop')).toBe('stop');
+  });
+
+  it('round-trips a project policy and refuses malformed limits', () => {
+    const policy = {
+      id: 'p',
+      quota_tokens: 1000,
+      quota_period: 'month' as const,
+      rate_limits: { key_rpm: 10, key_tpm: null, project_rpm: null, project_tpm: 5000 },
+      allowed_models: ['a'],
+      max_tokens_cap: 256,
+    };
+    const raw = encodeProjectPolicy(policy);
+    expect(decodeProjectPolicy(raw)).toEqual({ v: 1, ...policy });
+    expect(() => decodeProjectPolicy(raw.replace('"v":1', '"v":3'))).toThrow(ContractError);
+    expect(() => decodeProjectPolicy(raw.replace('"quota_tokens":1000', '"quota_tokens":-1'))).toThrow(/quota_tokens/);
+    expect(() => decodeProjectPolicy(raw.replace('"month"', '"week"'))).toThrow(/quota_period/);
+  });
+
+  it('names quota periods and their time ranges', () => {
+    const now = Date.UTC(2026, 10, 22, 12);
+    expect(quotaPeriodId('total', now)).toBe('total');
+    expect(quotaPeriodId('month', now)).toBe('m202611');
+    expect(quotaPeriodRange('m202611')).toEqual({ from: Date.UTC(2026, 10, 1), to: Date.UTC(2026, 11, 1) });
+    expect(quotaPeriodRange('m202612').to).toBe(Date.UTC(2027, 0, 1));
   });
 });

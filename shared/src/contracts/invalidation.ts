@@ -1,4 +1,4 @@
-import { ContractError, expectNullableString, expectObject, expectString, expectVersion } from './version.js';
+import { ContractError, expectNullableString, expectString, parseVersioned } from './version.js';
 
 /**
  * Published on RedisKeys.invalidationChannel after the projection changed. Proxies drop what the
@@ -35,14 +35,7 @@ export function encodeInvalidation(msg: Omit<Invalidation, 'v' | 'at'> & { at?: 
 }
 
 export function decodeInvalidation(raw: string): Invalidation {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ContractError(NAME, 'not JSON');
-  }
-  const obj = expectObject(NAME, parsed);
-  expectVersion(NAME, obj, [1]);
+  const obj = parseVersioned(NAME, raw, [1]);
   const kind = expectString(NAME, obj, 'kind');
   if (!KINDS.includes(kind as InvalidationKind)) throw new ContractError(NAME, `unknown kind ${kind}`);
   const at = obj.at;

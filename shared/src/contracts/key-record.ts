@@ -1,4 +1,4 @@
-import { ContractError, expectNullableNumber, expectObject, expectString, expectVersion } from './version.js';
+import { expectNullableNumber, expectString, parseVersioned } from './version.js';
 
 /**
  * What the proxy knows about an API key, projected by the control plane into Redis at
@@ -19,14 +19,7 @@ export function encodeKeyRecord(record: Omit<KeyRecord, 'v'>): string {
 }
 
 export function decodeKeyRecord(raw: string): KeyRecord {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ContractError(NAME, 'not JSON');
-  }
-  const obj = expectObject(NAME, parsed);
-  expectVersion(NAME, obj, [1]);
+  const obj = parseVersioned(NAME, raw, [1]);
   return {
     v: 1,
     id: expectString(NAME, obj, 'id'),

@@ -44,3 +44,16 @@ export function expectNullableNumber(contract: string, obj: Record<string, unkno
   if (typeof value !== 'number' || !Number.isFinite(value)) throw new ContractError(contract, `${field} must be a number or null`);
   return value;
 }
+
+/** A JSON payload as an object of one of the `known` versions, or a ContractError. */
+export function parseVersioned(contract: string, raw: string, known: readonly number[]): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ContractError(contract, 'not JSON');
+  }
+  const obj = expectObject(contract, parsed);
+  expectVersion(contract, obj, known);
+  return obj;
+}

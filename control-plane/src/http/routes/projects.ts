@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
-import { insertProject, listProjects, softDeleteProject, updateProject } from '../../db/projects.js';
+import { insertProject, listProjects, policyOf, softDeleteProject, updateProject, type ProjectInput } from '../../db/projects.js';
+import { withUsedTokens } from '../../quota/used-tokens.js';
 import { projectAccess, projectNotFound } from '../project-access.js';
 import { requestFacts } from '../request-facts.js';
 import { ERROR_RESPONSES, listOf, projectParams, ref } from '../schemas.js';
@@ -12,10 +13,7 @@ import { ERROR_RESPONSES, listOf, projectParams, ref } from '../schemas.js';
  * projects it belongs to. Deletion is soft and takes the project's keys with it, in Postgres first
  * and then in the Redis projection, which also tells every proxy to drop them.
  */
-interface ProjectBody {
-  name: string;
-  quota_tokens?: number | null;
-}
+type ProjectBody = ProjectInput & { name: string };
 
 const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
 const quota = {
@@ -23,6 +21,30 @@ const quota = {
   minimum: 0,
   maximum: Number.MAX_SAFE_INTEGER,
   description: 'Token quota of the project; null (the default) means none.',
+} as const;
+const limit = (description: string) => ({ type: ['integer', 'null'], minimum: 0, maximum: 2_147_483_647, description }) as const;
+const policyProperties = {
+  quota_tokens: quota,
+  quota_period: { type: 'string', enum: ['total', 'month'], description: 'What the quota counts: all time (default) or each calendar month (UTC).' },
+  rate_limits: {
+    type: 'object',
+    additionalProperties: false,
+    description: 'Per-minute limits, shared by every proxy; null means none. Fields left out are unchanged.',
+    properties: {
+      key_rpm: limit('Requests per minute per key.'),
+      key_tpm: limit('Tokens per minute per key (prompt estimate plus max_tokens).'),
+      project_rpm: limit('Requests per minute for the whole project.'),
+      project_tpm: limit('Tokens per minute for the whole project.'),
+    },
+  },
+  allowed_models: {
+    type: ['array', 'null'],
+    items: { type: 'string', minLength: 1, maxLength: 256 },
+    maxItems: 1000,
+    uniqueItems: true,
+    description: 'Models the project may use; null means every routed model.',
+  },
+  max_tokens_cap: { type: ['integer', 'null'], minimum: 1, maximum: 2_147_483_647, description: 'Largest max_tokens a request may ask for; injected when a request sets none.' },
 } as const;
 
 export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -33,18 +55,19 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
       schema: {
         tags: ['projects'],
         summary: 'Create a project; the caller becomes its owner',
-        body: { type: 'object', required: ['name'], additionalProperties: false, properties: { name, quota_tokens: quota } },
+        body: { type: 'object', required: ['name'], additionalProperties: false, properties: { name, ...policyProperties } },
         response: { 201: ref('Project'), ...ERROR_RESPONSES },
       },
     },
     async (req, reply) => {
       const principal = principalOf(req);
       const project = await ctx.sql.begin(async (tx) => {
-        const created = await insertProject(tx, { name: req.body.name, quotaTokens: req.body.quota_tokens ?? null, ownerId: principal.userId });
+        const created = await insertProject(tx, { ...req.body, ownerId: principal.userId });
         await writeAudit(tx, { type: 'project.created', outcome: 'success', status: 201, projectId: created.id, actor: principal.userId }, requestFacts(req, reply));
         return created;
       });
-      return reply.status(201).send(project);
+      await ctx.projection.putPolicy(policyOf(project));
+      return reply.status(201).send(await withUsedTokens(ctx, project));
     },
   );
 
@@ -59,14 +82,14 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
     },
     async (req) => {
       const principal = principalOf(req);
-      return { data: await listProjects(ctx.sql, principal.role === 'admin' ? null : principal.userId) };
+      return { data: await withUsedTokens(ctx, await listProjects(ctx.sql, principal.role === 'admin' ? null : principal.userId)) };
     },
   );
 
   app.get<{ Params: { id: string } }>(
     '/v1/projects/:id',
     { schema: { tags: ['projects'], summary: 'One project', params: projectParams, response: { 200: ref('Project'), ...ERROR_RESPONSES } } },
-    async (req) => (await projectAccess(ctx.sql, principalOf(req), req.params.id, 'project.read', 'read this project')).project,
+    async (req) => withUsedTokens(ctx, (await projectAccess(ctx.sql, principalOf(req), req.params.id, 'project.read', 'read this project')).project),
   );
 
   app.patch<{ Params: { id: string }; Body: Partial<ProjectBody> }>(
@@ -75,9 +98,9 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
       config: { auditType: 'project.updated' },
       schema: {
         tags: ['projects'],
-        summary: 'Rename a project or change its quota (project admins and owners)',
+        summary: 'Rename a project or change its quota, limits and models (project admins and owners); takes effect at once',
         params: projectParams,
-        body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { name, quota_tokens: quota } },
+        body: { type: 'object', minProperties: 1, additionalProperties: false, properties: { name, ...policyProperties } },
         response: { 200: ref('Project'), ...ERROR_RESPONSES },
       },
     },
@@ -90,8 +113,8 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
         await writeAudit(tx, { type: 'project.updated', outcome: 'success', status: 200, projectId: project.id, actor: principal.userId }, requestFacts(req, reply));
         return project;
       });
-      await ctx.projection.projectUpdated(updated.id);
-      return updated;
+      await ctx.projection.putPolicy(policyOf(updated));
+      return withUsedTokens(ctx, updated);
     },
   );
 

@@ -1,0 +1,83 @@
+import postgres from 'postgres';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freshDatabaseUrl, TEST_REDIS_URL, testRedisPrefix } from '../test-support/databases.js';
+import { eventually, exitCode, spawnNode, waitForOutput } from '../test-support/processes.js';
+import { clearPrefix } from '../test-support/redis.js';
+import { freePort } from '../test-support/services.js';
+
+/** `npm start` as a user runs it: the whole stack from an empty database, then a second start. */
+const db = freshDatabaseUrl('stack');
+const prefix = testRedisPrefix('stack');
+
+afterAll(async () => {
+  const redis = new Redis(TEST_REDIS_URL);
+  await clearPrefix(redis, prefix);
+  await redis.quit();
+  await db.drop();
+});
+
+async function stackEnv() {
+  return {
+    DATABASE_URL: db.url,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_PREFIX: prefix,
+    PROXY_PORT: String(await freePort()),
+    CONTROL_PORT: String(await freePort()),
+    WRITER_PORT: '0',
+    PROXY_HOST: '127.0.0.1',
+    CONTROL_HOST: '127.0.0.1',
+    JWT_SECRET: 'stack-test-secret-that-is-long-enough-0000',
+    LOG_LEVEL: 'warn',
+  };
+}
+
+describe('npm start', () => {
+  it('serves a chat completion with the printed key, records it, and drains on SIGTERM', async () => {
+    const env = await stackEnv();
+    const stack = spawnNode('deploy/start-stack.js', [], env);
+    try {
+      const [, key] = await waitForOutput(stack, /^\s+(gw_[A-Za-z0-9_-]{43})$/m, 60_000);
+      const [curl] = await waitForOutput(stack, /curl -s \S+\/v1\/chat\/completions .*$/m);
+      expect(curl).toContain(`http://127.0.0.1:${env.PROXY_PORT}/v1/chat/completions`);
+      await waitForOutput(stack, /Admin password \(shown once\): \S+/);
+
+      const res = await eventually(async () => {
+        const r = await fetch(`http://127.0.0.1:${env.PROXY_PORT}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key as string },
+          body: JSON.stringify({ model: 'mock-1', messages: [{ role: 'user', content: 'Hello' }] }),
+        });
+        return r.status === 200 ? r : null;
+      }, 'proxy answers with the demo key', 30_000);
+      const body = (await res.json()) as { choices: { message: { content: string } }[] };
+      expect(body.choices[0]?.message.content).toContain('Hello');
+
+      // The writer lands the usage record and the audit event in Postgres.
+      const sql = postgres(db.url, { max: 1 });
+      try {
+        await eventually(async () => (await sql`select 1 from usage_records`).length === 1, 'usage record written', 30_000);
+        await eventually(async () => (await sql`select 1 from audit_events where type = 'gateway.request'`).length === 1, 'audit event written', 30_000);
+      } finally {
+        await sql.end();
+      }
+    } finally {
+      stack.process.kill('SIGTERM');
+      expect(await exitCode(stack)).toBe(0);
+    }
+    expect(stack.output()).not.toMatch(/error/i);
+  });
+
+  it('prints no second demo key on the next start', async () => {
+    const env = await stackEnv();
+    const stack = spawnNode('deploy/start-stack.js', [], env);
+    try {
+      await eventually(async () => (await fetch(`http://127.0.0.1:${env.PROXY_PORT}/readyz`)).status === 200, 'proxy ready', 60_000);
+      expect(stack.output()).not.toMatch(/gw_[A-Za-z0-9_-]{43}/);
+      expect(stack.output()).not.toContain('Admin password');
+    } finally {
+      stack.process.kill('SIGTERM');
+      expect(await exitCode(stack)).toBe(0);
+    }
+  });
+});

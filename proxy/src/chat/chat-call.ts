@@ -1,0 +1,216 @@
+import { GatewayError, SSE_DONE, type FinishReason, type KeyRecord, type ProjectPolicy } from '@gateway/shared';
+import type { ChatRequest, ProviderAdapter, StreamMeta } from '../providers/adapter.js';
+import { estimateTokens } from '../providers/stream-inspector.js';
+import { GatewayCall, type UsageOutcome } from './gateway-call.js';
+import { validateChatRequest, type ValidChatRequest } from './validate-request.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** HTTP status recorded for a request whose client left before any answer (nginx's convention). */
+export const CLIENT_CLOSED = 499;
+
+/**
+ * POST /v1/chat/completions: body → validation → route → provider, answered whole or streamed
+ * event by event with backpressure, and cut at once when the client leaves or the key dies.
+ */
+export class ChatCall extends GatewayCall {
+  private phase: 'reading' | 'running' | 'done' = 'reading';
+  private controller: AbortController | null = null;
+  private request: ChatRequest | null = null;
+  private meta: StreamMeta | null = null;
+
+  /** The client went away: stop the provider too. */
+  clientGone(): void {
+    if (this.phase === 'reading') {
+      this.phase = 'done';
+      this.finish('cancelled', CLIENT_CLOSED, null);
+      return;
+    }
+    this.controller?.abort();
+  }
+
+  tooLarge(auth: KeyRecord | GatewayError | Promise<unknown>): void {
+    if (auth !== null && !(auth instanceof GatewayError) && !(auth instanceof Promise)) this.key = auth;
+    this.phase = 'done';
+    this.fail(new GatewayError('PAYLOAD_TOO_LARGE', `The body is larger than ${this.deps.config.maxBodyBytes} bytes.`), 'error');
+  }
+
+  async onBody(raw: Buffer, authPending: KeyRecord | GatewayError | Promise<KeyRecord | GatewayError>): Promise<void> {
+    const auth = authPending instanceof Promise ? await authPending : authPending;
+    if (this.finished) return;
+    if (!(await this.admit(auth))) return;
+    this.phase = 'running';
+
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(utf8.decode(raw));
+    } catch (err) {
+      const message = err instanceof SyntaxError ? 'The body is not valid JSON.' : 'The body is not valid UTF-8.';
+      return this.fail(new GatewayError('INVALID_REQUEST', message, { param: 'body' }), 'error');
+    }
+    let adapter: ProviderAdapter;
+    let valid: ValidChatRequest;
+    try {
+      valid = validateChatRequest(parsed);
+      this.model = valid.model;
+      adapter = this.deps.router.route(valid.model);
+    } catch (err) {
+      return this.fail(err as GatewayError, 'error');
+    }
+    const body = parsed as Record<string, unknown>;
+    const admitted = await this.applyPolicy(body, raw, valid);
+    if (admitted === null) return;
+    this.provider = adapter.name;
+    this.request = {
+      body,
+      raw: admitted,
+      model: valid.model,
+      stream: valid.stream,
+      clientWantsUsage: valid.clientWantsUsage,
+      requestId: this.info.requestId,
+    };
+    this.controller = new AbortController();
+    if (this.ex.aborted) this.controller.abort();
+    if (this.request.stream) await this.streamOut(adapter, this.request, this.controller.signal);
+    else await this.completeOnce(adapter, this.request, this.controller.signal);
+  }
+
+  /**
+   * The project's model policy, rate limits and quota, in that order. Returns the body to forward
+   * (with max_tokens added when the project caps it and the request set none), or null when the
+   * request was refused and answered.
+   */
+  private async applyPolicy(body: Record<string, unknown>, raw: Buffer, valid: ValidChatRequest): Promise<Buffer | null> {
+    const key = this.key as KeyRecord;
+    let policy: ProjectPolicy;
+    try {
+      const found = this.deps.policies.get(key.project_id);
+      policy = found instanceof Promise ? await found : found;
+    } catch {
+      this.fail(new GatewayError('UNAVAILABLE', 'The project policy cannot be read right now; retry shortly.', { retryAfter: 1 }), 'error');
+      return null;
+    }
+    if (this.finished) return null;
+    if (policy.allowed_models !== null && !policy.allowed_models.includes(valid.model)) {
+      this.fail(new GatewayError('MODEL_NOT_ALLOWED', `The model \`${valid.model}\` is not allowed for this project.`, { param: 'model' }), 'policy_blocked');
+      return null;
+    }
+    let forward = raw;
+    let maxTokens = valid.maxTokens;
+    const cap = policy.max_tokens_cap;
+    if (cap !== null) {
+      if (maxTokens !== null && maxTokens > cap) {
+        this.fail(new GatewayError('INVALID_REQUEST', `max_tokens may be at most ${cap} for this project.`, { param: 'max_tokens' }), 'policy_blocked');
+        return null;
+      }
+      if (maxTokens === null) {
+        body.max_tokens = cap;
+        forward = Buffer.from(JSON.stringify(body));
+        maxTokens = cap;
+      }
+    }
+    // Bytes over three never undercounts a prompt's tokens (about four characters a token in
+    // English, one per three UTF-8 bytes in CJK scripts) and costs no walk over the messages.
+    const estimate = Math.ceil(raw.length / 3) + (maxTokens ?? this.deps.defaultReservation);
+    const now = Date.now();
+    const rate = this.deps.rateLimiter.check(policy, key.id, estimate, now);
+    if (rate !== null) {
+      const refused = await rate;
+      if (this.finished) return null;
+      if (refused !== null) {
+        this.fail(refused, refused.code === 'RATE_LIMITED' ? 'policy_blocked' : 'error');
+        return null;
+      }
+    }
+    const reserved = this.deps.quotas.reserve(policy, estimate, now);
+    const reservation = reserved instanceof Promise ? await reserved : reserved;
+    if (reservation instanceof GatewayError) {
+      this.fail(reservation, reservation.code === 'QUOTA_EXCEEDED' ? 'policy_blocked' : 'error');
+      return null;
+    }
+    if (this.finished) {
+      // Revoked or abandoned while the lease was taken: nothing was used.
+      this.deps.quotas.settle(reservation, 0);
+      return null;
+    }
+    this.reservation = reservation;
+    return forward;
+  }
+
+  private async completeOnce(adapter: ProviderAdapter, request: ChatRequest, signal: AbortSignal): Promise<void> {
+    let result;
+    try {
+      result = await adapter.complete(request, signal);
+    } catch (err) {
+      return this.upstreamFailed(err);
+    }
+    if (this.finished) return;
+    if (this.ex.aborted) return this.finish('cancelled', CLIENT_CLOSED, null, this.usage('cancelled', result.usage));
+    this.ex.send(200, 'application/json', result.body);
+    this.finish('success', 200, null, this.usage(result.finishReason, result.usage));
+  }
+
+  private async streamOut(adapter: ProviderAdapter, request: ChatRequest, signal: AbortSignal): Promise<void> {
+    let result;
+    try {
+      result = await adapter.stream(request, signal);
+    } catch (err) {
+      return this.upstreamFailed(err);
+    }
+    this.meta = result.meta;
+    if (this.finished) return;
+    this.ex.startStream();
+    try {
+      for await (const data of result.events) {
+        if (this.finished || this.ex.aborted) break;
+        if (!this.ex.write(`data: ${data}\n\n`)) await this.ex.drain();
+      }
+    } catch (err) {
+      return this.upstreamFailed(err);
+    }
+    if (this.finished) return;
+    if (this.ex.aborted) {
+      this.controller?.abort();
+      return this.finish('cancelled', CLIENT_CLOSED, null, this.usage('cancelled'));
+    }
+    this.ex.endStream(SSE_DONE);
+    this.finish('success', 200, null, this.usage(result.meta.finishReason ?? 'stop'));
+  }
+
+  private upstreamFailed(err: unknown): void {
+    if (this.finished) return;
+    if (this.ex.aborted) return this.finish('cancelled', this.ex.headersSent ? 200 : CLIENT_CLOSED, null, this.usage('cancelled'));
+    const gatewayError = err instanceof GatewayError ? err : new GatewayError('UPSTREAM_ERROR', `Provider ${this.provider ?? ''} failed.`, { cause: err });
+    this.deps.metrics.upstreamErrors.inc({ provider: this.provider ?? 'none', code: gatewayError.code });
+    this.fail(gatewayError, 'error', this.usage('error'));
+  }
+
+  revoke(reason: GatewayError = GatewayCall.keyDeleted()): void {
+    if (this.finished) return;
+    this.revoked = true;
+    if (reason.code === 'UNAUTHORIZED') this.deps.metrics.revocations.inc();
+    const usage = this.request !== null ? this.usage('cancelled') : undefined;
+    this.controller?.abort();
+    this.fail(reason, reason.code === 'UNAUTHORIZED' ? 'auth_failed' : 'error', usage);
+  }
+
+  /** Provider counts when known; otherwise what was seen so far, estimated. */
+  private usage(finishReason: FinishReason, known?: { input: number; output: number }): UsageOutcome | undefined {
+    if (this.request === null) return undefined;
+    const counted = known ?? this.meta?.usage ?? null;
+    return {
+      input: counted?.input ?? estimateInput(this.request.body),
+      output: counted?.output ?? this.meta?.estimatedOutput ?? 0,
+      finishReason,
+      stream: this.request.stream,
+    };
+  }
+}
+
+function estimateInput(body: Readonly<Record<string, unknown>>): number {
+  let chars = 0;
+  for (const m of body.messages as { content?: unknown }[]) {
+    chars += typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content ?? '').length;
+  }
+  return estimateTokens(chars);
+}

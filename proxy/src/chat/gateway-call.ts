@@ -1,0 +1,214 @@
+import { performance } from 'node:perf_hooks';
+import {
+  GatewayError,
+  hashApiKey,
+  looksLikeApiKey,
+  newRecordId,
+  type AuditOutcome,
+  type FinishReason,
+  type KeyRecord,
+  type ProxyConfig,
+} from '@gateway/shared';
+import type { InFlightRegistry, Revocable } from '../auth/in-flight.js';
+import type { InvalidationSubscriber } from '../auth/invalidation-subscriber.js';
+import type { ProjectPolicies } from '../policy/project-policies.js';
+import type { QuotaLeases, Reservation } from '../policy/quota-leases.js';
+import type { RateLimiter } from '../policy/rate-limiter.js';
+import type { KeyCache } from '../auth/key-cache.js';
+import type { Exchange } from '../http/exchange.js';
+import type { ProxyMetrics } from '../metrics.js';
+import type { RecordSink } from '../records/record-sink.js';
+import type { ModelRouter } from '../routing/model-router.js';
+
+/** Everything a gateway request needs, built once at start. */
+export interface GatewayDeps {
+  config: ProxyConfig;
+  cache: KeyCache;
+  subscriber: InvalidationSubscriber;
+  inFlight: InFlightRegistry;
+  router: ModelRouter;
+  records: RecordSink;
+  metrics: ProxyMetrics;
+  policies: ProjectPolicies;
+  quotas: QuotaLeases;
+  rateLimiter: RateLimiter;
+  /** Output tokens reserved for a request that sets no max_tokens (and has no cap). */
+  defaultReservation: number;
+  /** Longest time cached keys are served while the invalidation channel is down. */
+  keyStaleBoundMs: number;
+  /** draining: refuse new requests; active: requests not yet finished. */
+  state: { draining: boolean; active: number };
+}
+
+/** What the HTTP layer read from the request line and headers (only valid inside its callback). */
+export interface RequestInfo {
+  requestId: string;
+  /** The request id came from the client (else it is a fresh UUIDv7, reused as the record id). */
+  clientRequestId: boolean;
+  apiKey: string;
+  clientIp: string;
+  userAgent: string;
+}
+
+export interface UsageOutcome {
+  input: number;
+  output: number;
+  finishReason: FinishReason;
+  stream: boolean;
+}
+
+/**
+ * The life of one gateway request: authenticate, do the work, and on every way out (success,
+ * refusal, error, client gone, key revoked) produce exactly one audit event and, when a provider
+ * was called, exactly one usage record.
+ */
+export abstract class GatewayCall implements Revocable {
+  /** Record id of the audit event and usage record: the generated request id when there is one. */
+  readonly id: string;
+  readonly startedAt = performance.now();
+  key: KeyRecord | null = null;
+  model: string | null = null;
+  provider: string | null = null;
+  finished = false;
+  revoked = false;
+  private registered = false;
+  private authEpoch = -1;
+  private expiryTimer: NodeJS.Timeout | undefined;
+  /** Tokens reserved against the project's quota; settled to the true count in finish(). */
+  protected reservation: Reservation | null = null;
+
+  constructor(
+    protected readonly deps: GatewayDeps,
+    protected readonly ex: Exchange,
+    protected readonly info: RequestInfo,
+  ) {
+    this.id = info.clientRequestId ? newRecordId() : info.requestId;
+    deps.metrics.inFlight.inc();
+    deps.state.active++;
+  }
+
+  get keyId(): string {
+    return this.key?.id ?? '';
+  }
+
+  get projectId(): string {
+    return this.key?.project_id ?? '';
+  }
+
+  /** The key's record, a GatewayError to answer with, or a promise of either. */
+  authenticate(): KeyRecord | GatewayError | Promise<KeyRecord | GatewayError> {
+    const apiKey = this.info.apiKey;
+    if (apiKey === '') return new GatewayError('UNAUTHORIZED', 'No API key. Send it as x-api-key or Authorization: Bearer.');
+    if (!looksLikeApiKey(apiKey)) return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
+    const now = Date.now();
+    if (!this.deps.subscriber.trusted(now, this.deps.keyStaleBoundMs)) {
+      return new GatewayError('UNAVAILABLE', 'Keys cannot be verified right now; retry shortly.', { retryAfter: 1 });
+    }
+    this.authEpoch = this.deps.cache.currentEpoch;
+    const found = this.deps.cache.lookup(hashApiKey(apiKey), now);
+    if (found === null) return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
+    if (!(found instanceof Promise)) return found;
+    return found.then(
+      (record) => {
+        this.authEpoch = this.deps.cache.currentEpoch;
+        return record ?? new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
+      },
+      () => new GatewayError('UNAVAILABLE', 'Keys cannot be verified right now; retry shortly.', { retryAfter: 1 }),
+    );
+  }
+
+  /**
+   * Adopts the key and registers the request for revocation. If any invalidation was applied
+   * since the key was looked up, the lookup is repeated first: the key may be the one deleted.
+   */
+  protected async admit(auth: KeyRecord | GatewayError): Promise<boolean> {
+    let result = auth;
+    if (!(result instanceof GatewayError) && this.authEpoch !== this.deps.cache.currentEpoch) result = await this.authenticate();
+    if (this.finished) return false;
+    if (result instanceof GatewayError) {
+      this.fail(result, result.code === 'UNAVAILABLE' ? 'error' : 'auth_failed');
+      return false;
+    }
+    this.key = result;
+    this.deps.inFlight.add(this);
+    this.registered = true;
+    if (result.expires_at !== null) {
+      // An expiring key dies at its moment with no message to announce it, streams included.
+      this.expiryTimer = setTimeout(() => this.revoke(GatewayCall.keyExpired()), Math.max(0, result.expires_at - Date.now()));
+      this.expiryTimer.unref();
+    }
+    return true;
+  }
+
+  abstract revoke(reason?: GatewayError): void;
+
+  protected static keyDeleted(): GatewayError {
+    return new GatewayError('UNAUTHORIZED', 'The API key was deleted.');
+  }
+
+  protected static keyExpired(): GatewayError {
+    return new GatewayError('UNAUTHORIZED', 'The API key has expired.');
+  }
+
+  /** Answers with an error (if nothing was sent yet) and finishes. */
+  fail(err: GatewayError, outcome: AuditOutcome, usage?: UsageOutcome): void {
+    if (this.finished) return;
+    if (this.ex.headersSent) {
+      // Mid-stream: one SSE error event, and no [DONE], so the client knows the answer is cut.
+      this.ex.write(`data: ${err.toJSON()}\n\n`);
+      this.ex.endStream();
+      this.finish(outcome, 200, err.code, usage);
+      return;
+    }
+    const closeConnection = err.code === 'PAYLOAD_TOO_LARGE' || this.deps.state.draining;
+    this.ex.sendError(err, closeConnection);
+    this.finish(outcome, err.status, err.code, usage);
+  }
+
+  finish(outcome: AuditOutcome, status: number, errorCode: string | null, usage?: UsageOutcome): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (this.registered) this.deps.inFlight.remove(this);
+    if (this.expiryTimer !== undefined) clearTimeout(this.expiryTimer);
+    if (this.reservation !== null) this.deps.quotas.settle(this.reservation, usage === undefined ? 0 : usage.input + usage.output);
+    const { metrics, records } = this.deps;
+    const elapsed = performance.now() - this.startedAt;
+    const latencyMs = Math.round(elapsed);
+    const timestamp = Date.now();
+    metrics.inFlight.dec();
+    this.deps.state.active--;
+    metrics.perRequest.record(status, this.provider === null ? 'none' : (this.model ?? 'none'), this.provider ?? 'none', elapsed / 1000);
+    records.pushAudit({
+      id: this.id,
+      request_id: this.info.requestId,
+      timestamp,
+      type: 'gateway.request',
+      outcome,
+      status,
+      error_code: errorCode,
+      project_id: this.key?.project_id ?? null,
+      key_id: this.key?.id ?? null,
+      actor: null,
+      model: this.model,
+      provider: this.provider,
+      client_ip: this.info.clientIp || null,
+      user_agent: this.info.userAgent ? this.info.userAgent.slice(0, 512) : null,
+      latency_ms: latencyMs,
+    });
+    if (usage !== undefined && this.key !== null && this.provider !== null && this.model !== null) {
+      records.pushUsage({
+        id: this.id,
+        request_id: this.info.requestId,
+        project_id: this.key.project_id,
+        key_id: this.key.id,
+        timestamp,
+        model: this.model,
+        provider: this.provider,
+        tokens: { input: usage.input, output: usage.output, total: usage.input + usage.output },
+        latency_ms: latencyMs,
+        finish_reason: usage.finishReason,
+        stream: usage.stream,
+      });
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import { GatewayError, statusLine } from '@gateway/shared';
+import type { HttpResponse } from './uws.js';
+
+/**
+ * One request/response pair on uWebSockets.js, with the rules of that library handled here once:
+ * never touch a response after it was aborted, cork every write made outside the request
+ * callback, wait for onWritable when a write reports backpressure. Handlers above this file never
+ * see uWebSockets.js.
+ */
+export class Exchange {
+  aborted = false;
+  /** A status line has been written (a stream started, or a full response sent). */
+  headersSent = false;
+  /** The response is complete; nothing more may be written. */
+  ended = false;
+  private onAbortCallback: (() => void) | undefined;
+  private writable: (() => void) | undefined;
+
+  constructor(
+    private readonly res: HttpResponse,
+    readonly requestId: string,
+  ) {
+    res.onAborted(() => {
+      this.aborted = true;
+      this.ended = true;
+      this.writable?.();
+      this.onAbortCallback?.();
+    });
+  }
+
+  set onAbort(callback: () => void) {
+    this.onAbortCallback = callback;
+  }
+
+  get open(): boolean {
+    return !this.ended;
+  }
+
+  send(status: number, contentType: string, body: string | Buffer, retryAfter?: number, closeConnection = false): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.headersSent = true;
+    this.res.cork(() => {
+      this.res.writeStatus(statusLine(status)).writeHeader('content-type', contentType).writeHeader('x-request-id', this.requestId);
+      if (retryAfter !== undefined) this.res.writeHeader('retry-after', String(retryAfter));
+      this.res.end(body, closeConnection);
+    });
+  }
+
+  sendError(err: GatewayError, closeConnection = false): void {
+    this.send(err.status, 'application/json', err.toJSON(), err.retryAfter, closeConnection);
+  }
+
+  startStream(): void {
+    if (this.ended || this.headersSent) return;
+    this.headersSent = true;
+    this.res.cork(() => {
+      this.res
+        .writeStatus('200 OK')
+        .writeHeader('content-type', 'text/event-stream; charset=utf-8')
+        .writeHeader('cache-control', 'no-cache')
+        .writeHeader('x-request-id', this.requestId);
+    });
+  }
+
+  /** Writes a chunk; false means the socket is backed up and the caller should await drain(). */
+  write(chunk: string): boolean {
+    if (this.ended) return true;
+    let ok = true;
+    this.res.cork(() => {
+      ok = this.res.write(chunk);
+    });
+    return ok;
+  }
+
+  /** Resolves when the socket can take more (or the client went away). */
+  drain(): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.writable = resolve;
+      this.res.onWritable(() => {
+        const done = this.writable;
+        this.writable = undefined;
+        done?.();
+        return true;
+      });
+    });
+  }
+
+  endStream(last?: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.res.cork(() => {
+      this.res.end(last);
+    });
+  }
+}

@@ -1,0 +1,129 @@
+import { GatewayError, requestIdFrom } from '@gateway/shared';
+import { ChatCall } from '../chat/chat-call.js';
+import type { GatewayCall, GatewayDeps, RequestInfo } from '../chat/gateway-call.js';
+import { ModelsCall } from '../chat/models-call.js';
+import { readBody } from './body-reader.js';
+import { Exchange } from './exchange.js';
+import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+
+/**
+ * Routes of the data plane. Everything the request line and headers say is read synchronously in
+ * the uWebSockets.js callback (the request object dies when it returns); the rest is the calls'.
+ */
+export interface ProxyServer {
+  app: TemplatedApp;
+  port: number;
+  /** Stops accepting connections; requests in flight go on. */
+  stopListening(): void;
+}
+
+export interface HealthProbe {
+  ready(): boolean;
+  metrics(): Promise<{ contentType: string; body: string }>;
+}
+
+const BEARER = /^Bearer\s+(.+)$/i;
+
+function requestInfo(res: HttpResponse, req: HttpRequest): RequestInfo {
+  let apiKey = req.getHeader('x-api-key');
+  if (apiKey === '') {
+    const match = BEARER.exec(req.getHeader('authorization'));
+    apiKey = match?.[1]?.trim() ?? '';
+  }
+  const clientId = req.getHeader('x-request-id');
+  const requestId = requestIdFrom(clientId || undefined);
+  return {
+    requestId,
+    clientRequestId: requestId === clientId,
+    apiKey,
+    clientIp: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    userAgent: req.getHeader('user-agent'),
+  };
+}
+
+export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number): Promise<ProxyServer> {
+  const uws = loadUws();
+  const app = uws.App();
+  const limit = deps.config.maxBodyBytes;
+
+  const refuseWhileDraining = (ex: Exchange, call: GatewayCall): boolean => {
+    if (!deps.state.draining) return false;
+    call.fail(new GatewayError('UNAVAILABLE', 'The gateway is shutting down; retry.', { retryAfter: 1 }), 'error');
+    return true;
+  };
+
+  app.post('/v1/chat/completions', (res, req) => {
+    const info = requestInfo(res, req);
+    const declared = Number(req.getHeader('content-length') || '0');
+    const ex = new Exchange(res, info.requestId);
+    const call = new ChatCall(deps, ex, info);
+    ex.onAbort = () => call.clientGone();
+    if (refuseWhileDraining(ex, call)) return;
+    const auth = call.authenticate();
+    if (declared > limit) return call.tooLarge(auth);
+    readBody(
+      res,
+      limit,
+      (body) => void call.onBody(body, auth),
+      () => call.tooLarge(auth),
+    );
+  });
+
+  app.get('/v1/models', (res, req) => {
+    const info = requestInfo(res, req);
+    const ex = new Exchange(res, info.requestId);
+    const call = new ModelsCall(deps, ex, info);
+    ex.onAbort = () => call.clientGone();
+    if (refuseWhileDraining(ex, call)) return;
+    void call.run(call.authenticate());
+  });
+
+  app.get('/healthz', (res) => {
+    res.writeHeader('content-type', 'application/json').end('{"status":"ok"}');
+  });
+
+  app.get('/readyz', (res) => {
+    const ready = health.ready() && !deps.state.draining;
+    res
+      .writeStatus(ready ? '200 OK' : '503 Service Unavailable')
+      .writeHeader('content-type', 'application/json')
+      .end(JSON.stringify({ status: ready ? 'ready' : deps.state.draining ? 'draining' : 'unavailable' }));
+  });
+
+  app.get('/metrics', (res) => {
+    let aborted = false;
+    res.onAborted(() => {
+      aborted = true;
+    });
+    void health.metrics().then(({ contentType, body }) => {
+      if (aborted) return;
+      res.cork(() => res.writeHeader('content-type', contentType).end(body));
+    });
+  });
+
+  app.any('/*', (res, req) => {
+    const method = req.getMethod();
+    const url = req.getUrl();
+    const known = url === '/v1/chat/completions' || url === '/v1/models';
+    const err = known
+      ? new GatewayError('METHOD_NOT_ALLOWED', `${method.toUpperCase()} is not allowed on ${url}.`)
+      : new GatewayError('NOT_FOUND', `No route for ${method.toUpperCase()} ${url}.`);
+    const ex = new Exchange(res, requestIdFrom(req.getHeader('x-request-id') || undefined));
+    ex.sendError(err);
+  });
+
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (socket: us_listen_socket | false) => {
+      if (!socket) return reject(new Error(`the proxy could not listen on ${host}:${port} (port in use?)`));
+      let listening: us_listen_socket | null = socket;
+      resolve({
+        app,
+        port: uws.us_socket_local_port(socket),
+        stopListening: () => {
+          if (listening !== null) uws.us_listen_socket_close(listening);
+          listening = null;
+        },
+      });
+    });
+  });
+}

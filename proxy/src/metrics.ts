@@ -1,0 +1,75 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** The proxy's Prometheus metrics; label values come from small fixed sets (never from input). */
+export interface ProxyMetrics {
+  registry: Registry;
+  requests: Counter<'status' | 'model' | 'provider'>;
+  latency: Histogram<'provider'>;
+  inFlight: Gauge;
+  upstreamErrors: Counter<'provider' | 'code'>;
+  revocations: Counter;
+  /** Cached children for the per-request counter and histogram. */
+  perRequest: RequestMetrics;
+}
+
+/**
+ * The labelled children the request path touches, looked up once per label set: prom-client's
+ * own lookup hashes the label object on every call.
+ */
+export class RequestMetrics {
+  private readonly counters = new Map<string, Counter.Internal>();
+  private readonly histograms = new Map<string, Histogram.Internal<'provider'>>();
+
+  constructor(private readonly metrics: ProxyMetrics) {}
+
+  record(status: number, model: string, provider: string, seconds: number): void {
+    const key = `${status}\u0000${model}\u0000${provider}`;
+    let counter = this.counters.get(key);
+    if (counter === undefined) {
+      counter = this.metrics.requests.labels({ status: String(status), model, provider });
+      this.counters.set(key, counter);
+    }
+    counter.inc();
+    let histogram = this.histograms.get(provider);
+    if (histogram === undefined) {
+      histogram = this.metrics.latency.labels({ provider });
+      this.histograms.set(provider, histogram);
+    }
+    histogram.observe(seconds);
+  }
+}
+
+export function createProxyMetrics(): ProxyMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'gateway_proxy_' });
+  const metrics: Omit<ProxyMetrics, 'perRequest'> & { perRequest?: RequestMetrics } = {
+    registry,
+    requests: new Counter({
+      name: 'gateway_requests_total',
+      help: 'Gateway requests by HTTP status, model and provider (model and provider are "none" before routing)',
+      labelNames: ['status', 'model', 'provider'] as const,
+      registers: [registry],
+    }),
+    latency: new Histogram({
+      name: 'gateway_request_duration_seconds',
+      help: 'Time from request to the end of the response',
+      labelNames: ['provider'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
+    inFlight: new Gauge({ name: 'gateway_requests_in_flight', help: 'Requests being served', registers: [registry] }),
+    upstreamErrors: new Counter({
+      name: 'gateway_upstream_errors_total',
+      help: 'Provider failures by provider and gateway error code',
+      labelNames: ['provider', 'code'] as const,
+      registers: [registry],
+    }),
+    revocations: new Counter({
+      name: 'gateway_revoked_in_flight_total',
+      help: 'Requests in flight ended because their key expired or their key or project was deleted',
+      registers: [registry],
+    }),
+  };
+  metrics.perRequest = new RequestMetrics(metrics as ProxyMetrics);
+  return metrics as ProxyMetrics;
+}

@@ -1,0 +1,222 @@
+import type { Redis } from 'ioredis';
+import { GatewayError, quotaPeriodId, type ProjectPolicy, type RedisKeys } from '@gateway/shared';
+
+/**
+ * Token quotas without a Redis round trip per request. Each project's quota ledger in Redis (one
+ * hash per period) holds `charged` (tokens settled) and one `lease:<proxy>` field per proxy (tokens
+ * handed to that proxy and not yet spent). A proxy leases a block, reserves each request's
+ * estimate from it locally, and settles the true count in batches:
+ *
+ *   charged + Σ leases ≤ quota   holds in Redis at every lease (checked atomically in Lua);
+ *   a request reserves its estimate before it is forwarded, so the quota can only be overshot by
+ *   requests that used more than they reserved (output is capped by max_tokens, so in practice by
+ *   the error of the prompt estimate) — the bound documented in docs/quotas.md.
+ *
+ * Unspent leases are handed back after a short idle time, at drain, and when the project's policy
+ * changes; the leases of a proxy that died are dropped by the control plane's reconciler once the
+ * proxy's alive key has expired.
+ */
+export interface Reservation {
+  ledger: Ledger | null;
+  amount: number;
+}
+
+interface Ledger {
+  key: string;
+  projectId: string;
+  quota: number;
+  /** Leased to this proxy, not reserved by any request. */
+  balance: number;
+  /** Settled true counts not yet added to `charged`. */
+  pendingCharge: number;
+  /** Reservations settled, not yet taken off this proxy's lease. */
+  pendingRelease: number;
+  inFlight: number;
+  lastUsed: number;
+  leasing: Promise<void> | null;
+  /** Seconds a monthly ledger outlives its month (0: none). */
+  ttl: number;
+}
+
+export interface QuotaLeaseOptions {
+  /** Largest block leased at once (a smaller one for small quotas). */
+  blockTokens: number;
+  /** Unspent leases go back after this long without use. */
+  idleMs: number;
+  /** How often settled counts are written to Redis. */
+  flushMs: number;
+  aliveTtlMs: number;
+}
+
+export const FREE: Reservation = { ledger: null, amount: 0 };
+
+// KEYS[1] ledger hash, KEYS[2] this proxy's alive key
+// ARGV[1] quota, ARGV[2] tokens wanted, ARGV[3] this proxy's lease field, ARGV[4] alive TTL (ms),
+// ARGV[5] ledger TTL (s, 0 = none). Returns the tokens granted (0 when the quota is used up).
+const LEASE_LUA = `
+local total = 0
+for _, v in ipairs(redis.call('HVALS', KEYS[1])) do total = total + tonumber(v) end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
+local avail = tonumber(ARGV[1]) - total
+if avail <= 0 then return 0 end
+local grant = math.min(tonumber(ARGV[2]), avail)
+redis.call('HINCRBY', KEYS[1], ARGV[3], grant)
+if tonumber(ARGV[5]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[5]) end
+return grant
+`;
+
+type LeaseCommand = (ledger: string, alive: string, quota: number, want: number, field: string, aliveTtl: number, ttl: number) => Promise<number>;
+
+export class QuotaLeases {
+  private readonly ledgers = new Map<string, Ledger>();
+  private readonly field: string;
+  private readonly lease: LeaseCommand;
+  private timer: NodeJS.Timeout | undefined;
+  private lastAlive = 0;
+  private flushing = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+    private readonly proxyId: string,
+    private readonly options: QuotaLeaseOptions,
+  ) {
+    this.field = `lease:${proxyId}`;
+    redis.defineCommand('gatewayQuotaLease', { numberOfKeys: 2, lua: LEASE_LUA });
+    const command = (redis as unknown as { gatewayQuotaLease: LeaseCommand }).gatewayQuotaLease.bind(redis);
+    this.lease = command;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.options.flushMs);
+    this.timer.unref();
+  }
+
+  /** The reservation, a refusal, or a promise of either when a lease must be taken first. */
+  reserve(policy: ProjectPolicy, estimate: number, now: number): Reservation | GatewayError | Promise<Reservation | GatewayError> {
+    if (policy.quota_tokens === null) return FREE;
+    const ledger = this.ledgerFor(policy, now);
+    ledger.lastUsed = now;
+    if (ledger.leasing === null && ledger.balance >= estimate) return this.take(ledger, estimate);
+    return this.reserveWithLease(ledger, estimate);
+  }
+
+  private take(ledger: Ledger, amount: number): Reservation {
+    ledger.balance -= amount;
+    ledger.inFlight++;
+    return { ledger, amount };
+  }
+
+  private async reserveWithLease(ledger: Ledger, estimate: number): Promise<Reservation | GatewayError> {
+    while (ledger.leasing !== null) await ledger.leasing.catch(() => {});
+    if (ledger.balance >= estimate) return this.take(ledger, estimate);
+    const want = estimate - ledger.balance + Math.max(1, Math.min(this.options.blockTokens, Math.floor(ledger.quota / 16)));
+    let failed = false;
+    ledger.leasing = this.lease(ledger.key, this.keys.proxyAlive(this.proxyId), ledger.quota, want, this.field, this.options.aliveTtlMs, ledger.ttl).then(
+      (granted) => {
+        ledger.balance += Number(granted);
+      },
+      () => {
+        failed = true;
+      },
+    );
+    await ledger.leasing;
+    ledger.leasing = null;
+    if (failed) return new GatewayError('UNAVAILABLE', 'The quota cannot be checked right now; retry shortly.', { retryAfter: 1 });
+    if (ledger.balance >= estimate) return this.take(ledger, estimate);
+    return new GatewayError('QUOTA_EXCEEDED', 'The project has used its token quota.');
+  }
+
+  /** The request is over: `actual` tokens were used of the `amount` it reserved. */
+  settle(reservation: Reservation, actual: number): void {
+    const ledger = reservation.ledger;
+    if (ledger === null) return;
+    ledger.inFlight--;
+    ledger.pendingCharge += actual;
+    ledger.pendingRelease += reservation.amount;
+    ledger.lastUsed = Date.now();
+  }
+
+  /** The project's policy changed: hand back what is leased so the new quota applies at once. */
+  release(projectId: string): void {
+    for (const ledger of this.ledgers.values()) if (ledger.projectId === projectId) ledger.lastUsed = 0;
+    void this.tick(true);
+  }
+
+  private ledgerFor(policy: ProjectPolicy, now: number): Ledger {
+    const period = quotaPeriodId(policy.quota_period, now);
+    const key = this.keys.quotaLedger(policy.id, period);
+    let ledger = this.ledgers.get(key);
+    if (ledger === undefined) {
+      ledger = {
+        key,
+        projectId: policy.id,
+        quota: policy.quota_tokens ?? 0,
+        balance: 0,
+        pendingCharge: 0,
+        pendingRelease: 0,
+        inFlight: 0,
+        lastUsed: now,
+        leasing: null,
+        // A monthly ledger is kept for two months, long enough to be reconciled and reported.
+        ttl: period === 'total' ? 0 : 62 * 24 * 3600,
+      };
+      this.ledgers.set(key, ledger);
+    }
+    ledger.quota = policy.quota_tokens ?? 0;
+    return ledger;
+  }
+
+  /** Writes settled counts and idle leases back to Redis; what fails is kept for the next tick. */
+  private async tick(force = false): Promise<void> {
+    if (this.flushing && !force) return;
+    this.flushing = true;
+    try {
+      const now = Date.now();
+      const multi = this.redis.multi();
+      const applied: { ledger: Ledger; charge: number; release: number; returned: number }[] = [];
+      for (const ledger of this.ledgers.values()) {
+        const idle = ledger.inFlight === 0 && ledger.leasing === null && now - ledger.lastUsed >= this.options.idleMs;
+        const returned = idle ? ledger.balance : 0;
+        const charge = ledger.pendingCharge;
+        const release = ledger.pendingRelease + returned;
+        if (charge === 0 && release === 0) {
+          if (idle) this.ledgers.delete(ledger.key);
+          continue;
+        }
+        if (charge !== 0) multi.hincrby(ledger.key, 'charged', charge);
+        if (release !== 0) multi.hincrby(ledger.key, this.field, -release);
+        if (ledger.ttl > 0) multi.expire(ledger.key, ledger.ttl);
+        ledger.pendingCharge = 0;
+        ledger.pendingRelease = 0;
+        ledger.balance -= returned;
+        applied.push({ ledger, charge, release: release - returned, returned });
+      }
+      if (now - this.lastAlive > this.options.aliveTtlMs / 3) {
+        multi.set(this.keys.proxyAlive(this.proxyId), '1', 'PX', this.options.aliveTtlMs);
+        this.lastAlive = now;
+      }
+      if (applied.length === 0 && multi.length === 0) return;
+      try {
+        await multi.exec();
+      } catch {
+        for (const a of applied) {
+          a.ledger.pendingCharge += a.charge;
+          a.ledger.pendingRelease += a.release;
+          a.ledger.balance += a.returned;
+        }
+        this.lastAlive = 0;
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /** Settles and returns everything, and says this proxy holds no leases any more. */
+  async close(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    for (const ledger of this.ledgers.values()) ledger.lastUsed = 0;
+    for (let i = 0; i < 3 && this.ledgers.size > 0; i++) await this.tick(true);
+    await this.redis.del(this.keys.proxyAlive(this.proxyId)).catch(() => {});
+  }
+}

@@ -1,0 +1,130 @@
+import { Pool, type Dispatcher } from 'undici';
+import { createSseDecoder, GatewayError, normaliseFinishReason, type ProviderConfig } from '@gateway/shared';
+import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
+import { inspectChunk, newStreamMeta, toCount } from '../stream-inspector.js';
+import { providerStatusError, readLimited, transportError } from '../upstream-error.js';
+
+/**
+ * Any server speaking OpenAI's Chat Completions protocol (OpenAI itself, vLLM, llama.cpp,
+ * LiteLLM, Azure-compatible endpoints…). Requests go over a keep-alive undici Pool per provider;
+ * the client's body is forwarded as it came, except that a stream always asks for the usage chunk
+ * so that streamed requests are billed with the provider's own token counts.
+ */
+export class OpenAiAdapter implements ProviderAdapter {
+  readonly type = 'openai';
+  readonly name: string;
+  readonly models: readonly string[];
+  private readonly pool: Pool;
+  private readonly path: string;
+  private readonly headers: Record<string, string>;
+
+  constructor(config: ProviderConfig) {
+    if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required`);
+    this.name = config.name;
+    this.models = config.models;
+    const url = new URL(`${config.base_url}/chat/completions`);
+    this.path = url.pathname + url.search;
+    this.pool = new Pool(url.origin, {
+      connections: config.max_connections,
+      connect: { timeout: config.connect_timeout_ms },
+      headersTimeout: config.timeout_ms,
+      bodyTimeout: config.idle_timeout_ms,
+      keepAliveTimeout: 30_000,
+    });
+    this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    if (config.api_key !== null) this.headers.authorization = `Bearer ${config.api_key}`;
+  }
+
+  async complete(request: ChatRequest, signal: AbortSignal): Promise<CompletionResult> {
+    const res = await this.send(request.raw, signal);
+    let body: Buffer;
+    try {
+      body = Buffer.from(await res.body.arrayBuffer());
+    } catch (err) {
+      throw transportError(this.name, err, signal);
+    }
+    let parsed: { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown }; choices?: { finish_reason?: unknown }[] };
+    try {
+      parsed = JSON.parse(body.toString('utf8')) as typeof parsed;
+    } catch {
+      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not JSON.`);
+    }
+    const finish = parsed.choices?.[0]?.finish_reason;
+    return {
+      status: 200,
+      body,
+      usage: { input: toCount(parsed.usage?.prompt_tokens), output: toCount(parsed.usage?.completion_tokens) },
+      finishReason: normaliseFinishReason(typeof finish === 'string' ? finish : null),
+    };
+  }
+
+  async stream(request: ChatRequest, signal: AbortSignal): Promise<StreamResult> {
+    const payload = request.clientWantsUsage
+      ? request.raw
+      : Buffer.from(
+          JSON.stringify({
+            ...request.body,
+            stream_options: { ...(request.body.stream_options as object | undefined), include_usage: true },
+          }),
+        );
+    const res = await this.send(payload, signal);
+    const meta = newStreamMeta();
+    return { meta, events: this.events(res.body, meta, request.clientWantsUsage, signal) };
+  }
+
+  private async *events(body: Dispatcher.ResponseData['body'], meta: StreamMeta, clientWantsUsage: boolean, signal: AbortSignal): AsyncGenerator<string> {
+    const text = new TextDecoder();
+    const queue: string[] = [];
+    let head = 0;
+    let done = false;
+    const sse = createSseDecoder((event) => queue.push(event.data));
+    try {
+      for await (const chunk of body) {
+        // After [DONE] the rest of the body (normally just its end) is read and ignored: leaving
+        // the loop early would destroy the response, and with it a pooled connection.
+        if (done) continue;
+        sse.feed(text.decode(chunk as Buffer, { stream: true }));
+        while (head < queue.length) {
+          const data = queue[head++] as string;
+          if (data === '[DONE]') {
+            done = true;
+            break;
+          }
+          const forward = inspectChunk(data, meta, clientWantsUsage);
+          if (forward !== null) yield forward;
+        }
+        queue.length = 0;
+        head = 0;
+      }
+    } catch (err) {
+      if (done && !signal.aborted) return;
+      throw transportError(this.name, err, signal);
+    }
+    if (!done && meta.finishReason === null) {
+      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} ended the stream before it was complete.`);
+    }
+  }
+
+  private async send(payload: Buffer, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.pool.request({ path: this.path, method: 'POST', headers: this.headers, body: payload, signal });
+    } catch (err) {
+      throw transportError(this.name, err, signal);
+    }
+    if (res.statusCode !== 200) {
+      const text = await readLimited(res.body).catch(() => '');
+      throw providerStatusError(this.name, res.statusCode, text);
+    }
+    return res;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+export const openAiFactory: AdapterFactory = {
+  type: 'openai',
+  create: (config) => new OpenAiAdapter(config),
+};

@@ -1,0 +1,15 @@
+import type { ProviderConfig } from '@gateway/shared';
+import type { AdapterFactory, ProviderAdapter } from './adapter.js';
+import { mockFactory } from './mock/mock-adapter.js';
+import { openAiFactory } from './openai/openai-adapter.js';
+
+/** Every wire protocol the proxy speaks. A new provider is a folder and one line here. */
+const FACTORIES: readonly AdapterFactory[] = [openAiFactory, mockFactory];
+
+export const PROVIDER_TYPES: readonly string[] = FACTORIES.map((f) => f.type);
+
+export function createAdapter(config: ProviderConfig): ProviderAdapter {
+  const factory = FACTORIES.find((f) => f.type === config.type);
+  if (factory === undefined) throw new Error(`no adapter for provider type ${config.type}`);
+  return factory.create(config);
+}

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { pino, type Logger } from 'pino';
+import { connectRedis, GatewayError, loadProvidersConfig, loadProxyConfig, RedisKeys, type Env, type ProxyConfig } from '@gateway/shared';
+import { InFlightRegistry } from './auth/in-flight.js';
+import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
+import { KeyCache } from './auth/key-cache.js';
+import type { GatewayDeps } from './chat/gateway-call.js';
+import { startProxyServer, type ProxyServer } from './http/server.js';
+import { loadUws } from './http/uws.js';
+import { createProxyMetrics } from './metrics.js';
+import { ProjectPolicies } from './policy/project-policies.js';
+import { QuotaLeases } from './policy/quota-leases.js';
+import { RateLimiter } from './policy/rate-limiter.js';
+import { PROVIDER_TYPES } from './providers/registry.js';
+import { RecordBuffer } from './records/record-buffer.js';
+import type { RecordSink } from './records/record-sink.js';
+import { ModelRouter } from './routing/model-router.js';
+
+export interface Proxy {
+  port: number;
+  config: ProxyConfig;
+  deps: GatewayDeps;
+  log: Logger;
+  /** Stop accepting, let requests finish (cut the rest at the deadline), flush records, disconnect. */
+  drain(): Promise<void>;
+}
+
+export const LOG_REDACT_PATHS = ['*.apiKey', '*.api_key', '*.authorization', '*["x-api-key"]', '*.key'];
+
+/**
+ * Wiring of one proxy process, in the order the guarantees need: the native HTTP binding and the
+ * providers file are checked before anything connects; the invalidation channel is subscribed
+ * before the first key can be looked up; only then does the port open.
+ */
+export async function startProxy(env: Env): Promise<Proxy> {
+  const config = loadProxyConfig(env);
+  const providers = loadProvidersConfig(env, PROVIDER_TYPES);
+  loadUws();
+  const log = pino({ level: config.logLevel, name: 'proxy', redact: { paths: LOG_REDACT_PATHS, censor: '[REDACTED]' } });
+  const keys = new RedisKeys(config.redisPrefix);
+
+  const opened: Redis[] = [];
+  const closeAll = () => Promise.allSettled(opened.map((r) => r.quit()));
+  try {
+    // Lookups fail fast while Redis is away (503) instead of queueing behind a dead connection.
+    const lookups = await connectRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    opened.push(lookups);
+    const sub = await connectRedis(config.redisUrl);
+    opened.push(sub);
+    const queue = await connectRedis(config.redisUrl, { maxRetriesPerRequest: null });
+    opened.push(queue);
+    for (const r of opened) r.on('error', (err: Error) => log.debug({ err: { message: err.message } }, 'redis connection error'));
+
+    const metrics = createProxyMetrics();
+    const cache = new KeyCache(lookups, keys);
+    const inFlight = new InFlightRegistry();
+    const policies = new ProjectPolicies(lookups, keys);
+    const quotas = new QuotaLeases(lookups, keys, randomUUID(), {
+      blockTokens: config.quotaLeaseTokens,
+      idleMs: 1_000,
+      flushMs: 50,
+      aliveTtlMs: 15_000,
+    });
+    const subscriber = new InvalidationSubscriber(sub, keys, cache, inFlight, log, {
+      projectChanged: (projectId) => {
+        policies.forget(projectId);
+        quotas.release(projectId);
+      },
+      allStale: () => policies.clear(),
+    });
+    await subscriber.start();
+    const router = new ModelRouter(providers);
+    quotas.start();
+    const records: RecordSink = new RecordBuffer({ connection: queue, keys, config, registry: metrics.registry, log });
+
+    const deps: GatewayDeps = {
+      config,
+      cache,
+      subscriber,
+      inFlight,
+      router,
+      records,
+      metrics,
+      policies,
+      quotas,
+      rateLimiter: new RateLimiter(lookups, keys),
+      defaultReservation: config.defaultReservationTokens,
+      keyStaleBoundMs: config.keyStaleBoundMs,
+      state: { draining: false, active: 0 },
+    };
+    const server: ProxyServer = await startProxyServer(
+      deps,
+      {
+        ready: () => subscriber.subscribed && lookups.status === 'ready',
+        metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+      },
+      config.host,
+      config.port,
+    );
+    log.info({ port: server.port, providers: providers.providers.map((p) => p.name), source: providers.source }, 'proxy listening');
+
+    return {
+      port: server.port,
+      config,
+      deps,
+      log,
+      async drain() {
+        if (deps.state.draining) return;
+        deps.state.draining = true;
+        server.stopListening();
+        const deadline = Date.now() + config.drainTimeoutMs;
+        while (deps.state.active > 0 && Date.now() < deadline) await sleep(25);
+        const shuttingDown = new GatewayError('UNAVAILABLE', 'The gateway is shutting down; retry.', { retryAfter: 1 });
+        for (const call of inFlight.all()) call.revoke(shuttingDown);
+        await quotas.close();
+        await records.close(5_000);
+        await subscriber.close();
+        await router.close();
+        await closeAll();
+      },
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}

@@ -1,0 +1,293 @@
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, spawnMockUpstream, type MockUpstreamProcess } from '../../test-support/processes.js';
+import { deleteTestKey, projectTestKey, type TestKey } from '../../test-support/redis.js';
+import { startHarness, type Harness } from './harness.js';
+
+/** Every error row of DESIGN §3 the proxy owns, and the ways a request can end badly. */
+let upstream: MockUpstreamProcess;
+let h: Harness;
+let key: TestKey;
+
+beforeAll(async () => {
+  upstream = await spawnMockUpstream();
+  h = await startHarness(
+    'errors',
+    `providers:
+  - name: upstream
+    type: openai
+    base_url: ${upstream.baseUrl}
+    api_key: sk-upstream-provider-secret
+    models: [gpt-4o-mini]
+    timeout_ms: 400
+    idle_timeout_ms: 400
+  - name: nowhere
+    type: openai
+    base_url: http://127.0.0.1:1/v1
+    models: [dead-model]
+  - name: builtin
+    type: mock
+    models: [mock-1]
+`,
+    { MAX_BODY_BYTES: '4096' },
+  );
+  key = await projectTestKey(h.redis, h.keys);
+});
+
+afterAll(async () => {
+  await h?.stop();
+  await upstream?.stop();
+});
+
+function post(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${h.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key.key, ...headers },
+    body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
+  });
+}
+
+async function expectError(res: Response, status: number, code: string, param?: string): Promise<{ message: string }> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('x-request-id')).toBeTruthy();
+  const body = (await res.json()) as { error: { message: string; type: string; param: string | null; code: string } };
+  expect(body.error.code).toBe(code);
+  expect(typeof body.error.message).toBe('string');
+  expect(typeof body.error.type).toBe('string');
+  if (param !== undefined) expect(body.error.param).toBe(param);
+  return body.error;
+}
+
+const hello = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] };
+
+describe('authentication', () => {
+  it('accepts x-api-key and Authorization: Bearer', async () => {
+    expect((await post(hello)).status).toBe(200);
+    expect((await post(hello, { 'x-api-key': '', authorization: `Bearer ${key.key}` })).status).toBe(200);
+  });
+
+  it('refuses no key, an unknown key, garbage and an expired key with 401 UNAUTHORIZED', async () => {
+    await expectError(await post(hello, { 'x-api-key': '' }), 401, 'UNAUTHORIZED');
+    await expectError(await post(hello, { 'x-api-key': 'gw_thisKeyDoesNotExistAnywhere0000000000000' }), 401, 'UNAUTHORIZED');
+    await expectError(await post(hello, { 'x-api-key': 'not-a-key' }), 401, 'UNAUTHORIZED');
+    const expired = await projectTestKey(h.redis, h.keys, { expiresAt: Date.now() - 1 });
+    await expectError(await post(hello, { 'x-api-key': expired.key }), 401, 'UNAUTHORIZED');
+  });
+
+  it('serves a key created after it was first refused', async () => {
+    const later = await projectTestKey(h.redis, h.keys);
+    await eventually(async () => (await post(hello, { 'x-api-key': later.key })).status === 200, 'new key accepted');
+  });
+});
+
+describe('request validation', () => {
+  const cases: [string, unknown, string][] = [
+    ['no model', { messages: [{ role: 'user', content: 'x' }] }, 'model'],
+    ['no messages', { model: 'gpt-4o-mini' }, 'messages'],
+    ['empty messages', { model: 'gpt-4o-mini', messages: [] }, 'messages'],
+    ['a message without role', { model: 'gpt-4o-mini', messages: [{ content: 'x' }] }, 'messages[0].role'],
+    ['an unknown role', { model: 'gpt-4o-mini', messages: [{ role: 'wizard', content: 'x' }] }, 'messages[0].role'],
+    ['content of the wrong type', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 5 }] }, 'messages[0].content'],
+    ['temperature above 2', { ...hello, temperature: 2.5 }, 'temperature'],
+    ['temperature below 0', { ...hello, temperature: -0.1 }, 'temperature'],
+    ['top_p above 1', { ...hello, top_p: 1.5 }, 'top_p'],
+    ['max_tokens zero', { ...hello, max_tokens: 0 }, 'max_tokens'],
+    ['max_tokens fractional', { ...hello, max_tokens: 1.5 }, 'max_tokens'],
+    ['stop a number', { ...hello, stop: 5 }, 'stop'],
+    ['tools not an array', { ...hello, tools: 'all' }, 'tools'],
+    ['stream not boolean', { ...hello, stream: 'yes' }, 'stream'],
+    ['a JSON array body', [1, 2], 'body'],
+  ];
+  for (const [what, body, param] of cases) {
+    it(`answers 400 INVALID_REQUEST for ${what}`, async () => {
+      await expectError(await post(body), 400, 'INVALID_REQUEST', param);
+    });
+  }
+
+  it('accepts an assistant message with tool_calls and null content', async () => {
+    const res = await post({
+      model: 'gpt-4o-mini',
+      messages: [
+        { role: 'user', content: 'weather?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+      ],
+    });
+    expect(res.status).toBe(200);
+  });
+
+  it('answers 400 for malformed JSON and for invalid UTF-8', async () => {
+    await expectError(await post('{"model": "gpt-4o-mini", "messages": ['), 400, 'INVALID_REQUEST');
+    const bad = Buffer.concat([Buffer.from('{"model":"gpt-4o-mini","messages":[{"role":"user","content":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}')]);
+    const err = await expectError(await post(bad), 400, 'INVALID_REQUEST');
+    expect(err.message).toMatch(/UTF-8/);
+  });
+
+  it('passes unknown fields through to the provider', async () => {
+    expect((await post({ ...hello, seed: 42, user: 'u-1', logit_bias: { '50256': -100 } })).status).toBe(200);
+    const seen = await upstream.stats();
+    expect(seen.lastBody).toMatchObject({ seed: 42, user: 'u-1', logit_bias: { '50256': -100 } });
+  });
+
+  it('answers 413 for a body over the limit, declared or streamed', async () => {
+    const big = { ...hello, messages: [{ role: 'user', content: 'x'.repeat(10_000) }] };
+    await expectError(await post(big), 413, 'PAYLOAD_TOO_LARGE');
+    // Chunked, with no content-length: the limit is enforced while reading.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${h.url}/v1/chat/completions`, { method: 'POST', headers: { 'x-api-key': key.key, 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.write('{"model":"gpt-4o-mini","messages":[{"role":"user","content":"');
+      for (let i = 0; i < 10; i++) req.write('y'.repeat(1000));
+      req.end('"}]}');
+    });
+    expect(status).toBe(413);
+  });
+});
+
+describe('routing and providers', () => {
+  it('answers 404 MODEL_NOT_FOUND for a model no provider serves', async () => {
+    await expectError(await post({ ...hello, model: 'gpt-9' }), 404, 'MODEL_NOT_FOUND', 'model');
+  });
+
+  it('maps a provider error to 502 UPSTREAM_ERROR, keeping its message but no credential', async () => {
+    const err = await expectError(
+      await post({ ...hello, mock: { status: 500, error_message: 'overloaded, try again (key sk-live-abcdefghijklmnop)' } }),
+      502,
+      'UPSTREAM_ERROR',
+    );
+    expect(err.message).toContain('overloaded, try again');
+    expect(err.message).not.toContain('sk-live-abcdefghijklmnop');
+  });
+
+  it('maps an unreachable provider to 502 UPSTREAM_ERROR', async () => {
+    await expectError(await post({ ...hello, model: 'dead-model' }), 502, 'UPSTREAM_ERROR');
+  });
+
+  it('maps a provider that does not answer in time to 504 UPSTREAM_TIMEOUT', async () => {
+    await expectError(await post({ ...hello, mock: { delay_ms: 3_000 } }), 504, 'UPSTREAM_TIMEOUT');
+  });
+
+  it('ends a stream whose provider falls silent with one SSE error event and no [DONE]', async () => {
+    const res = await post({ ...hello, stream: true, mock: { hang_after_chunks: 2 } });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"code":"UPSTREAM_TIMEOUT"');
+    expect(text).not.toContain('[DONE]');
+  });
+
+  it('serves the built-in offline mock provider', async () => {
+    const res = await post({ ...hello, model: 'mock-1' });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { choices: { message: { content: string } }[] };
+    expect(body.choices[0]?.message.content).toContain('mock provider');
+  });
+});
+
+describe('client disconnects and deleted keys', () => {
+  it('aborts the upstream request when the client leaves mid-stream', async () => {
+    const before = (await upstream.stats()).aborted;
+    const controller = new AbortController();
+    const res = await post({ ...hello, stream: true, mock: { chunks: 50, gap_ms: 50 } }, {});
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    controller.abort();
+    await eventually(async () => (await upstream.stats()).aborted > before, 'upstream connection aborted');
+  });
+
+  it('cuts a stream in flight when its key is deleted, and refuses the key afterwards', async () => {
+    const doomed = await projectTestKey(h.redis, h.keys);
+    const before = (await upstream.stats()).aborted;
+    const res = await post({ ...hello, stream: true, mock: { chunks: 100, gap_ms: 30 } }, { 'x-api-key': doomed.key });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    await reader.read();
+    await deleteTestKey(h.redis, h.keys, doomed);
+    let text = '';
+    const decoder = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value);
+    }
+    expect(text).toContain('"code":"UNAUTHORIZED"');
+    expect(text).not.toContain('[DONE]');
+    await eventually(async () => (await upstream.stats()).aborted > before, 'upstream aborted after revocation');
+    await expectError(await post(hello, { 'x-api-key': doomed.key }), 401, 'UNAUTHORIZED');
+  });
+
+  it('cuts a stream in flight at the moment its key expires, with no message needed', async () => {
+    const expiring = await projectTestKey(h.redis, h.keys, { expiresAt: Date.now() + 400 });
+    const res = await post({ ...hello, stream: true, mock: { chunks: 200, gap_ms: 20 } }, { 'x-api-key': expiring.key });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"code":"UNAUTHORIZED"');
+    expect(text).toContain('expired');
+    expect(text).not.toContain('[DONE]');
+    await expectError(await post(hello, { 'x-api-key': expiring.key }), 401, 'UNAUTHORIZED');
+  });
+
+  it('answers 401 to a non-streaming request in flight when its key is deleted', async () => {
+    const doomed = await projectTestKey(h.redis, h.keys);
+    expect((await post(hello, { 'x-api-key': doomed.key })).status).toBe(200);
+    const pending = post({ ...hello, mock: { delay_ms: 300 } }, { 'x-api-key': doomed.key });
+    await eventually(() => h.proxy.deps.inFlight.size > 0, 'request in flight');
+    await deleteTestKey(h.redis, h.keys, doomed);
+    await expectError(await pending, 401, 'UNAUTHORIZED');
+  });
+});
+
+describe('operations endpoints and headers', () => {
+  it("echoes a sane x-request-id and replaces an unsafe one", async () => {
+    expect((await post(hello, { 'x-request-id': 'trace-123' })).headers.get('x-request-id')).toBe('trace-123');
+    const replaced = (await post(hello, { 'x-request-id': 'bad id with spaces' })).headers.get('x-request-id');
+    expect(replaced).toBeTruthy();
+    expect(replaced).not.toContain(' ');
+  });
+
+  it('lists the models, for a valid key only', async () => {
+    const res = await fetch(`${h.url}/v1/models`, { headers: { 'x-api-key': key.key } });
+    const body = (await res.json()) as { data: { id: string }[] };
+    expect(body.data.map((m) => m.id).sort()).toEqual(['dead-model', 'gpt-4o-mini', 'mock-1']);
+    expect((await fetch(`${h.url}/v1/models`)).status).toBe(401);
+  });
+
+  it('answers health, readiness and Prometheus metrics', async () => {
+    expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${h.url}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`${h.url}/metrics`)).text();
+    expect(metrics).toMatch(/gateway_requests_total\{status="200",model="gpt-4o-mini",provider="upstream"\} \d+/);
+    expect(metrics).toContain('gateway_request_duration_seconds_bucket');
+    expect(metrics).toContain('gateway_requests_in_flight');
+    expect(metrics).toMatch(/gateway_upstream_errors_total\{provider="upstream",code="UPSTREAM_ERROR"\} \d+/);
+  });
+
+  it('answers unknown routes with 404 and wrong methods with 405', async () => {
+    await expectError(await fetch(`${h.url}/v1/embeddings`, { method: 'POST' }), 404, 'NOT_FOUND');
+    await expectError(await fetch(`${h.url}/v1/chat/completions`), 405, 'METHOD_NOT_ALLOWED');
+  });
+});
+
+describe('records', () => {
+  it('audits every request once, including refusals, and never records a secret', async () => {
+    const { usage, audit, raw } = await h.records();
+    const ids = new Set(audit.map((a) => a.id));
+    expect(ids.size).toBe(audit.length);
+    const outcomes = new Set(audit.map((a) => a.outcome));
+    for (const o of ['success', 'auth_failed', 'error', 'cancelled']) expect(outcomes).toContain(o);
+    const refused = audit.filter((a) => a.outcome === 'auth_failed' && a.status === 401);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(audit.some((a) => a.error_code === 'INVALID_REQUEST' && a.status === 400)).toBe(true);
+    expect(audit.some((a) => a.error_code === 'PAYLOAD_TOO_LARGE' && a.status === 413)).toBe(true);
+    // Usage exists exactly for requests that were sent to a provider, with the same id as their audit event.
+    for (const u of usage) expect(ids).toContain(u.id);
+    expect(usage.some((u) => u.finish_reason === 'error')).toBe(true);
+    expect(usage.some((u) => u.finish_reason === 'cancelled')).toBe(true);
+    const all = raw.join('\n');
+    expect(all).not.toContain(key.key);
+    expect(all).not.toContain('sk-upstream-provider-secret');
+  });
+});

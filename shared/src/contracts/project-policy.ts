@@ -1,0 +1,83 @@
+import { ContractError, expectObject, expectString, parseVersioned } from './version.js';
+
+/**
+ * What the proxy enforces for a project, projected by the control plane into Redis at
+ * RedisKeys.projectPolicy(id) and re-read by proxies after a project.updated message.
+ * Every limit is null when not set (no limit).
+ */
+export type QuotaPeriod = 'total' | 'month';
+
+export interface RateLimits {
+  key_rpm: number | null;
+  key_tpm: number | null;
+  project_rpm: number | null;
+  project_tpm: number | null;
+}
+
+export interface ProjectPolicy {
+  v: 1;
+  id: string;
+  quota_tokens: number | null;
+  quota_period: QuotaPeriod;
+  rate_limits: RateLimits;
+  /** Models the project may use; null: every model the gateway routes. */
+  allowed_models: string[] | null;
+  /** Largest max_tokens a request may ask for (and the one injected when it asks for none). */
+  max_tokens_cap: number | null;
+}
+
+const NAME = 'ProjectPolicy';
+
+export const NO_RATE_LIMITS: RateLimits = { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null };
+
+export function encodeProjectPolicy(policy: Omit<ProjectPolicy, 'v'>): string {
+  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap } = policy;
+  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap });
+}
+
+function limit(obj: Record<string, unknown>, field: string): number | null {
+  const value = obj[field];
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new ContractError(NAME, `${field} must be a non-negative integer or null`);
+  return value;
+}
+
+export function decodeProjectPolicy(raw: string): ProjectPolicy {
+  const obj = parseVersioned(NAME, raw, [1]);
+  const period = obj.quota_period;
+  if (period !== 'total' && period !== 'month') throw new ContractError(NAME, 'quota_period must be total or month');
+  const rates = expectObject(NAME, obj.rate_limits ?? {});
+  const models = obj.allowed_models;
+  if (models !== null && models !== undefined && !(Array.isArray(models) && models.every((m) => typeof m === 'string'))) {
+    throw new ContractError(NAME, 'allowed_models must be a list of strings or null');
+  }
+  return {
+    v: 1,
+    id: expectString(NAME, obj, 'id'),
+    quota_tokens: limit(obj, 'quota_tokens'),
+    quota_period: period,
+    rate_limits: {
+      key_rpm: limit(rates, 'key_rpm'),
+      key_tpm: limit(rates, 'key_tpm'),
+      project_rpm: limit(rates, 'project_rpm'),
+      project_tpm: limit(rates, 'project_tpm'),
+    },
+    allowed_models: (models as string[] | null | undefined) ?? null,
+    max_tokens_cap: limit(obj, 'max_tokens_cap'),
+  };
+}
+
+/** The ledger period a quota counts in at `now`: `total`, or the UTC month as `m202611`. */
+export function quotaPeriodId(period: QuotaPeriod, now: number): string {
+  if (period === 'total') return 'total';
+  const d = new Date(now);
+  return `m${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
+}
+
+/** [start, end) in Unix ms of the period `periodId` names (the whole of time for `total`). */
+export function quotaPeriodRange(periodId: string): { from: number; to: number } {
+  if (periodId === 'total') return { from: 0, to: Number.MAX_SAFE_INTEGER };
+  const year = Number(periodId.slice(1, 5));
+  const month = Number(periodId.slice(5, 7)) - 1;
+  return { from: Date.UTC(year, month, 1), to: Date.UTC(year, month + 1, 1) };
+}
