@@ -1,0 +1,291 @@
+import type { ISql } from 'postgres';
+import type { Db } from '../db/connect.js';
+import { isConnectionLost, isDataError } from './postgres-errors.js';
+import { emptyAuditRows, emptyUsageRows, pickRow, rowCount, type AuditRows, type RejectedRecord, type UsageRows } from './record-rows.js';
+
+export interface WriteResult {
+  usageInserted: number;
+  auditInserted: number;
+  /** Records Postgres refused (data errors), found by writing the batch row by row. */
+  rejected: RejectedRecord[];
+}
+
+/** The pool, a transaction or a reserved connection. */
+type Q = ISql<Record<string, never>>;
+
+/**
+ * Array parameters are sent as literals built here and cast in SQL. postgres.js would quote and
+ * regex-escape every element; ids and numbers need neither, and this is the writer's hottest loop.
+ */
+function plainArray(values: readonly (number | string | null)[]): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    out += (i === 0 ? '' : ',') + (v === null || v === undefined ? 'NULL' : v);
+  }
+  return `${out}}`;
+}
+
+function boolArray(values: readonly boolean[]): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) out += (i === 0 ? '' : ',') + (values[i] ? 't' : 'f');
+  return `${out}}`;
+}
+
+const NEEDS_ESCAPE = /["\\]/;
+const ESCAPE = /["\\]/g;
+
+function textArray(values: readonly (string | null)[]): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    out += i === 0 ? '' : ',';
+    if (v === null || v === undefined) out += 'NULL';
+    else out += `"${NEEDS_ESCAPE.test(v) ? v.replace(ESCAPE, '\\$&') : v}"`;
+  }
+  return `${out}}`;
+}
+
+/** The newest record time per key used by gateway traffic in this batch. */
+function keyLastUse(usage: UsageRows, audit: AuditRows): Map<string, number> {
+  const last = new Map<string, number>();
+  const see = (keyId: string | null, ts: number) => {
+    if (keyId === null) return;
+    const prev = last.get(keyId);
+    if (prev === undefined || ts > prev) last.set(keyId, ts);
+  };
+  usage.keyId.forEach((k, i) => see(k, usage.ts[i] as number));
+  audit.keyId.forEach((k, i) => {
+    if (audit.type[i] === 'gateway.request') see(k, audit.ts[i] as number);
+  });
+  return last;
+}
+
+/**
+ * Locks, in id order, the projects and keys about to be updated, so every writer acquires them in
+ * the same order whatever its batch holds. Taken after the inserts, so concurrent batches insert
+ * in parallel and queue only for the short counter updates.
+ */
+function lockCounters(q: Q, projectIds: readonly string[], keyIds: readonly string[]) {
+  const locks = [];
+  if (projectIds.length > 0) locks.push(q`select 1 from projects where id = any(${plainArray(projectIds)}::uuid[]) order by id for update`);
+  if (keyIds.length > 0) locks.push(q`select 1 from api_keys where id = any(${plainArray(keyIds)}::uuid[]) order by id for update`);
+  return locks;
+}
+
+/** Inserts the usage rows; returns, per project, the tokens and count of the rows it inserted. */
+function insertUsage(q: Q, rows: UsageRows) {
+  return q<{ project_id: string; tokens: string; n: number }[]>`
+    with ins as (
+      insert into usage_records (ts, id, request_id, project_id, key_id, model, provider,
+                                 input_tokens, output_tokens, total_tokens, latency_ms, finish_reason, stream)
+      select * from unnest(
+        ${plainArray(rows.ts)}::int8[], ${plainArray(rows.id)}::uuid[], ${textArray(rows.requestId)}::text[],
+        ${plainArray(rows.projectId)}::uuid[], ${plainArray(rows.keyId)}::uuid[], ${textArray(rows.model)}::text[],
+        ${textArray(rows.provider)}::text[], ${plainArray(rows.inputTokens)}::int4[], ${plainArray(rows.outputTokens)}::int4[],
+        ${plainArray(rows.totalTokens)}::int4[], ${plainArray(rows.latencyMs)}::int4[], ${textArray(rows.finishReason)}::text[],
+        ${boolArray(rows.stream)}::bool[])
+      on conflict do nothing
+      returning project_id, total_tokens
+    )
+    select project_id, sum(total_tokens)::text as tokens, count(*)::int as n from ins group by project_id`;
+}
+
+function insertAudit(q: Q, rows: AuditRows) {
+  return q`
+    insert into audit_events (ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
+                              actor, model, provider, client_ip, user_agent, latency_ms)
+    select * from unnest(
+      ${plainArray(rows.ts)}::int8[], ${plainArray(rows.id)}::uuid[], ${textArray(rows.requestId)}::text[],
+      ${textArray(rows.type)}::text[], ${textArray(rows.outcome)}::text[], ${plainArray(rows.status)}::int2[],
+      ${textArray(rows.errorCode)}::text[], ${plainArray(rows.projectId)}::uuid[], ${plainArray(rows.keyId)}::uuid[],
+      ${plainArray(rows.actor)}::uuid[], ${textArray(rows.model)}::text[], ${textArray(rows.provider)}::text[],
+      ${textArray(rows.clientIp)}::text[], ${textArray(rows.userAgent)}::text[], ${plainArray(rows.latencyMs)}::int4[])
+    on conflict do nothing`;
+}
+
+/** Sums what insertUsage returned (possibly over several calls) per project. */
+function addInserted(into: Map<string, number>, result: readonly { project_id: string; tokens: string; n: number }[]): number {
+  let inserted = 0;
+  for (const row of result) {
+    into.set(row.project_id, (into.get(row.project_id) ?? 0) + Number(row.tokens));
+    inserted += row.n;
+  }
+  return inserted;
+}
+
+/**
+ * The counter updates, locks first: used_tokens grows by the tokens of the rows just inserted,
+ * last_used_at moves forward only.
+ */
+function updateCounters(q: Q, tokens: Map<string, number>, lastUse: Map<string, number>) {
+  const projectIds = [...tokens.keys()].sort();
+  const keyIds = [...lastUse.keys()].sort();
+  const statements: Promise<unknown>[] = lockCounters(q, projectIds, keyIds);
+  if (projectIds.length > 0) {
+    statements.push(q`
+      update projects p set used_tokens = p.used_tokens + v.tokens
+      from unnest(${plainArray(projectIds)}::uuid[], ${plainArray(projectIds.map((id) => tokens.get(id) as number))}::int8[]) as v(id, tokens)
+      where p.id = v.id`);
+  }
+  if (keyIds.length > 0) {
+    statements.push(q`
+      update api_keys a set last_used_at = to_timestamp(v.ts / 1000.0)
+      from unnest(${plainArray(keyIds)}::uuid[], ${plainArray(keyIds.map((id) => lastUse.get(id) as number))}::int8[]) as v(id, ts)
+      where a.id = v.id and (a.last_used_at is null or a.last_used_at < to_timestamp(v.ts / 1000.0))`);
+  }
+  return statements;
+}
+
+export interface WriteOptions {
+  /** A batch takes milliseconds; one that has not settled in this long is on a connection that is gone. */
+  timeoutMs?: number;
+  /** Aborted when the pool is replaced: the write gives up at once. */
+  signal?: AbortSignal;
+}
+
+const WRITE_TIMEOUT_MS = 15_000;
+
+/**
+ * Writes one batch in one transaction, so that retrying it after any failure (Postgres gone
+ * mid-commit, the writer killed, a stalled job picked up by another writer) changes nothing:
+ *
+ * - records are inserted with `on conflict do nothing` on the primary key (ts, id), both fixed
+ *   when the proxy made the record;
+ * - projects.used_tokens grows by the total_tokens of the usage rows this statement actually
+ *   inserted (its `returning`), so a replayed record adds nothing;
+ * - api_keys.last_used_at moves forward only (greatest), which is idempotent by nature.
+ *
+ * Rows of projects and then api_keys are locked in id order before they are updated, so writers
+ * running side by side queue behind each other instead of deadlocking.
+ */
+export async function writeBatch(sql: Db, usage: UsageRows, audit: AuditRows, options: WriteOptions = {}): Promise<WriteResult> {
+  if (rowCount(usage) === 0 && rowCount(audit) === 0) return { usageInserted: 0, auditInserted: 0, rejected: [] };
+  const limits = { timeoutMs: options.timeoutMs ?? WRITE_TIMEOUT_MS, signal: options.signal };
+  try {
+    return await writePipelined(sql, usage, audit, limits);
+  } catch (err) {
+    if (!isDataError(err)) throw err;
+    return writeRowByRow(sql, usage, audit, limits);
+  }
+}
+
+interface Limits {
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
+/** Awaits statements sent together; the first failure is the cause, later ones only echo it. */
+async function settle(statements: readonly Promise<unknown>[]): Promise<void> {
+  const settled = await Promise.allSettled(statements);
+  const failure = settled.find((r) => r.status === 'rejected');
+  if (failure) throw failure.reason;
+}
+
+/** A write given up: it did not settle in time, or its pool was replaced. */
+class WriteAbandoned extends Error {
+  constructor(
+    readonly code: 'WRITE_TIMEOUT' | 'POOL_REPLACED',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The transaction in two round trips on one reserved connection: begin and the inserts are sent
+ * together, then the locks, counter updates and commit. Postgres runs pipelined statements in
+ * order; after a failure the rest fail too and the transaction is rolled back whole.
+ *
+ * postgres.js 3.4 must not be sent anything on a connection that has closed (the write throws
+ * from a timer, outside any promise, or hangs), nor be handed such a connection back (the pool
+ * would reuse it). So the second round trip is sent only when the first succeeded, and after a
+ * lost connection nothing is sent and the connection is not released; the pool is replaced
+ * (WriterDb.renew) before the next batch.
+ */
+async function writePipelined(sql: Db, usage: UsageRows, audit: AuditRows, limits: Limits): Promise<WriteResult> {
+  let abandoned: WriteAbandoned | null = null;
+  const work = (async (): Promise<WriteResult> => {
+    const q = await sql.reserve();
+    if (abandoned) {
+      q.release();
+      throw abandoned;
+    }
+    let open = false;
+    let lost = false;
+    try {
+      const begin = q`begin`;
+      open = true;
+      const usageInsert = rowCount(usage) > 0 ? insertUsage(q, usage) : null;
+      const auditInsert = rowCount(audit) > 0 ? insertAudit(q, audit) : null;
+      await settle([begin, ...(usageInsert ? [usageInsert] : []), ...(auditInsert ? [auditInsert] : [])]);
+      if (abandoned) throw abandoned;
+      const tokens = new Map<string, number>();
+      const usageInserted = usageInsert ? addInserted(tokens, await usageInsert) : 0;
+      await settle([...updateCounters(q, tokens, keyLastUse(usage, audit)), q`commit`]);
+      open = false;
+      return { usageInserted, auditInserted: auditInsert ? (await auditInsert).count : 0, rejected: [] };
+    } catch (err) {
+      lost = abandoned !== null || isConnectionLost(err);
+      // A live connection handed back mid-transaction would run the next batch inside this one.
+      if (open && !lost) await q`rollback`.catch((rollbackErr: unknown) => (lost = isConnectionLost(rollbackErr)));
+      throw err;
+    } finally {
+      if (!lost) q.release();
+    }
+  })();
+  // The losing side of the race settles later on its own; its outcome is already decided here.
+  work.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const giveUp = new Promise<never>((_, reject) => {
+    const abandon = (reason: WriteAbandoned) => {
+      abandoned ??= reason;
+      reject(abandoned);
+    };
+    timer = setTimeout(() => abandon(new WriteAbandoned('WRITE_TIMEOUT', `batch write did not finish within ${limits.timeoutMs} ms`)), limits.timeoutMs);
+    onAbort = () => abandon(new WriteAbandoned('POOL_REPLACED', 'the connection pool was replaced during the write'));
+    if (limits.signal?.aborted) onAbort();
+    else limits.signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, giveUp]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) limits.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * The slow path for a batch Postgres refused as a whole although every record passed the
+ * checks: each record is written in a transaction of its own (with its counters), and the ones
+ * refused are reported. Records written before a failure stay written; the retry skips them.
+ */
+async function writeRowByRow(sql: Db, usage: UsageRows, audit: AuditRows, limits: Limits): Promise<WriteResult> {
+  const rejected: RejectedRecord[] = [];
+  let usageInserted = 0;
+  let auditInserted = 0;
+  const none = { usage: emptyUsageRows(), audit: emptyAuditRows() };
+  for (let i = 0; i < rowCount(usage); i++) {
+    try {
+      usageInserted += (await writePipelined(sql, pickRow(usage, i), none.audit, limits)).usageInserted;
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      rejected.push({ table: 'usage_records', id: usage.id[i] ?? null, reason: postgresReason(err) });
+    }
+  }
+  for (let i = 0; i < rowCount(audit); i++) {
+    try {
+      auditInserted += (await writePipelined(sql, none.usage, pickRow(audit, i), limits)).auditInserted;
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      rejected.push({ table: 'audit_events', id: audit.id[i] ?? null, reason: postgresReason(err) });
+    }
+  }
+  return { usageInserted, auditInserted, rejected };
+}
+
+function postgresReason(err: unknown): string {
+  const e = err as { code?: string };
+  return `postgres refused the row (SQLSTATE ${e.code ?? 'unknown'})`;
+}

@@ -1,0 +1,201 @@
+import { Worker, type Job, type MinimalJob } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { Unpackr } from 'msgpackr';
+import type { Logger } from 'pino';
+import { ContractError, decodeRecordBatch, RECORD_BACKOFF_TYPE, type RedisKeys } from '@gateway/shared';
+import { writeBatch } from './batch-writer.js';
+import { isUnavailable } from './postgres-errors.js';
+import { addAuditRows, addUsageRows, emptyAuditRows, emptyUsageRows, rowCount, type RejectedRecord } from './record-rows.js';
+import type { WriterDb } from './writer-db.js';
+import type { WriterMetrics } from './writer-metrics.js';
+
+export { RECORD_BACKOFF_TYPE };
+
+export interface RecordWorkerOptions {
+  concurrency: number;
+  /** A writer that dies holding a batch loses its lock after this long; another then takes it. */
+  lockDurationMs: number;
+  /** How often each writer looks for batches whose writer died. */
+  stalledIntervalMs: number;
+  maxBackoffMs: number;
+}
+
+export interface BatchOutcome {
+  written: number;
+  replayed: number;
+  invalid: number;
+}
+
+const KNOWN_BATCH_VERSION = 1;
+const PROBE_MIN_MS = 250;
+const PROBE_MAX_MS = 5_000;
+const peek = new Unpackr({ useRecords: false, moreTypes: false });
+
+/**
+ * BullMQ consumer of the records queue. Several may run against one queue, in one process or
+ * many: BullMQ hands each job to one worker at a time, a lock held by a dead worker expires and
+ * its job goes back to waiting, and writeBatch makes the second write of a batch a no-op.
+ *
+ * When Postgres stops answering, the failing batch is left to BullMQ's retry and this worker stops
+ * taking new ones until a probe gets through, instead of cycling every queued batch through a
+ * failure.
+ */
+export class RecordWorker {
+  readonly worker: Worker;
+  private probing = false;
+  private closing = false;
+  private lastVersionWarning = 0;
+
+  constructor(
+    private readonly db: WriterDb,
+    connection: Redis,
+    keys: RedisKeys,
+    private readonly metrics: WriterMetrics,
+    private readonly log: Logger,
+    options: RecordWorkerOptions,
+  ) {
+    metrics.postgresUp.set(1);
+    this.worker = new Worker(keys.recordsQueue, (job) => this.process(job), {
+      connection,
+      prefix: keys.bullPrefix,
+      concurrency: options.concurrency,
+      lockDuration: options.lockDurationMs,
+      stalledInterval: options.stalledIntervalMs,
+      // A batch that stalls again and again (its writers keep dying) is still never failed.
+      maxStalledCount: 2 ** 31 - 1,
+      settings: {
+        backoffStrategy: (attemptsMade: number, _type?: string, _err?: Error, job?: MinimalJob) => {
+          const base = job?.opts.backoff !== undefined && typeof job.opts.backoff === 'object' ? (job.opts.backoff.delay ?? 1_000) : 1_000;
+          const delay = Math.min(options.maxBackoffMs, base * 2 ** Math.min(Math.max(attemptsMade - 1, 0), 20));
+          return Math.round(delay * (0.8 + Math.random() * 0.4));
+        },
+      },
+    });
+    // BullMQ reports every failed reconnect while Redis is away; one line per outage-ish is enough.
+    let lastRedisWarning = 0;
+    this.worker.on('error', (err) => {
+      const now = Date.now();
+      if (now - lastRedisWarning < 10_000) return;
+      lastRedisWarning = now;
+      log.warn({ err: { message: err.message } }, 'records queue error (Redis unavailable?); the worker keeps retrying');
+    });
+  }
+
+  async close(timeoutMs: number): Promise<void> {
+    this.closing = true;
+    let timer: NodeJS.Timeout | undefined;
+    const graceful = this.worker.close();
+    const timedOut = await Promise.race([
+      graceful.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), timeoutMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    // A batch cut short here is not lost: its lock expires and another writer writes it.
+    if (timedOut) await this.worker.close(true).catch(() => {});
+  }
+
+  private async process(job: Job): Promise<BatchOutcome> {
+    const batch = this.decode(job);
+    if (batch === null) return { written: 0, replayed: 0, invalid: 1 };
+    const usage = emptyUsageRows();
+    const audit = emptyAuditRows();
+    const rejected = [...addUsageRows(usage, batch.usage), ...addAuditRows(audit, batch.audit)];
+    const started = performance.now();
+    const pool = this.db.current;
+    let result;
+    try {
+      result = await writeBatch(pool.sql, usage, audit, { signal: pool.signal });
+    } catch (err) {
+      this.metrics.retried.inc();
+      if (!isUnavailable(err)) this.log.warn({ err: errorFields(err), job: job.id, attempt: job.attemptsMade + 1 }, 'record batch write failed; it will be retried');
+      // A failure on a pool already replaced says nothing about Postgres now.
+      else if (pool === this.db.current) this.postgresUnavailable(err);
+      throw err;
+    }
+    this.metrics.batchSeconds.observe((performance.now() - started) / 1000);
+    rejected.push(...result.rejected);
+    this.reportInvalid(job, rejected);
+    const usageValid = rowCount(usage) - result.rejected.filter((r) => r.table === 'usage_records').length;
+    const auditValid = rowCount(audit) - result.rejected.filter((r) => r.table === 'audit_events').length;
+    this.metrics.written.inc({ table: 'usage_records' }, result.usageInserted);
+    this.metrics.written.inc({ table: 'audit_events' }, result.auditInserted);
+    this.metrics.replayed.inc({ table: 'usage_records' }, usageValid - result.usageInserted);
+    this.metrics.replayed.inc({ table: 'audit_events' }, auditValid - result.auditInserted);
+    this.metrics.batches.inc();
+    return {
+      written: result.usageInserted + result.auditInserted,
+      replayed: usageValid - result.usageInserted + auditValid - result.auditInserted,
+      invalid: rejected.length,
+    };
+  }
+
+  /**
+   * A batch of a newer format is thrown back for a newer writer (rolling deploys run both);
+   * anything else unreadable can never be written, so it is counted and completed.
+   */
+  private decode(job: Job) {
+    try {
+      return decodeRecordBatch(job.data);
+    } catch (err) {
+      if (!(err instanceof ContractError)) throw err;
+      const version = peekVersion(job.data);
+      if (version !== null && version > KNOWN_BATCH_VERSION) {
+        const now = Date.now();
+        if (now - this.lastVersionWarning > 60_000) {
+          this.lastVersionWarning = now;
+          this.log.warn({ job: job.id, version }, 'record batch of a newer format; leaving it for a newer writer');
+        }
+        throw err;
+      }
+      this.metrics.invalid.inc({ table: 'batch' });
+      this.log.warn({ job: job.id, reason: err.message }, 'unreadable record batch dropped');
+      return null;
+    }
+  }
+
+  private reportInvalid(job: Job, rejected: RejectedRecord[]): void {
+    if (rejected.length === 0) return;
+    for (const r of rejected) this.metrics.invalid.inc({ table: r.table });
+    // Ids and reasons only: a record's fields are not for logs.
+    this.log.warn({ job: job.id, invalid: rejected.length, examples: rejected.slice(0, 5) }, 'invalid records dropped from batch');
+  }
+
+  /**
+   * Stops taking batches until Postgres answers a fresh pool, which then replaces the old one
+   * (see WriterDb), and resumes.
+   */
+  private postgresUnavailable(err: unknown): void {
+    if (this.probing || this.closing) return;
+    this.probing = true;
+    this.metrics.postgresUp.set(0);
+    this.log.warn({ err: errorFields(err) }, 'postgres unavailable; pausing record writes until it answers');
+    void this.worker.pause(true).catch(() => {});
+    const probe = async (delay: number): Promise<void> => {
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      if (this.closing) return;
+      if (!(await this.db.renew())) return probe(Math.min(delay * 2, PROBE_MAX_MS));
+      this.probing = false;
+      this.metrics.postgresUp.set(1);
+      this.log.info('postgres answers again; resuming record writes');
+      await this.worker.resume();
+    };
+    void probe(PROBE_MIN_MS);
+  }
+}
+
+function peekVersion(data: unknown): number | null {
+  try {
+    const b = (data as { b?: unknown } | null)?.b;
+    if (typeof b !== 'string') return null;
+    const v = (peek.unpack(Buffer.from(b, 'base64')) as { v?: unknown } | null)?.v;
+    return typeof v === 'number' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+function errorFields(err: unknown): { code?: string; message: string } {
+  const e = err as { code?: string; message?: string };
+  return { ...(e.code ? { code: e.code } : {}), message: e.message ?? String(err) };
+}

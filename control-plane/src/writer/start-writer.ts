@@ -1,0 +1,129 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { connectRedis, loadWriterConfig, RedisKeys, StartupError, type Env, type WriterConfig } from '@gateway/shared';
+import { migrate } from '../db/migrate.js';
+import { ensurePartitions } from '../db/partitions.js';
+import { createLogger } from '../logger.js';
+import { createRegistry } from '../metrics.js';
+import { startMetricsServer, type MetricsServer } from './metrics-server.js';
+import { RecordWorker } from './record-worker.js';
+import { WriterDb } from './writer-db.js';
+import { writerMetrics } from './writer-metrics.js';
+
+/** Knobs that are not configuration an operator sets, but that tests and benches turn. */
+export interface WriterOptions {
+  log?: Logger;
+  /** Interface of the metrics listener. */
+  host?: string;
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  maxBackoffMs?: number;
+}
+
+export interface Writer {
+  config: WriterConfig;
+  log: Logger;
+  metrics: Registry;
+  /** Port of /metrics, /healthz and /readyz, or null when WRITER_PORT=0. */
+  port: number | null;
+  recordWorker: RecordWorker;
+  /** Finishes the batches in hand (up to timeoutMs), then disconnects. */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+// A batch takes milliseconds; the lock is renewed every half of this while it is written. A
+// killed writer's batch is taken over after at most lockDuration + 2 × stalledInterval.
+const LOCK_DURATION_MS = 10_000;
+const STALLED_INTERVAL_MS = 5_000;
+const MAX_BACKOFF_MS = 30_000;
+const PARTITION_CHECK_MS = 6 * 60 * 60 * 1000;
+
+/**
+ * Brings one writer process (or an in-process writer) up: Postgres connected and migrated (a
+ * writer started alone works), Redis, the BullMQ worker, then the metrics listener. Throws
+ * StartupError / ConfigError with an operator-readable message.
+ */
+export async function startWriter(env: Env, options: WriterOptions = {}): Promise<Writer> {
+  const config = loadWriterConfig(env);
+  const log = options.log ?? createLogger(config.logLevel, 'writer');
+  // One connection per batch in flight, one for /readyz and partition upkeep.
+  const db = await WriterDb.open(config.databaseUrl, config.concurrency + 1);
+  const opened: { redis?: Redis; probe?: Redis; server?: MetricsServer; queue?: Queue } = {};
+  try {
+    const migrated = await migrate(db.sql);
+    if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
+    await ensurePartitions(db.sql);
+    // BullMQ's blocking connection (duplicated from this one) needs maxRetriesPerRequest null.
+    opened.redis = await connectRedis(config.redisUrl);
+    opened.redis.on('error', (err: Error) => log.debug({ err: { message: err.message } }, 'redis connection error'));
+    // Scrapes and readiness fail fast while Redis is away instead of queueing behind it.
+    opened.probe = opened.redis.duplicate({ lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    opened.probe.on('error', () => {});
+
+    const keys = new RedisKeys(config.redisPrefix);
+    const registry = createRegistry('gateway_writer_');
+    opened.queue = new Queue(keys.recordsQueue, { connection: opened.probe, prefix: keys.bullPrefix });
+    opened.queue.on('error', () => {});
+    const metrics = writerMetrics(registry, opened.queue);
+    if (config.port > 0) {
+      const probe = opened.probe;
+      opened.server = await startMetricsServer(options.host ?? '0.0.0.0', config.port, registry, async () => ({
+        postgres: await db.sql`select 1`.then(() => true, () => false),
+        redis: probe.status === 'ready' ? await probe.ping().then(() => true, () => false) : false,
+      })).catch((err: NodeJS.ErrnoException) => {
+        throw new StartupError(`The writer cannot listen on port ${config.port} (${err.code ?? err.message}). Set WRITER_PORT to a free port, or 0 to disable it.`);
+      });
+    }
+
+    // Last, so that nothing after it can fail and leave a worker running behind a failed start.
+    const recordWorker = new RecordWorker(db, opened.redis, keys, metrics, log, {
+      concurrency: config.concurrency,
+      lockDurationMs: options.lockDurationMs ?? LOCK_DURATION_MS,
+      stalledIntervalMs: options.stalledIntervalMs ?? STALLED_INTERVAL_MS,
+      maxBackoffMs: options.maxBackoffMs ?? MAX_BACKOFF_MS,
+    });
+    const partitionTimer = setInterval(() => {
+      ensurePartitions(db.sql).catch((err: Error) => log.error({ err: { message: err.message } }, 'partition maintenance failed'));
+    }, PARTITION_CHECK_MS);
+    partitionTimer.unref();
+
+    const { redis, probe, server, queue } = opened;
+    let closing: Promise<void> | null = null;
+    return {
+      config,
+      log,
+      metrics: registry,
+      port: server?.port ?? null,
+      recordWorker,
+      close(timeoutMs = 10_000) {
+        closing ??= (async () => {
+          clearInterval(partitionTimer);
+          await recordWorker.close(timeoutMs);
+          await Promise.allSettled([server?.close(), queue.close()]);
+          await Promise.allSettled([quit(redis), quit(probe), db.end()]);
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await opened.server?.close();
+    await opened.queue?.close().catch(() => {});
+    opened.probe?.disconnect();
+    opened.redis?.disconnect();
+    await db.end().catch(() => {});
+    throw err;
+  }
+}
+
+/** QUIT waits in the offline queue while Redis is away; a stopping writer does not wait for it. */
+async function quit(client: Redis): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), 2_000);
+  });
+  const outcome = await Promise.race([client.quit().catch(() => 'failed' as const), timedOut]);
+  clearTimeout(timer);
+  if (outcome !== 'OK') client.disconnect();
+}
