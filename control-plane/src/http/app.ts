@@ -5,6 +5,7 @@ import type { AppContext } from '../context.js';
 import { httpMetrics } from '../metrics.js';
 import { auditRefusal } from './audit-refusals.js';
 import { registerAuditRoutes } from './routes/audit.js';
+import { registerDashboard } from './routes/dashboard.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerMemberRoutes } from './routes/members.js';
@@ -89,6 +90,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   registerHealthRoutes(app, ctx);
   registerOpenApiRoute(app);
+  await registerDashboard(app);
   registerSigninRoutes(app, ctx);
   await app.register(async (authenticated) => {
     // onRequest runs before the body is parsed and validated: no token, no other answer than 401.

@@ -1,0 +1,57 @@
+import { apiErrorFrom, ApiError } from './api-error.js';
+import { toQueryString, type QueryValues } from '../lib/record-query.js';
+
+/**
+ * The dashboard's only way to the server: the public management API on the same origin, with
+ * the signed-in token as the bearer. A 401 means the session is over (the token expired or the
+ * account is gone), which the session learns through `onUnauthorized`.
+ */
+export interface ApiClient {
+  get<T>(path: string, query?: QueryValues): Promise<T>;
+  post<T>(path: string, body: unknown): Promise<T>;
+  patch<T>(path: string, body: unknown): Promise<T>;
+  delete(path: string): Promise<void>;
+}
+
+export interface ClientOptions {
+  token: () => string | null;
+  onUnauthorized: (err: ApiError) => void;
+  fetch?: typeof fetch;
+}
+
+export function createApiClient(options: ClientOptions): ApiClient {
+  const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
+
+  async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    const token = options.token();
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await doFetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit' });
+    } catch (err) {
+      throw new ApiError(0, 'NETWORK', err instanceof Error ? err.message : 'network error');
+    }
+    const text = await res.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text === '' ? null : JSON.parse(text);
+    } catch {
+      parsed = null;
+    }
+    if (!res.ok) {
+      const err = apiErrorFrom(res.status, parsed, res.headers.get('retry-after'));
+      if (res.status === 401 && token !== null) options.onUnauthorized(err);
+      throw err;
+    }
+    return parsed as T;
+  }
+
+  return {
+    get: (path, query) => request('GET', path + (query ? toQueryString(query) : '')),
+    post: (path, body) => request('POST', path, body),
+    patch: (path, body) => request('PATCH', path, body),
+    delete: (path) => request('DELETE', path),
+  };
+}

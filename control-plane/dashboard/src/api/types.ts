@@ -1,0 +1,129 @@
+/**
+ * The management API's shapes as the dashboard reads them (docs/management-api.md). Kept apart
+ * from the server's schemas because the browser bundle must not pull in server modules; a test
+ * compares the enumerations with the server's.
+ */
+export const FINISH_REASONS = ['stop', 'max_tokens', 'tool_calls', 'content_filter', 'error', 'cancelled'] as const;
+export type FinishReason = (typeof FINISH_REASONS)[number];
+
+export const AUDIT_OUTCOMES = ['success', 'auth_failed', 'policy_blocked', 'error', 'cancelled'] as const;
+export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
+
+/** Lowest to highest, as the role selector lists them. */
+export const PROJECT_ROLES = ['viewer', 'member', 'admin', 'owner'] as const;
+export type ProjectRole = (typeof PROJECT_ROLES)[number];
+
+/** The audit types the API writes, offered as suggestions in the type filter (any other text works too). */
+export const AUDIT_TYPES = [
+  'gateway.request',
+  'key.created',
+  'key.deleted',
+  'project.created',
+  'project.updated',
+  'project.deleted',
+  'member.added',
+  'member.updated',
+  'member.removed',
+  'user.created',
+  'signin.succeeded',
+  'signin.refreshed',
+  'signin.failed',
+] as const;
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  /** Seconds. */
+  expires_in: number;
+}
+
+export interface User {
+  id: string;
+  email: string;
+  role: 'admin' | 'member';
+  created_at: string;
+}
+
+export interface Project {
+  id: string;
+  name: string;
+  quota_tokens: number | null;
+  used_tokens: number;
+  /** What the quota counts: all time, or each calendar month (UTC). Absent means all time. */
+  quota_period?: 'total' | 'month';
+  created_at: string;
+}
+
+export interface ApiKey {
+  id: string;
+  project_id: string;
+  name: string;
+  prefix: string;
+  created_by: string | null;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+}
+
+/** The creation response: the only one that ever carries the secret. */
+export interface NewApiKey {
+  id: string;
+  project_id: string;
+  name: string;
+  prefix: string;
+  key: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export interface Member {
+  project_id: string;
+  user_id: string;
+  email: string;
+  role: ProjectRole;
+  created_at: string;
+}
+
+export interface UsageRecord {
+  id: string;
+  request_id: string;
+  project_id: string;
+  key_id: string;
+  /** Unix ms. */
+  timestamp: number;
+  model: string;
+  provider: string;
+  tokens: { input: number; output: number; total: number };
+  latency_ms: number;
+  finish_reason: FinishReason;
+  stream: boolean;
+}
+
+export interface AuditEvent {
+  id: string;
+  request_id: string;
+  /** Unix ms. */
+  timestamp: number;
+  type: string;
+  outcome: AuditOutcome;
+  status: number;
+  error_code: string | null;
+  project_id: string | null;
+  key_id: string | null;
+  actor: string | null;
+  model: string | null;
+  provider: string | null;
+  client_ip: string | null;
+  user_agent: string | null;
+  latency_ms: number;
+}
+
+export interface List<T> {
+  data: T[];
+}
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+  has_more: boolean;
+}

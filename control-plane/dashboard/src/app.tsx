@@ -1,0 +1,110 @@
+import { useEffect, useRef } from 'preact/hooks';
+import { SessionProvider, useSession, useSessionState, useUser } from './auth/session-context.js';
+import { PageHeading } from './components/page-heading.js';
+import { ProjectsProvider } from './components/projects-context.js';
+import { ToastProvider } from './components/toasts.js';
+import { href, Link, navigate, useLocation } from './lib/router.js';
+import { AuditPage } from './pages/audit-page.js';
+import { KeysPage } from './pages/keys-page.js';
+import { MembersPage } from './pages/members-page.js';
+import { ProjectsPage } from './pages/projects-page.js';
+import { SigninPage } from './pages/signin-page.js';
+import { UsagePage } from './pages/usage-page.js';
+
+/** The pages, in navigation order. The server answers any of these addresses with index.html. */
+const PAGES = [
+  { path: '/projects', label: 'Projects', Page: ProjectsPage },
+  { path: '/keys', label: 'API keys', Page: KeysPage },
+  { path: '/usage', label: 'Usage', Page: UsagePage },
+  { path: '/audit', label: 'Audit', Page: AuditPage },
+  { path: '/members', label: 'Members', Page: MembersPage },
+] as const;
+
+export function App() {
+  return (
+    <SessionProvider>
+      <ToastProvider>
+        <Gate />
+      </ToastProvider>
+    </SessionProvider>
+  );
+}
+
+/** Signed out: the sign-in page at whatever address was asked for, which then opens as asked. */
+function Gate() {
+  const state = useSessionState();
+  if (state.status === 'signed-out') return <SigninPage reason={state.reason} />;
+  return (
+    <ProjectsProvider>
+      <Shell />
+    </ProjectsProvider>
+  );
+}
+
+function Shell() {
+  const session = useSession();
+  const user = useUser();
+  const { path, query } = useLocation();
+  const page = PAGES.find((p) => p.path === path);
+  const project = query.get('project');
+
+  useEffect(() => {
+    if (path === '/' || path === '/signin') navigate(href('/projects', { project }), { replace: true });
+  }, [path]);
+
+  // After an in-app navigation, focus goes to the new page's heading (see PageHeading).
+  const firstRender = useRef(true);
+  useEffect(() => {
+    if (firstRender.current) {
+      firstRender.current = false;
+      return;
+    }
+    document.querySelector<HTMLElement>('main h1')?.focus();
+  }, [path]);
+
+  return (
+    <>
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <span class="brand">Model gateway</span>
+        <nav aria-label="Main">
+          <ul>
+            {PAGES.map((p) => (
+              <li key={p.path}>
+                <Link href={href(p.path, { project })} aria-current={p.path === path ? 'page' : undefined}>
+                  {p.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="account">
+          <span class="account-name">
+            <span class="visually-hidden">Signed in as </span>
+            {user.email}
+            {user.role === 'admin' && <span class="role role-admin">account admin</span>}
+          </span>
+          <button type="button" onClick={() => session.signOut('You signed out.')}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {page ? <page.Page /> : path === '/' || path === '/signin' ? null : <NotFound />}
+      </main>
+    </>
+  );
+}
+
+function NotFound() {
+  return (
+    <>
+      <PageHeading title="Page not found" />
+      <p>
+        There is no page here. Go to <Link href="/projects">Projects</Link>.
+      </p>
+    </>
+  );
+}

@@ -1,0 +1,73 @@
+import { createContext, type ComponentChildren } from 'preact';
+import { useContext, useEffect, useMemo, useState } from 'preact/hooks';
+import { createApiClient, type ApiClient } from '../api/client.js';
+import type { TokenResponse, User } from '../api/types.js';
+import { Session, type SessionState } from './session.js';
+
+/** One session and one API client for the page, wired to the browser's timers and visibility. */
+interface SessionValue {
+  session: Session;
+  api: ApiClient;
+}
+
+const SessionContext = createContext<SessionValue | null>(null);
+
+export function SessionProvider({ children }: { children: ComponentChildren }) {
+  const value = useMemo<SessionValue>(() => {
+    // Sign-in and refresh carry their own bearer (none, or the token being replaced).
+    const withBearer = (bearer: string | null) => createApiClient({ token: () => bearer, onUnauthorized: () => {} });
+    const session = new Session({
+      grant: (body, bearer) => withBearer(bearer).post<TokenResponse>('/v1/signins', body),
+      me: (token) => withBearer(token).get<User>('/v1/users/me'),
+      now: () => Date.now(),
+      setTimer: (run, ms) => window.setTimeout(run, ms),
+      clearTimer: (handle) => window.clearTimeout(handle as number),
+    });
+    const api = createApiClient({ token: () => session.accessToken(), onUnauthorized: () => session.unauthorized() });
+    return { session, api };
+  }, []);
+
+  useEffect(() => {
+    const wake = () => {
+      if (document.visibilityState === 'visible') value.session.wake();
+    };
+    document.addEventListener('visibilitychange', wake);
+    window.addEventListener('focus', wake);
+    window.addEventListener('online', wake);
+    return () => {
+      document.removeEventListener('visibilitychange', wake);
+      window.removeEventListener('focus', wake);
+      window.removeEventListener('online', wake);
+    };
+  }, [value]);
+
+  return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
+}
+
+function useSessionValue(): SessionValue {
+  const value = useContext(SessionContext);
+  if (value === null) throw new Error('useSession outside SessionProvider');
+  return value;
+}
+
+export function useSession(): Session {
+  return useSessionValue().session;
+}
+
+export function useApi(): ApiClient {
+  return useSessionValue().api;
+}
+
+export function useSessionState(): SessionState {
+  const session = useSession();
+  const [state, setState] = useState(session.state);
+  useEffect(() => session.subscribe(setState), [session]);
+  return state;
+}
+
+/** The signed-in account; only rendered inside the signed-in part of the app. */
+export function useUser(): User {
+  const state = useSessionState();
+  if (state.status !== 'signed-in') throw new Error('useUser while signed out');
+  return state.user;
+}

@@ -1,0 +1,109 @@
+import type { UsageRecord } from '../api/types.js';
+import { formatDateTime, formatNumber } from './format.js';
+
+/**
+ * Usage records turned into what the chart and the totals show: total tokens per model per time
+ * bucket, and sums over the range. The API has no aggregate endpoint, so the dashboard pages
+ * through the records of the range and adds them up here.
+ */
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** Bucket widths people read easily, smallest first. */
+export const BUCKET_LADDER_MS = [MINUTE, 5 * MINUTE, 15 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 7 * DAY] as const;
+
+/** Enough buckets to show a shape, few enough to stay legible on a phone. */
+const MAX_BUCKETS = 120;
+
+export function pickBucketMs(rangeMs: number): number {
+  for (const width of BUCKET_LADDER_MS) if (rangeMs / width <= MAX_BUCKETS) return width;
+  return BUCKET_LADDER_MS[BUCKET_LADDER_MS.length - 1]!;
+}
+
+export function describeBucket(ms: number): string {
+  if (ms % DAY === 0) return ms === DAY ? 'day' : `${ms / DAY} days`;
+  if (ms % HOUR === 0) return ms === HOUR ? 'hour' : `${ms / HOUR} hours`;
+  return ms === MINUTE ? 'minute' : `${ms / MINUTE} minutes`;
+}
+
+export interface Totals {
+  requests: number;
+  input: number;
+  output: number;
+  total: number;
+}
+
+export interface ModelTotals extends Totals {
+  model: string;
+}
+
+export interface UsageSeries {
+  bucketMs: number;
+  /** Bucket starts, Unix ms. */
+  starts: number[];
+  /** Models, busiest first. */
+  models: string[];
+  /** values[m][b]: total tokens of models[m] in bucket b. */
+  values: number[][];
+  totals: Totals;
+  byModel: ModelTotals[];
+}
+
+const zero = (): Totals => ({ requests: 0, input: 0, output: 0, total: 0 });
+
+function add(into: Totals, record: UsageRecord): void {
+  into.requests += 1;
+  into.input += record.tokens.input;
+  into.output += record.tokens.output;
+  into.total += record.tokens.total;
+}
+
+/**
+ * Buckets start at multiples of their width since the epoch: aligned to local midnight, a day
+ * bucket would last 23 or 25 hours around a DST change. Records outside [from, to) are ignored;
+ * the list was asked for the same bounds, so none should be there.
+ */
+export function buildUsageSeries(records: readonly UsageRecord[], from: number, to: number, bucketMs = pickBucketMs(to - from)): UsageSeries {
+  const first = Math.floor(from / bucketMs) * bucketMs;
+  const count = Math.max(1, Math.ceil((to - first) / bucketMs));
+  const starts = Array.from({ length: count }, (_, i) => first + i * bucketMs);
+
+  const totals = zero();
+  const perModel = new Map<string, { totals: Totals; buckets: number[] }>();
+  for (const record of records) {
+    if (record.timestamp < from || record.timestamp >= to) continue;
+    let entry = perModel.get(record.model);
+    if (entry === undefined) {
+      entry = { totals: zero(), buckets: new Array<number>(count).fill(0) };
+      perModel.set(record.model, entry);
+    }
+    const bucket = Math.min(count - 1, Math.floor((record.timestamp - first) / bucketMs));
+    entry.buckets[bucket]! += record.tokens.total;
+    add(entry.totals, record);
+    add(totals, record);
+  }
+
+  const byModel = [...perModel.entries()]
+    .map(([model, entry]) => ({ model, ...entry.totals }))
+    .sort((a, b) => b.total - a.total || a.model.localeCompare(b.model));
+  const models = byModel.map((m) => m.model);
+  return { bucketMs, starts, models, values: models.map((m) => perModel.get(m)!.buckets), totals, byModel };
+}
+
+/** A one-sentence account of the chart for screen readers, which cannot see the lines. */
+export function describeSeries(series: UsageSeries): string {
+  if (series.totals.requests === 0) return 'No usage in this range.';
+  const busiest = series.byModel[0]!;
+  let peak = 0;
+  let peakAt = 0;
+  series.starts.forEach((start, i) => {
+    const sum = series.values.reduce((s, row) => s + (row[i] ?? 0), 0);
+    if (sum > peak) {
+      peak = sum;
+      peakAt = start;
+    }
+  });
+  const models = series.models.length === 1 ? '1 model' : `${series.models.length} models`;
+  return `Total tokens per ${describeBucket(series.bucketMs)} for ${models}; ${busiest.model} used the most (${formatNumber(busiest.total)} tokens); the busiest ${describeBucket(series.bucketMs)} began ${formatDateTime(peakAt)} with ${formatNumber(peak)} tokens.`;
+}

@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import type { UsageRecord } from '../../dashboard/src/api/types.js';
+import { collectPages } from '../../dashboard/src/lib/collect-pages.js';
+import {
+  fromLocalInputValue,
+  lastSpan,
+  presetChoice,
+  rangeProblem,
+  resolveRange,
+  toLocalInputValue,
+  toQueryString,
+} from '../../dashboard/src/lib/record-query.js';
+import { buildUsageSeries, describeBucket, describeSeries, pickBucketMs } from '../../dashboard/src/lib/usage-series.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+function record(timestamp: number, model: string, input: number, output: number): UsageRecord {
+  return {
+    id: `r-${timestamp}-${model}`,
+    request_id: 'req',
+    project_id: 'p',
+    key_id: 'k',
+    timestamp,
+    model,
+    provider: 'mock',
+    tokens: { input, output, total: input + output },
+    latency_ms: 5,
+    finish_reason: 'stop',
+    stream: false,
+  };
+}
+
+describe('usage series', () => {
+  it('picks bucket widths that keep a range to at most 120 points', () => {
+    expect(pickBucketMs(HOUR)).toBe(MINUTE);
+    expect(pickBucketMs(24 * HOUR)).toBe(15 * MINUTE);
+    expect(pickBucketMs(7 * 24 * HOUR)).toBe(3 * HOUR);
+    expect(pickBucketMs(30 * 24 * HOUR)).toBe(6 * HOUR);
+    expect(pickBucketMs(31 * 24 * HOUR)).toBe(12 * HOUR);
+    expect(pickBucketMs(10 * 365 * 24 * HOUR)).toBe(7 * 24 * HOUR);
+    expect([MINUTE, 15 * MINUTE, HOUR, 3 * HOUR, 24 * HOUR].map(describeBucket)).toEqual(['minute', '15 minutes', 'hour', '3 hours', 'day']);
+  });
+
+  it('adds up tokens per model per bucket, busiest model first, and totals the range', () => {
+    const from = 10 * HOUR;
+    const to = from + HOUR;
+    const records = [
+      record(from, 'small', 1, 1),
+      record(from + 30_000, 'big', 10, 20),
+      record(from + 61_000, 'big', 5, 5),
+      record(to - 1, 'small', 2, 2),
+      // Outside [from, to): not counted.
+      record(to, 'big', 100, 100),
+      record(from - 1, 'big', 100, 100),
+    ];
+    const series = buildUsageSeries(records, from, to);
+    expect(series.bucketMs).toBe(MINUTE);
+    expect(series.starts).toHaveLength(60);
+    expect(series.starts[0]).toBe(from);
+    expect(series.models).toEqual(['big', 'small']);
+    expect(series.values[0]!.slice(0, 2)).toEqual([30, 10]);
+    expect(series.values[1]![0]).toBe(2);
+    expect(series.values[1]![59]).toBe(4);
+    expect(series.totals).toEqual({ requests: 4, input: 18, output: 28, total: 46 });
+    expect(series.byModel).toEqual([
+      { model: 'big', requests: 2, input: 15, output: 25, total: 40 },
+      { model: 'small', requests: 2, input: 3, output: 3, total: 6 },
+    ]);
+    expect(describeSeries(series)).toContain('big used the most (40 tokens)');
+  });
+
+  it('aligns buckets to their width, so a range that starts mid-bucket still counts its first records', () => {
+    const from = 10 * HOUR + 20_000;
+    const series = buildUsageSeries([record(from + 1, 'm', 1, 1)], from, from + 5 * MINUTE, MINUTE);
+    expect(series.starts[0]).toBe(10 * HOUR);
+    expect(series.values[0]![0]).toBe(2);
+  });
+
+  it('describes an empty range', () => {
+    expect(describeSeries(buildUsageSeries([], 0, HOUR))).toBe('No usage in this range.');
+  });
+});
+
+describe('list queries and ranges', () => {
+  it('leaves empty filters out of the query string', () => {
+    expect(toQueryString({ project_id: null, model: ' ', provider: undefined, limit: 50, finish_reason: 'stop', cursor: 'a+b/c' })).toBe(
+      '?limit=50&finish_reason=stop&cursor=a%2Bb%2Fc',
+    );
+    expect(toQueryString({})).toBe('');
+  });
+
+  it('round-trips datetime-local values in local time and refuses impossible dates', () => {
+    const ms = new Date(2025, 2, 4, 5, 6).getTime();
+    expect(toLocalInputValue(ms)).toBe('2025-03-04T05:06');
+    expect(fromLocalInputValue('2025-03-04T05:06')).toBe(ms);
+    expect(fromLocalInputValue('2025-03-04T05:06:07')).toBe(ms + 7_000);
+    expect(fromLocalInputValue('2025-02-31T00:00')).toBeUndefined();
+    expect(fromLocalInputValue('')).toBeUndefined();
+    expect(fromLocalInputValue('yesterday')).toBeUndefined();
+  });
+
+  it('rounds a preset range out to whole minutes, including the current one', () => {
+    const now = Date.UTC(2025, 0, 1, 12, 30, 15);
+    expect(lastSpan(HOUR, now)).toEqual({ from: Date.UTC(2025, 0, 1, 11, 31), to: Date.UTC(2025, 0, 1, 12, 31) });
+    expect(resolveRange(presetChoice('24h', now), now)).toEqual({ from: Date.UTC(2024, 11, 31, 12, 31), to: Date.UTC(2025, 0, 1, 12, 31) });
+  });
+
+  it('checks a custom range before asking the API', () => {
+    expect(resolveRange({ preset: 'custom', from: '2025-01-01T00:00', to: '2025-01-02T00:00' }, 0)).toEqual({
+      from: new Date(2025, 0, 1).getTime(),
+      to: new Date(2025, 0, 2).getTime(),
+    });
+    expect(resolveRange({ preset: 'custom', from: '2025-01-02T00:00', to: '2025-01-01T00:00' }, 0)).toEqual({ problem: '"From" must be before "To".' });
+    expect(resolveRange({ preset: 'custom', from: '', to: '2025-01-01T00:00' }, 0)).toEqual({ problem: 'Enter a valid "From" date and time.' });
+    expect(rangeProblem({ from: 1 })).toBeNull();
+  });
+});
+
+describe('walking a keyset-paged list', () => {
+  it('follows next_cursor to the end', async () => {
+    const pages = new Map<string | null, { data: number[]; next_cursor: string | null; has_more: boolean }>([
+      [null, { data: [1, 2], next_cursor: 'a', has_more: true }],
+      ['a', { data: [3, 4], next_cursor: 'b', has_more: true }],
+      ['b', { data: [5], next_cursor: null, has_more: false }],
+    ]);
+    const seen: (string | null)[] = [];
+    const result = await collectPages(async (cursor) => {
+      seen.push(cursor);
+      return pages.get(cursor)!;
+    }, 10);
+    expect(result).toEqual({ items: [1, 2, 3, 4, 5], complete: true });
+    expect(seen).toEqual([null, 'a', 'b']);
+  });
+
+  it('stops after the page limit and says the sums are partial', async () => {
+    let calls = 0;
+    const result = await collectPages(async () => {
+      calls += 1;
+      return { data: [calls], next_cursor: `c${calls}`, has_more: true };
+    }, 3);
+    expect(result).toEqual({ items: [1, 2, 3], complete: false });
+  });
+});
