@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { encodeInvalidation, encodeKeyRecord, generateApiKey, type RedisKeys } from '@gateway/shared';
+
+/**
+ * Data-plane scenarios need a valid key but no control plane (its Postgres would compete for the
+ * cores during the window): the key is projected into Redis exactly as the control plane writes
+ * it, record first and invalidation second.
+ */
+export interface BenchKey {
+  key: string;
+  hash: string;
+  id: string;
+  projectId: string;
+}
+
+export async function projectKey(redis: Redis, keys: RedisKeys): Promise<BenchKey> {
+  const generated = generateApiKey();
+  const id = randomUUID();
+  const projectId = randomUUID();
+  await redis.multi().set(keys.apiKey(generated.hash), encodeKeyRecord({ id, project_id: projectId, expires_at: null })).sadd(keys.projectKeys(projectId), generated.hash).exec();
+  await redis.publish(keys.invalidationChannel, encodeInvalidation({ kind: 'key.created', key_hash: generated.hash, key_id: id, project_id: projectId }));
+  return { key: generated.key, hash: generated.hash, id, projectId };
+}
+
+/** Deletes every Redis key under the run's prefix (projection, queue, everything). */
+export async function clearPrefix(redis: Redis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let removed = 0;
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    if (batch.length > 0) removed += await redis.del(...batch);
+  } while (cursor !== '0');
+  return removed;
+}

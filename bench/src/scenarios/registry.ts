@@ -1,0 +1,21 @@
+import { authFlood } from './auth-flood.js';
+import { idleMemory } from './idle-memory.js';
+import { latency } from './latency.js';
+import { revocation } from './revocation.js';
+import type { Scenario } from './scenario.js';
+import { streaming } from './streaming.js';
+import { throughput } from './throughput.js';
+import { usageQuery } from './usage-query.js';
+import { writer } from './writer.js';
+
+/** Every scenario, in the order a full run takes them (cheap and sensitive first). */
+export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, idleMemory, revocation, authFlood, writer, usageQuery];
+
+export function findScenarios(names: readonly string[]): Scenario[] {
+  if (names.length === 0) return [...SCENARIOS];
+  return names.map((name) => {
+    const found = SCENARIOS.find((s) => s.name === name);
+    if (found === undefined) throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+    return found;
+  });
+}
