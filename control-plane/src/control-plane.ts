@@ -21,6 +21,8 @@ export interface ControlPlane {
   ctx: AppContext;
   port: number;
   seeded: SeedResult;
+  /** Opens a fresh Postgres pool (once Postgres answers) and retires the current one. */
+  replacePool(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,7 +72,8 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   };
 
   const reconciler = new QuotaReconciler(ctx, config.quotaReconcileMs);
-  const rebuilt = await projection.rebuild(sql);
+  let replacing: Promise<void> | null = null;
+  const rebuilt = await projection.rebuild(ctx.sql);
   log.info(rebuilt, 'key projection rebuilt from postgres');
   // Quota ledgers Redis lost are started again from Postgres before any proxy can lease from them.
   await reconciler.run();
@@ -85,7 +88,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     if (!redisLost) return;
     redisLost = false;
     projection
-      .rebuild(sql)
+      .rebuild(ctx.sql)
       .then((r) => {
         log.info(r, 'key projection rebuilt after a Redis reconnect');
         return reconciler.run();
@@ -104,7 +107,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
 
   const partitionTimer = setInterval(() => {
-    ensurePartitions(sql).catch((err: Error) => log.error({ err: { message: err.message } }, 'partition maintenance failed'));
+    ensurePartitions(ctx.sql).catch((err: Error) => log.error({ err: { message: err.message } }, 'partition maintenance failed'));
   }, PARTITION_CHECK_MS);
   partitionTimer.unref();
   reconciler.start();
@@ -115,13 +118,35 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     ctx,
     port,
     seeded,
+    replacePool() {
+      replacing ??= replacePool(ctx).finally(() => {
+        replacing = null;
+      });
+      return replacing;
+    },
     async close() {
       clearInterval(partitionTimer);
       await app.close();
       await reconciler.close();
-      await Promise.allSettled([sql.end({ timeout: 5 }), redis.quit()]);
+      await Promise.allSettled([ctx.sql.end({ timeout: 5 }), redis.quit()]);
     },
   };
+}
+
+/** Swaps in a fresh pool once PostgreSQL answers again; requests in flight finish on the old one. */
+async function replacePool(ctx: AppContext): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fresh = await connectDb(ctx.config.databaseUrl);
+      const old = ctx.sql;
+      ctx.sql = fresh;
+      void old.end({ timeout: 5 }).catch(() => {});
+      ctx.log.info('database connection pool replaced');
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 250 * 2 ** Math.min(attempt, 5))));
+    }
+  }
 }
 
 export { ConfigError, StartupError };
