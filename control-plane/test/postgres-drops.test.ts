@@ -5,7 +5,7 @@ import { freshDatabaseUrl, TEST_REDIS_URL, testRedisPrefix } from '../../test-su
 import { eventually, spawnNode, type Child } from '../../test-support/processes.js';
 import { clearPrefix } from '../../test-support/redis.js';
 import { freePort } from '../../test-support/services.js';
-import { isDriverWriteCrash } from '../src/db/driver-guard.js';
+import { isDriverDroppedConnection, isDriverWriteCrash } from '../src/db/driver-guard.js';
 
 /**
  * PostgreSQL drops the control plane's connections in the middle of its transactions (a restart,
@@ -85,5 +85,12 @@ describe('control plane under dropped Postgres connections', () => {
     other.stack = `${other.message}\n    at handler (/app/control-plane/dist/http/app.js:10:3)`;
     expect(isDriverWriteCrash(other)).toBe(false);
     expect(isDriverWriteCrash(new Error('nextWrite postgres/src/connection.js'))).toBe(false);
+
+    const dropped = Object.assign(new Error('write CONNECTION_CLOSED 127.0.0.1:5432'), { code: 'CONNECTION_CLOSED' });
+    dropped.stack = `${dropped.message}\n    at Socket.closed (/app/node_modules/postgres/src/connection.js:453:57)`;
+    expect(isDriverDroppedConnection(dropped)).toBe(true);
+    expect(isDriverDroppedConnection(Object.assign(new Error('x'), { code: 'CONNECTION_CLOSED' }))).toBe(false);
+    expect(isDriverDroppedConnection(Object.assign(new Error('duplicate'), { code: '23505', stack: dropped.stack }))).toBe(false);
+    expect(isDriverDroppedConnection('CONNECTION_CLOSED')).toBe(false);
   });
 });

@@ -7,6 +7,13 @@ export interface DbOptions {
   max?: number;
   /** Create the database named in the URL when it does not exist yet. */
   createIfMissing?: boolean;
+  /**
+   * Ask the server for its array types on connecting (needed to send JS arrays as parameters).
+   * postgres.js runs that query on a fresh connection with no caller to receive its failure, so a
+   * pool whose connections the server drops (the writer's, through an outage) turns it off and
+   * builds its array literals itself.
+   */
+  fetchTypes?: boolean;
 }
 
 /**
@@ -19,6 +26,7 @@ export async function connectDb(url: string, options: DbOptions = {}): Promise<D
     max: options.max ?? 10,
     onnotice: () => {},
     connect_timeout: 5,
+    fetch_types: options.fetchTypes ?? true,
     // bigint columns (token counts, ms timestamps) stay far below 2^53.
     types: { bigint: postgres.BigInt },
     transform: { undefined: null },

@@ -31,7 +31,7 @@ export class WriterDb {
   }
 
   static async open(url: string, max: number): Promise<WriterDb> {
-    return new WriterDb(url, max, await connectDb(url, { max }));
+    return new WriterDb(url, max, await connectDb(url, { max, fetchTypes: false }));
   }
 
   get current(): PoolGeneration {
@@ -46,7 +46,7 @@ export class WriterDb {
   async renew(): Promise<boolean> {
     let fresh: Db;
     try {
-      fresh = await connectDb(this.url, { max: this.max });
+      fresh = await connectDb(this.url, { max: this.max, fetchTypes: false });
     } catch {
       return false;
     }
