@@ -5,8 +5,8 @@ import { dropPartitionsBefore, ensurePartitions } from './db/partitions.js';
 
 /**
  * `npm run migrate`: create the database if needed, apply pending migrations, make partitions.
- * `npm run migrate -- --drop-before 2026-01`: also drop the monthly record partitions that end on or
- * before the start of that month (the retention of usage and audit records is an operator's call).
+ * `npm run migrate -- --drop-before 2026-01`: also drop the monthly record partitions of the months
+ * before that one (the retention of usage and audit records is an operator's call).
  */
 function dropBefore(argv: string[]): number | null {
   const i = argv.indexOf('--drop-before');
