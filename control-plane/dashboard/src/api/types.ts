@@ -84,39 +84,9 @@ export interface Member {
   created_at: string;
 }
 
-export interface UsageRecord {
-  id: string;
-  request_id: string;
-  project_id: string;
-  key_id: string;
-  /** Unix ms. */
-  timestamp: number;
-  model: string;
-  provider: string;
-  tokens: { input: number; output: number; total: number };
-  latency_ms: number;
-  finish_reason: FinishReason;
-  stream: boolean;
-}
-
-export interface AuditEvent {
-  id: string;
-  request_id: string;
-  /** Unix ms. */
-  timestamp: number;
-  type: string;
-  outcome: AuditOutcome;
-  status: number;
-  error_code: string | null;
-  project_id: string | null;
-  key_id: string | null;
-  actor: string | null;
-  model: string | null;
-  provider: string | null;
-  client_ip: string | null;
-  user_agent: string | null;
-  latency_ms: number;
-}
+// The record shapes are the gateway's own contracts; a type-only import adds nothing to the bundle.
+export type { UsageRecord } from '../../../../shared/src/contracts/usage-record.js';
+export type { AuditEvent } from '../../../../shared/src/contracts/audit-event.js';
 
 export interface List<T> {
   data: T[];
