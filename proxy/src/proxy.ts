@@ -83,6 +83,7 @@ export async function startProxy(env: Env): Promise<Proxy> {
       router,
       records,
       metrics,
+      log,
       policies,
       quotas,
       rateLimiter: new RateLimiter(lookups, keys),

@@ -1,6 +1,6 @@
-import { GatewayError, SSE_DONE, type FinishReason, type KeyRecord, type ProjectPolicy } from '@gateway/shared';
+import { GatewayError, SSE_DONE, type FinishReason, type KeyRecord } from '@gateway/shared';
 import type { ChatRequest, ProviderAdapter, StreamMeta } from '../providers/adapter.js';
-import { estimateTokens } from '../providers/stream-inspector.js';
+import { estimatePromptTokens } from '../providers/stream-inspector.js';
 import { GatewayCall, type UsageOutcome } from './gateway-call.js';
 import { validateChatRequest, type ValidChatRequest } from './validate-request.js';
 
@@ -15,7 +15,6 @@ export const CLIENT_CLOSED = 499;
  */
 export class ChatCall extends GatewayCall {
   private phase: 'reading' | 'running' | 'done' = 'reading';
-  private controller: AbortController | null = null;
   private request: ChatRequest | null = null;
   private meta: StreamMeta | null = null;
 
@@ -82,15 +81,8 @@ export class ChatCall extends GatewayCall {
    */
   private async applyPolicy(body: Record<string, unknown>, raw: Buffer, valid: ValidChatRequest): Promise<Buffer | null> {
     const key = this.key as KeyRecord;
-    let policy: ProjectPolicy;
-    try {
-      const found = this.deps.policies.get(key.project_id);
-      policy = found instanceof Promise ? await found : found;
-    } catch {
-      this.fail(new GatewayError('UNAVAILABLE', 'The project policy cannot be read right now; retry shortly.', { retryAfter: 1 }), 'error');
-      return null;
-    }
-    if (this.finished) return null;
+    const policy = await this.projectPolicy();
+    if (policy === null) return null;
     if (policy.allowed_models !== null && !policy.allowed_models.includes(valid.model)) {
       this.fail(new GatewayError('MODEL_NOT_ALLOWED', `The model \`${valid.model}\` is not allowed for this project.`, { param: 'model' }), 'policy_blocked');
       return null;
@@ -199,7 +191,7 @@ export class ChatCall extends GatewayCall {
     if (this.request === null) return undefined;
     const counted = known ?? this.meta?.usage ?? null;
     return {
-      input: counted?.input ?? estimateInput(this.request.body),
+      input: counted?.input ?? estimatePromptTokens(this.request.body),
       output: counted?.output ?? this.meta?.estimatedOutput ?? 0,
       finishReason,
       stream: this.request.stream,
@@ -207,10 +199,3 @@ export class ChatCall extends GatewayCall {
   }
 }
 
-function estimateInput(body: Readonly<Record<string, unknown>>): number {
-  let chars = 0;
-  for (const m of body.messages as { content?: unknown }[]) {
-    chars += typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content ?? '').length;
-  }
-  return estimateTokens(chars);
-}

@@ -7,8 +7,10 @@ import {
   type AuditOutcome,
   type FinishReason,
   type KeyRecord,
+  type ProjectPolicy,
   type ProxyConfig,
 } from '@gateway/shared';
+import type { Logger } from 'pino';
 import type { InFlightRegistry, Revocable } from '../auth/in-flight.js';
 import type { InvalidationSubscriber } from '../auth/invalidation-subscriber.js';
 import type { ProjectPolicies } from '../policy/project-policies.js';
@@ -29,6 +31,7 @@ export interface GatewayDeps {
   router: ModelRouter;
   records: RecordSink;
   metrics: ProxyMetrics;
+  log: Logger;
   policies: ProjectPolicies;
   quotas: QuotaLeases;
   rateLimiter: RateLimiter;
@@ -74,6 +77,8 @@ export abstract class GatewayCall implements Revocable {
   private registered = false;
   private authEpoch = -1;
   private expiryTimer: NodeJS.Timeout | undefined;
+  /** Aborts the provider call (set once one is made). */
+  protected controller: AbortController | null = null;
   /** Tokens reserved against the project's quota; settled to the true count in finish(). */
   protected reservation: Reservation | null = null;
 
@@ -141,6 +146,25 @@ export abstract class GatewayCall implements Revocable {
   }
 
   abstract revoke(reason?: GatewayError): void;
+
+  /** The admitted key's project policy, or null when the request was answered (or ended) instead. */
+  protected async projectPolicy(): Promise<ProjectPolicy | null> {
+    try {
+      const found = this.deps.policies.get(this.projectId);
+      const policy = found instanceof Promise ? await found : found;
+      return this.finished ? null : policy;
+    } catch {
+      this.fail(new GatewayError('UNAVAILABLE', 'The project policy cannot be read right now; retry shortly.', { retryAfter: 1 }), 'error');
+      return null;
+    }
+  }
+
+  /** Last resort for a bug below: answer 500 and keep the process and the records whole. */
+  crashed(err: unknown): void {
+    this.deps.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'request failed unexpectedly');
+    this.controller?.abort();
+    this.fail(new GatewayError('INTERNAL'), 'error');
+  }
 
   protected static keyDeleted(): GatewayError {
     return new GatewayError('UNAUTHORIZED', 'The API key was deleted.');

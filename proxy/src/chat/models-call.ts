@@ -6,16 +6,10 @@ export class ModelsCall extends GatewayCall {
   async run(authPending: KeyRecord | GatewayError | Promise<KeyRecord | GatewayError>): Promise<void> {
     const auth = authPending instanceof Promise ? await authPending : authPending;
     if (this.finished || !(await this.admit(auth))) return;
-    let allowed: readonly string[] | null;
-    try {
-      const policy = this.deps.policies.get(this.projectId);
-      allowed = (policy instanceof Promise ? await policy : policy).allowed_models;
-    } catch {
-      return this.fail(new GatewayError('UNAVAILABLE', 'The project policy cannot be read right now; retry shortly.', { retryAfter: 1 }), 'error');
-    }
-    if (this.finished) return;
+    const policy = await this.projectPolicy();
+    if (policy === null) return;
     if (this.ex.aborted) return this.finish('cancelled', 499, null);
-    this.ex.send(200, 'application/json', this.deps.router.modelsListFor(allowed));
+    this.ex.send(200, 'application/json', this.deps.router.modelsListFor(policy.allowed_models));
     this.finish('success', 200, null);
   }
 

@@ -64,7 +64,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     readBody(
       res,
       limit,
-      (body) => void call.onBody(body, auth),
+      (body) => void call.onBody(body, auth).catch((err: unknown) => call.crashed(err)),
       () => call.tooLarge(auth),
     );
   });
@@ -75,7 +75,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     const call = new ModelsCall(deps, ex, info);
     ex.onAbort = () => call.clientGone();
     if (refuseWhileDraining(ex, call)) return;
-    void call.run(call.authenticate());
+    void call.run(call.authenticate()).catch((err: unknown) => call.crashed(err));
   });
 
   app.get('/healthz', (res) => {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../adapter.js';
-import { estimateTokens, newStreamMeta } from '../stream-inspector.js';
+import { estimatePromptTokens, estimateTokens, newStreamMeta } from '../stream-inspector.js';
 
 /**
  * The built-in offline provider: answers in OpenAI's format without any network, so a fresh
@@ -24,7 +24,7 @@ export class MockAdapter implements ProviderAdapter {
 
   async complete(request: ChatRequest): Promise<CompletionResult> {
     const content = reply(request.body);
-    const input = promptTokens(request.body);
+    const input = estimatePromptTokens(request.body);
     const output = estimateTokens(content.length);
     const body = {
       id: `chatcmpl-${request.requestId}`,
@@ -40,7 +40,7 @@ export class MockAdapter implements ProviderAdapter {
   async stream(request: ChatRequest, signal: AbortSignal): Promise<StreamResult> {
     const meta = newStreamMeta();
     const content = reply(request.body);
-    const input = promptTokens(request.body);
+    const input = estimatePromptTokens(request.body);
     const base = { id: `chatcmpl-${request.requestId}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: request.model };
     const pieces = split(content, this.chunks);
     const gapMs = this.gapMs;
@@ -81,14 +81,6 @@ function lastUserText(body: Readonly<Record<string, unknown>>): string {
 function reply(body: Readonly<Record<string, unknown>>): string {
   const said = lastUserText(body).slice(0, 200);
   return `This is the gateway's built-in mock provider. You said: ${said}`;
-}
-
-function promptTokens(body: Readonly<Record<string, unknown>>): number {
-  let chars = 0;
-  for (const m of body.messages as { content: unknown }[]) {
-    chars += typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content ?? '').length;
-  }
-  return estimateTokens(chars);
 }
 
 function split(text: string, n: number): string[] {
