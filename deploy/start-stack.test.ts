@@ -23,6 +23,7 @@ async function stackEnv() {
     REDIS_URL: TEST_REDIS_URL,
     REDIS_PREFIX: prefix,
     PROXY_PORT: String(await freePort()),
+    METRICS_PORT: String(await freePort()),
     CONTROL_PORT: String(await freePort()),
     WRITER_PORT: '0',
     PROXY_HOST: '127.0.0.1',

@@ -5,12 +5,19 @@ import { loadUws, type HttpResponse, type us_listen_socket } from '@gateway/prox
  * it is never the bottleneck of a benchmark. Tests steer it through an unknown body field the
  * gateway passes through untouched:
  *   "mock": { "status": 500, "delay_ms": 50, "chunks": 10, "gap_ms": 5, "tool_call": true,
- *             "finish_reason": "length", "hang": true, "hang_after_chunks": 2, "content": "…" }
+ *             "finish_reason": "length", "hang": true, "hang_after_chunks": 2, "content": "…",
+ *             "error_param": "messages", "retry_after": "7", "error_after_chunks": 3 }
+ * (`error_after_chunks`: a stream sends that many chunks, then an OpenAI error event and [DONE].)
  * GET /__stats reports what it saw (requests, aborted connections, last request's headers/body).
  */
 export interface MockBehaviour {
   status?: number;
   error_message?: string;
+  error_param?: string;
+  /** Retry-After header sent with an error status. */
+  retry_after?: string;
+  /** A stream sends this many chunks, then an error event (as OpenAI does mid-stream) and [DONE]. */
+  error_after_chunks?: number;
   delay_ms?: number;
   chunks?: number;
   gap_ms?: number;
@@ -174,10 +181,9 @@ function completion(body: Record<string, unknown>, b: MockBehaviour) {
 function sendError(res: HttpResponse, b: MockBehaviour): void {
   const status = b.status ?? 500;
   res.cork(() => {
-    res
-      .writeStatus(`${status} Mock Error`)
-      .writeHeader('content-type', 'application/json')
-      .end(JSON.stringify({ error: { message: b.error_message ?? `mock failure ${status}`, type: 'server_error', param: null, code: null } }));
+    res.writeStatus(`${status} Mock Error`).writeHeader('content-type', 'application/json');
+    if (b.retry_after !== undefined) res.writeHeader('retry-after', b.retry_after);
+    res.end(JSON.stringify({ error: { message: b.error_message ?? `mock failure ${status}`, type: status < 500 ? 'invalid_request_error' : 'server_error', param: b.error_param ?? null, code: null } }));
   });
 }
 
@@ -215,6 +221,10 @@ function sendStream(
   if (includeUsage) {
     const input = promptTokens(body);
     events.push(JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output } }));
+  }
+  if (b.error_after_chunks !== undefined) {
+    events.length = Math.min(events.length, b.error_after_chunks);
+    events.push(JSON.stringify({ error: { message: b.error_message ?? 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } }));
   }
   const frames = events.map((e) => `data: ${e}\n\n`);
   frames.push('data: [DONE]\n\n');

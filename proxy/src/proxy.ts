@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import { connectRedis, GatewayError, loadProvidersConfig, loadProxyConfig, RedisKeys, type Env, type ProxyConfig } from '@gateway/shared';
+import { connectRedis, GatewayError, loadProvidersConfig, loadProxyConfig, RedisKeys, startMetricsServer, type Env, type MetricsServer, type ProxyConfig } from '@gateway/shared';
 import { InFlightRegistry } from './auth/in-flight.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
 import { KeyCache } from './auth/key-cache.js';
@@ -20,6 +20,8 @@ import { ModelRouter } from './routing/model-router.js';
 
 export interface Proxy {
   port: number;
+  /** Port of the operations listener (/metrics, /healthz, /readyz). */
+  metricsPort: number;
   config: ProxyConfig;
   deps: GatewayDeps;
   log: Logger;
@@ -91,19 +93,20 @@ export async function startProxy(env: Env): Promise<Proxy> {
       keyStaleBoundMs: config.keyStaleBoundMs,
       state: { draining: false, active: 0 },
     };
-    const server: ProxyServer = await startProxyServer(
-      deps,
-      {
-        ready: () => subscriber.subscribed && lookups.status === 'ready',
-        metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
-      },
-      config.host,
-      config.port,
-    );
-    log.info({ port: server.port, providers: providers.providers.map((p) => p.name), source: providers.source }, 'proxy listening');
+    const ready = () => subscriber.subscribed && lookups.status === 'ready';
+    const server: ProxyServer = await startProxyServer(deps, { ready }, config.host, config.port);
+    let ops: MetricsServer;
+    try {
+      ops = await startMetricsServer(config.host, config.metricsPort, metrics.registry, async () => ({ redis: ready(), serving: !deps.state.draining }));
+    } catch (err) {
+      server.stopListening();
+      throw new Error(`the proxy could not open its metrics port ${config.metricsPort} (${(err as Error).message}); set METRICS_PORT`);
+    }
+    log.info({ port: server.port, metricsPort: ops.port, providers: providers.providers.map((p) => p.name), source: providers.source }, 'proxy listening');
 
     return {
       port: server.port,
+      metricsPort: ops.port,
       config,
       deps,
       log,
@@ -119,6 +122,7 @@ export async function startProxy(env: Env): Promise<Proxy> {
         await records.close(5_000);
         await subscriber.close();
         await router.close();
+        await ops.close();
         await closeAll();
       },
     };

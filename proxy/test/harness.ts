@@ -32,6 +32,7 @@ export async function startHarness(label: string, providersYaml: string, env: Re
     REDIS_URL: TEST_REDIS_URL,
     REDIS_PREFIX: prefix,
     PROXY_PORT: '0',
+    METRICS_PORT: '0',
     PROXY_HOST: '127.0.0.1',
     GATEWAY_CONFIG: file,
     LOG_LEVEL: 'silent',

@@ -32,6 +32,7 @@ beforeAll(async () => {
         REDIS_URL: TEST_REDIS_URL,
         REDIS_PREFIX: cp.prefix,
         PROXY_PORT: '0',
+        METRICS_PORT: '0',
         PROXY_HOST: '127.0.0.1',
         GATEWAY_CONFIG: providers,
         LOG_LEVEL: 'silent',

@@ -162,6 +162,46 @@ describe('routing and providers', () => {
     expect(err.message).not.toContain('sk-live-abcdefghijklmnop');
   });
 
+  it("passes a provider's 400 through as 400 INVALID_REQUEST with its message and param, scrubbed", async () => {
+    const err = await expectError(
+      await post({ ...hello, mock: { status: 400, error_param: 'messages', error_message: "This model's maximum context length is 8192 tokens (key sk-live-abcdefghijklmnop)" } }),
+      400,
+      'INVALID_REQUEST',
+      'messages',
+    );
+    expect(err.message).toContain('maximum context length');
+    expect(err.message).not.toContain('sk-live-abcdefghijklmnop');
+  });
+
+  it("passes a provider's 429 through as 429 RATE_LIMITED with its Retry-After", async () => {
+    const res = await post({ ...hello, mock: { status: 429, retry_after: '7', error_message: 'Rate limit reached' } });
+    expect(res.headers.get('retry-after')).toBe('7');
+    const err = await expectError(res, 429, 'RATE_LIMITED');
+    expect(err.message).toContain('Rate limit reached');
+  });
+
+  it("maps a provider's 5xx to 502 UPSTREAM_ERROR and its 504 to 504 UPSTREAM_TIMEOUT", async () => {
+    await expectError(await post({ ...hello, mock: { status: 503 } }), 502, 'UPSTREAM_ERROR');
+    await expectError(await post({ ...hello, mock: { status: 504 } }), 504, 'UPSTREAM_TIMEOUT');
+  });
+
+  it('ends a stream whose provider sends an error event as an error, billed for what streamed', async () => {
+    const res = await post({ ...hello, stream: true, mock: { chunks: 6, error_after_chunks: 3, error_message: 'boom (sk-live-abcdefghijklmnop)' } });
+    expect(res.status).toBe(200);
+    const requestId = res.headers.get('x-request-id') as string;
+    const text = await res.text();
+    expect(text).toContain('"code":"UPSTREAM_ERROR"');
+    expect(text).toContain('boom');
+    expect(text).not.toContain('sk-live-abcdefghijklmnop');
+    expect(text).not.toContain('[DONE]');
+    const { usage, audit } = await h.records();
+    const event = audit.find((a) => a.request_id === requestId);
+    expect(event).toMatchObject({ outcome: 'error', error_code: 'UPSTREAM_ERROR' });
+    const record = usage.find((u) => u.request_id === requestId);
+    expect(record?.finish_reason).toBe('error');
+    expect(record?.tokens.output).toBeGreaterThan(0);
+  });
+
   it('maps an unreachable provider to 502 UPSTREAM_ERROR', async () => {
     await expectError(await post({ ...hello, model: 'dead-model' }), 502, 'UPSTREAM_ERROR');
   });
@@ -230,6 +270,20 @@ describe('client disconnects and deleted keys', () => {
     await expectError(await post(hello, { 'x-api-key': expiring.key }), 401, 'UNAUTHORIZED');
   });
 
+  it('serves keys that expire in 30 and 365 days, slow and streamed requests included', async () => {
+    // Regression: a timer of more than 2^31-1 ms fires after 1 ms, which cut every request on such a key.
+    for (const days of [30, 365]) {
+      const longLived = await projectTestKey(h.redis, h.keys, { expiresAt: Date.now() + days * 86_400_000 });
+      expect((await post({ ...hello, mock: { delay_ms: 300 } }, { 'x-api-key': longLived.key })).status).toBe(200);
+      const res = await post({ ...hello, stream: true, mock: { chunks: 5, gap_ms: 60 } }, { 'x-api-key': longLived.key });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain('[DONE]');
+      expect(text).not.toContain('"error"');
+    }
+    expect(h.proxy.deps.inFlight.watchedExpiries).toBe(0);
+  });
+
   it('answers 401 to a non-streaming request in flight when its key is deleted', async () => {
     const doomed = await projectTestKey(h.redis, h.keys);
     expect((await post(hello, { 'x-api-key': doomed.key })).status).toBe(200);
@@ -255,14 +309,26 @@ describe('operations endpoints and headers', () => {
     expect((await fetch(`${h.url}/v1/models`)).status).toBe(401);
   });
 
-  it('answers health, readiness and Prometheus metrics', async () => {
+  it('answers health and readiness, and Prometheus metrics on METRICS_PORT only', async () => {
     expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${h.url}/readyz`)).status).toBe(200);
-    const metrics = await (await fetch(`${h.url}/metrics`)).text();
+    // The data plane's public port does not expose the metrics (they name models and providers).
+    await expectError(await fetch(`${h.url}/metrics`), 404, 'NOT_FOUND');
+    const ops = `http://127.0.0.1:${h.proxy.metricsPort}`;
+    expect(h.proxy.metricsPort).not.toBe(h.proxy.port);
+    expect((await fetch(`${ops}/healthz`)).status).toBe(200);
+    expect((await fetch(`${ops}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`${ops}/metrics`)).text();
     expect(metrics).toMatch(/gateway_requests_total\{status="200",model="gpt-4o-mini",provider="upstream"\} \d+/);
     expect(metrics).toContain('gateway_request_duration_seconds_bucket');
     expect(metrics).toContain('gateway_requests_in_flight');
     expect(metrics).toMatch(/gateway_upstream_errors_total\{provider="upstream",code="UPSTREAM_ERROR"\} \d+/);
+  });
+
+  it('refuses a form-encoded or text body with 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    await expectError(await post('model=gpt-4o-mini', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    await expectError(await post(JSON.stringify(hello), { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expect((await post(JSON.stringify(hello), { 'content-type': 'application/json; charset=utf-8' })).status).toBe(200);
   });
 
   it('answers unknown routes with 404 and wrong methods with 405', async () => {

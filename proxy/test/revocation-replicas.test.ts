@@ -28,6 +28,7 @@ beforeAll(async () => {
     const port = await freePort();
     const child = spawnNode('proxy/dist/main.js', [], {
       PROXY_PORT: String(port),
+      METRICS_PORT: '0',
       PROXY_HOST: '127.0.0.1',
       REDIS_URL: redis.url,
       REDIS_PREFIX: cp.prefix,

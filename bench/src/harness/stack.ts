@@ -105,6 +105,7 @@ export async function startGateway(ctx: RunContext, upstream: string, scenario: 
     env: {
       PROXY_HOST: '127.0.0.1',
       PROXY_PORT: '0',
+      METRICS_PORT: '0',
       REDIS_URL: ctx.redisUrl,
       REDIS_PREFIX: ctx.prefix,
       GATEWAY_CONFIG: writeProviders(ctx, upstream),
@@ -112,16 +113,17 @@ export async function startGateway(ctx: RunContext, upstream: string, scenario: 
       DRAIN_TIMEOUT_MS: '3000',
     },
   });
-  const [, port] = await waitForOutput(child, /"port":(\d+)[^\n]*"msg":"proxy listening"/);
+  const [, port, metricsPort] = await waitForOutput(child, /"port":(\d+),"metricsPort":(\d+)[^\n]*"msg":"proxy listening"/);
   const origin = `http://127.0.0.1:${port}`;
+  const ops = `http://127.0.0.1:${metricsPort}`;
   await waitForHttp(`${origin}/readyz`, child);
-  const tally = () => scrapeTally(origin);
+  const tally = () => scrapeTally(ops);
   return {
     child,
     origin,
     tally,
     stop: async () => {
-      addTally(ctx.ledger, scenario, await settledTally(origin));
+      addTally(ctx.ledger, scenario, await settledTally(ops));
       const code = await child.stop('SIGTERM', 20_000);
       if (code !== 0) throw new Error(`${child.name} exited with ${code}:\n${child.output().slice(-2000)}`);
     },

@@ -58,7 +58,7 @@ let browser: Browser | undefined;
 beforeAll(async () => {
   h = await startHarness('dashboard');
   const shared = { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: h.prefix, LOG_LEVEL: 'silent' };
-  proxy = await startProxy({ ...shared, PROXY_PORT: '0', PROXY_HOST: '127.0.0.1', DRAIN_TIMEOUT_MS: '1000' });
+  proxy = await startProxy({ ...shared, PROXY_PORT: '0', METRICS_PORT: '0', PROXY_HOST: '127.0.0.1', DRAIN_TIMEOUT_MS: '1000' });
   writer = await startWriter({ ...shared, DATABASE_URL: h.db.url, WRITER_PORT: '0' });
   mkdirSync(SHOTS, { recursive: true });
 });

@@ -55,6 +55,11 @@ export class KeyCache {
     return pending;
   }
 
+  /** The record if it is already in the map (never asks Redis): for attributing refusals. */
+  peek(hash: string): KeyRecord | null {
+    return this.known.get(hash) ?? null;
+  }
+
   private async fetch(hash: string): Promise<KeyRecord | null> {
     for (let attempt = 0; ; attempt++) {
       const epoch = this.epoch;

@@ -1,4 +1,4 @@
-import { GatewayError, SSE_DONE, type FinishReason, type KeyRecord } from '@gateway/shared';
+import { GatewayError, SSE_DONE, sseData, type FinishReason, type KeyRecord } from '@gateway/shared';
 import type { ChatRequest, ProviderAdapter, StreamMeta } from '../providers/adapter.js';
 import { estimatePromptTokens } from '../providers/stream-inspector.js';
 import { GatewayCall, type UsageOutcome } from './gateway-call.js';
@@ -30,6 +30,7 @@ export class ChatCall extends GatewayCall {
 
   tooLarge(auth: KeyRecord | GatewayError | Promise<unknown>): void {
     if (auth !== null && !(auth instanceof GatewayError) && !(auth instanceof Promise)) this.key = auth;
+    else this.identify();
     this.phase = 'done';
     this.fail(new GatewayError('PAYLOAD_TOO_LARGE', `The body is larger than ${this.deps.config.maxBodyBytes} bytes.`), 'error');
   }
@@ -39,6 +40,9 @@ export class ChatCall extends GatewayCall {
     if (this.finished) return;
     if (!(await this.admit(auth))) return;
     this.phase = 'running';
+    if (!this.info.jsonBody) {
+      return this.fail(new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'The body must be JSON: send content-type: application/json.'), 'error');
+    }
 
     let parsed: unknown;
     try {
@@ -155,7 +159,7 @@ export class ChatCall extends GatewayCall {
     try {
       for await (const data of result.events) {
         if (this.finished || this.ex.aborted) break;
-        if (!this.ex.write(`data: ${data}\n\n`)) await this.ex.drain();
+        if (!this.ex.write(sseData(data))) await this.ex.drain();
       }
     } catch (err) {
       return this.upstreamFailed(err);
@@ -174,7 +178,8 @@ export class ChatCall extends GatewayCall {
     if (this.ex.aborted) return this.finish('cancelled', this.ex.headersSent ? 200 : CLIENT_CLOSED, null, this.usage('cancelled'));
     const gatewayError = err instanceof GatewayError ? err : new GatewayError('UPSTREAM_ERROR', `Provider ${this.provider ?? ''} failed.`, { cause: err });
     this.deps.metrics.upstreamErrors.inc({ provider: this.provider ?? 'none', code: gatewayError.code });
-    this.fail(gatewayError, 'error', this.usage('error'));
+    // Before the first byte the provider produced nothing to bill; after it, what streamed counts.
+    this.fail(gatewayError, 'error', this.ex.headersSent ? this.usage('error') : this.usage('error', { input: 0, output: 0 }));
   }
 
   revoke(reason: GatewayError = GatewayCall.keyDeleted()): void {

@@ -4,6 +4,7 @@ import {
   hashApiKey,
   looksLikeApiKey,
   newRecordId,
+  sseData,
   type AuditOutcome,
   type FinishReason,
   type KeyRecord,
@@ -51,6 +52,8 @@ export interface RequestInfo {
   apiKey: string;
   clientIp: string;
   userAgent: string;
+  /** The body is declared JSON, or its type is not declared (a form or text body is refused). */
+  jsonBody: boolean;
 }
 
 export interface UsageOutcome {
@@ -76,7 +79,11 @@ export abstract class GatewayCall implements Revocable {
   revoked = false;
   private registered = false;
   private authEpoch = -1;
-  private expiryTimer: NodeJS.Timeout | undefined;
+  /**
+   * The presented key's record when the proxy already knows it, even if the request is refused
+   * before admission (keys unverifiable, draining): the project's audit trail must show it.
+   */
+  private knownKey: KeyRecord | null = null;
   /** Aborts the provider call (set once one is made). */
   protected controller: AbortController | null = null;
   /** Tokens reserved against the project's quota; settled to the true count in finish(). */
@@ -96,6 +103,14 @@ export abstract class GatewayCall implements Revocable {
     return this.key?.id ?? '';
   }
 
+  /** Attributes the request to its key if the proxy knows it, without asking Redis. */
+  identify(): void {
+    const apiKey = this.info.apiKey;
+    if (this.key === null && this.knownKey === null && apiKey !== '' && looksLikeApiKey(apiKey)) {
+      this.knownKey = this.deps.cache.peek(hashApiKey(apiKey));
+    }
+  }
+
   get projectId(): string {
     return this.key?.project_id ?? '';
   }
@@ -106,11 +121,13 @@ export abstract class GatewayCall implements Revocable {
     if (apiKey === '') return new GatewayError('UNAUTHORIZED', 'No API key. Send it as x-api-key or Authorization: Bearer.');
     if (!looksLikeApiKey(apiKey)) return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
     const now = Date.now();
+    const hash = hashApiKey(apiKey);
     if (!this.deps.subscriber.trusted(now, this.deps.keyStaleBoundMs)) {
+      this.knownKey = this.deps.cache.peek(hash);
       return new GatewayError('UNAVAILABLE', 'Keys cannot be verified right now; retry shortly.', { retryAfter: 1 });
     }
     this.authEpoch = this.deps.cache.currentEpoch;
-    const found = this.deps.cache.lookup(hashApiKey(apiKey), now);
+    const found = this.deps.cache.lookup(hash, now);
     if (found === null) return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
     if (!(found instanceof Promise)) return found;
     return found.then(
@@ -135,13 +152,10 @@ export abstract class GatewayCall implements Revocable {
       return false;
     }
     this.key = result;
-    this.deps.inFlight.add(this);
+    // An expiring key dies at its moment with no message to announce it, streams included: the
+    // registry holds one timer per expiring key with requests in flight.
+    this.deps.inFlight.add(this, result.expires_at);
     this.registered = true;
-    if (result.expires_at !== null) {
-      // An expiring key dies at its moment with no message to announce it, streams included.
-      this.expiryTimer = setTimeout(() => this.revoke(GatewayCall.keyExpired()), Math.max(0, result.expires_at - Date.now()));
-      this.expiryTimer.unref();
-    }
     return true;
   }
 
@@ -170,16 +184,12 @@ export abstract class GatewayCall implements Revocable {
     return new GatewayError('UNAUTHORIZED', 'The API key was deleted.');
   }
 
-  protected static keyExpired(): GatewayError {
-    return new GatewayError('UNAUTHORIZED', 'The API key has expired.');
-  }
-
   /** Answers with an error (if nothing was sent yet) and finishes. */
   fail(err: GatewayError, outcome: AuditOutcome, usage?: UsageOutcome): void {
     if (this.finished) return;
     if (this.ex.headersSent) {
       // Mid-stream: one SSE error event, and no [DONE], so the client knows the answer is cut.
-      this.ex.write(`data: ${err.toJSON()}\n\n`);
+      this.ex.write(sseData(err.toJSON()));
       this.ex.endStream();
       this.finish(outcome, 200, err.code, usage);
       return;
@@ -193,7 +203,6 @@ export abstract class GatewayCall implements Revocable {
     if (this.finished) return;
     this.finished = true;
     if (this.registered) this.deps.inFlight.remove(this);
-    if (this.expiryTimer !== undefined) clearTimeout(this.expiryTimer);
     if (this.reservation !== null) this.deps.quotas.settle(this.reservation, usage === undefined ? 0 : usage.input + usage.output);
     const { metrics, records } = this.deps;
     const elapsed = performance.now() - this.startedAt;
@@ -210,8 +219,8 @@ export abstract class GatewayCall implements Revocable {
       outcome,
       status,
       error_code: errorCode,
-      project_id: this.key?.project_id ?? null,
-      key_id: this.key?.id ?? null,
+      project_id: (this.key ?? this.knownKey)?.project_id ?? null,
+      key_id: (this.key ?? this.knownKey)?.id ?? null,
       actor: null,
       model: this.model,
       provider: this.provider,

@@ -19,10 +19,16 @@ export interface ProxyServer {
 
 export interface HealthProbe {
   ready(): boolean;
-  metrics(): Promise<{ contentType: string; body: string }>;
 }
 
 const BEARER = /^Bearer\s+(.+)$/i;
+
+/** application/json, or a JSON suffix type; an absent content-type is taken as JSON (curl, old SDKs). */
+function declaresJson(contentType: string): boolean {
+  if (contentType === '') return true;
+  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/json' || type.endsWith('+json');
+}
 
 function requestInfo(res: HttpResponse, req: HttpRequest): RequestInfo {
   let apiKey = req.getHeader('x-api-key');
@@ -38,6 +44,7 @@ function requestInfo(res: HttpResponse, req: HttpRequest): RequestInfo {
     apiKey,
     clientIp: Buffer.from(res.getRemoteAddressAsText()).toString(),
     userAgent: req.getHeader('user-agent'),
+    jsonBody: declaresJson(req.getHeader('content-type')),
   };
 }
 
@@ -48,6 +55,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
 
   const refuseWhileDraining = (ex: Exchange, call: GatewayCall): boolean => {
     if (!deps.state.draining) return false;
+    call.identify();
     call.fail(new GatewayError('UNAVAILABLE', 'The gateway is shutting down; retry.', { retryAfter: 1 }), 'error');
     return true;
   };
@@ -88,17 +96,6 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
       .writeStatus(ready ? '200 OK' : '503 Service Unavailable')
       .writeHeader('content-type', 'application/json')
       .end(JSON.stringify({ status: ready ? 'ready' : deps.state.draining ? 'draining' : 'unavailable' }));
-  });
-
-  app.get('/metrics', (res) => {
-    let aborted = false;
-    res.onAborted(() => {
-      aborted = true;
-    });
-    void health.metrics().then(({ contentType, body }) => {
-      if (aborted) return;
-      res.cork(() => res.writeHeader('content-type', contentType).end(body));
-    });
   });
 
   app.any('/*', (res, req) => {

@@ -36,6 +36,8 @@ export interface StreamMeta {
   /** Output tokens estimated from the content seen, for when the stream ends early. */
   estimatedOutput: number;
   finishReason: FinishReason | null;
+  /** The provider sent an error event: the answer failed, whatever follows. */
+  failed: boolean;
 }
 
 export interface StreamResult {

@@ -7,18 +7,22 @@ import type { StreamMeta } from './adapter.js';
  * once, here; what is forwarded is the provider's own text.
  */
 export function newStreamMeta(): StreamMeta {
-  return { usage: null, estimatedOutput: 0, finishReason: null };
+  return { usage: null, estimatedOutput: 0, finishReason: null, failed: false };
 }
 
 /** Returns the data to forward, or null to hold the chunk back (a usage chunk nobody asked for). */
 export function inspectChunk(data: string, meta: StreamMeta, clientWantsUsage: boolean): string | null {
-  let chunk: { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null };
+  let chunk: { choices?: unknown; error?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null };
   try {
     chunk = JSON.parse(data) as typeof chunk;
   } catch {
     return data;
   }
   if (typeof chunk !== 'object' || chunk === null) return data;
+  if (chunk.error !== undefined && chunk.error !== null) {
+    meta.failed = true;
+    return null;
+  }
   const choices = Array.isArray(chunk.choices) ? (chunk.choices as Record<string, unknown>[]) : [];
   for (const choice of choices) {
     const finish = choice.finish_reason;

@@ -1,30 +1,75 @@
 import { GatewayError } from '@gateway/shared';
 
 /**
- * Turning provider failures into the gateway's two upstream codes. A provider's own error message
- * is kept (it is usually the most useful thing a client can see) once it has been shortened and
- * stripped of anything shaped like a credential.
+ * Turning provider failures into the gateway's codes, keeping their class: a provider's 400 is the
+ * client's mistake (INVALID_REQUEST, with the provider's `param`), its 429 a rate limit the client
+ * should back off from (RATE_LIMITED, with its Retry-After), its 5xx a provider fault (502), its
+ * timeouts 504. A provider's own error message is kept (it is usually the most useful thing a
+ * client can see) once it has been shortened and stripped of anything shaped like a credential.
  */
 const CREDENTIAL_SHAPES = /\b(?:sk|gw|pk|rk)[-_][A-Za-z0-9_-]{6,}|\bBearer\s+\S+|\b[A-Za-z0-9_-]{40,}\b/g;
 const MAX_MESSAGE = 300;
 
-export function safeProviderMessage(text: string): string {
-  let message = text;
-  try {
-    const parsed = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
-    if (typeof parsed.error === 'string') message = parsed.error;
-    else if (typeof parsed.error?.message === 'string') message = parsed.error.message;
-    else if (typeof parsed.message === 'string') message = parsed.message;
-  } catch {
-    // Not JSON: keep the text itself.
-  }
-  message = message.replace(CREDENTIAL_SHAPES, '[REDACTED]').replace(/\s+/g, ' ').trim();
+interface ProviderErrorDetail {
+  message: string;
+  param: string | null;
+}
+
+function scrub(text: string): string {
+  const message = text.replace(CREDENTIAL_SHAPES, '[REDACTED]').replace(/\s+/g, ' ').trim();
   return message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message;
 }
 
-export function providerStatusError(provider: string, status: number, bodyText: string): GatewayError {
-  const detail = safeProviderMessage(bodyText);
-  return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} answered ${status}${detail ? `: ${detail}` : ''}`);
+/** The message (scrubbed) and `param` of a provider's error body, JSON or not. */
+export function providerErrorDetail(text: string): ProviderErrorDetail {
+  let message = text;
+  let param: string | null = null;
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown; param?: unknown } | string; message?: unknown };
+    if (typeof parsed.error === 'string') message = parsed.error;
+    else if (typeof parsed.error?.message === 'string') message = parsed.error.message;
+    else if (typeof parsed.message === 'string') message = parsed.message;
+    if (typeof parsed.error === 'object' && typeof parsed.error?.param === 'string') param = scrub(parsed.error.param).slice(0, 100);
+  } catch {
+    // Not JSON: keep the text itself.
+  }
+  return { message: scrub(message), param };
+}
+
+export function safeProviderMessage(text: string): string {
+  return providerErrorDetail(text).message;
+}
+
+/** Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), if it has a usable one. */
+export function retryAfterSeconds(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === '') return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Math.min(Number(trimmed), 86_400);
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.min(Math.max(0, Math.ceil((at - now) / 1000)), 86_400);
+}
+
+/** A provider's non-200 answer as the gateway error of the same class. */
+export function providerStatusError(provider: string, status: number, bodyText: string, retryAfter?: string | string[]): GatewayError {
+  const { message, param } = providerErrorDetail(bodyText);
+  const detail = message ? `: ${message}` : '';
+  if (status === 400 || status === 422) {
+    return new GatewayError('INVALID_REQUEST', `Provider ${provider} refused the request${detail}`, { param });
+  }
+  if (status === 413) return new GatewayError('PAYLOAD_TOO_LARGE', `Provider ${provider} refused the request as too large${detail}`);
+  if (status === 429) {
+    return new GatewayError('RATE_LIMITED', `Provider ${provider} is rate-limiting requests${detail}`, { retryAfter: retryAfterSeconds(retryAfter) ?? 1 });
+  }
+  if (status === 408 || status === 504) return new GatewayError('UPSTREAM_TIMEOUT', `Provider ${provider} answered ${status}${detail}`);
+  return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} answered ${status}${detail}`);
+}
+
+/** An error event inside a provider's stream, as the gateway error it stands for. */
+export function streamErrorEvent(provider: string, data: string): GatewayError {
+  const { message } = providerErrorDetail(data);
+  return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed mid-stream${message ? `: ${message}` : ''}`);
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);

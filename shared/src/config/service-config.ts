@@ -14,6 +14,8 @@ export interface CommonConfig {
 export interface ProxyConfig extends CommonConfig {
   host: string;
   port: number;
+  /** Port of /metrics (with /healthz and /readyz), kept off the public port; 0 picks a free one. */
+  metricsPort: number;
   maxBodyBytes: number;
   drainTimeoutMs: number;
   /** Records per BullMQ job. */
@@ -71,6 +73,7 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     ...common(env),
     host: envString(env, 'PROXY_HOST', '0.0.0.0'),
     port: envPort(env, 'PROXY_PORT', 8080),
+    metricsPort: envPort(env, 'METRICS_PORT', 9464),
     maxBodyBytes: envInt(env, 'MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     drainTimeoutMs: envInt(env, 'DRAIN_TIMEOUT_MS', 10_000, 0, 600_000),
     recordBatchSize: envInt(env, 'RECORD_BATCH_SIZE', 500, 1, 10_000),

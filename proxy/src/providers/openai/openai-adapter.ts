@@ -2,7 +2,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { createSseDecoder, GatewayError, normaliseFinishReason, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import { inspectChunk, newStreamMeta, toCount } from '../stream-inspector.js';
-import { providerStatusError, readLimited, transportError } from '../upstream-error.js';
+import { providerStatusError, readLimited, streamErrorEvent, transportError } from '../upstream-error.js';
 
 /**
  * Any server speaking OpenAI's Chat Completions protocol (OpenAI itself, vLLM, llama.cpp,
@@ -91,6 +91,9 @@ export class OpenAiAdapter implements ProviderAdapter {
             break;
           }
           const forward = inspectChunk(data, meta, clientWantsUsage);
+          // An error event is the provider's word that the answer failed: the client gets the
+          // gateway's one error event (scrubbed), and the request is recorded as an error.
+          if (meta.failed) throw streamErrorEvent(this.name, data);
           if (forward !== null) yield forward;
         }
         queue.length = 0;
@@ -114,7 +117,7 @@ export class OpenAiAdapter implements ProviderAdapter {
     }
     if (res.statusCode !== 200) {
       const text = await readLimited(res.body).catch(() => '');
-      throw providerStatusError(this.name, res.statusCode, text);
+      throw providerStatusError(this.name, res.statusCode, text, res.headers['retry-after']);
     }
     return res;
   }

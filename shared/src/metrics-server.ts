@@ -1,5 +1,10 @@
 import { createServer, type Server } from 'node:http';
-import type { Registry } from 'prom-client';
+
+/** What the listener needs of a prom-client Registry (shared itself has no metrics dependency). */
+export interface MetricsSource {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}
 
 export interface MetricsServer {
   port: number;
@@ -7,10 +12,12 @@ export interface MetricsServer {
 }
 
 /**
- * The writer's own small HTTP listener: it has no API, only what an orchestrator and Prometheus
- * ask of every process (DESIGN §2). `ready` answers whether Postgres and Redis respond.
+ * A process's operations listener: only what an orchestrator and Prometheus ask of every process
+ * (DESIGN §2), kept off public ports. The writer has no other listener; the proxy serves its
+ * metrics here so that they are not open on the data plane's public port. `ready` answers
+ * whether the process's dependencies respond. Port 0 picks a free port.
  */
-export async function startMetricsServer(host: string, port: number, registry: Registry, ready: () => Promise<Record<string, boolean>>): Promise<MetricsServer> {
+export async function startMetricsServer(host: string, port: number, registry: MetricsSource, ready: () => Promise<Record<string, boolean>>): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, type: string, body: string) => {
