@@ -73,3 +73,16 @@ export function createProxyMetrics(): ProxyMetrics {
   metrics.perRequest = new RequestMetrics(metrics as ProxyMetrics);
   return metrics as ProxyMetrics;
 }
+
+/** Requests waiting for a provider connection, read from each adapter's pool on scrape. */
+export function registerQueueDepth(registry: Registry, adapters: readonly { name: string; queueDepth?(): number }[]): void {
+  new Gauge({
+    name: 'gateway_upstream_queued',
+    help: 'Requests waiting for a connection to the provider (at max_queued further ones get 503)',
+    labelNames: ['provider'] as const,
+    registers: [registry],
+    collect() {
+      for (const adapter of adapters) this.set({ provider: adapter.name }, adapter.queueDepth?.() ?? 0);
+    },
+  });
+}

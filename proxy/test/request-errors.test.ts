@@ -21,6 +21,12 @@ beforeAll(async () => {
     models: [gpt-4o-mini]
     timeout_ms: 400
     idle_timeout_ms: 400
+  - name: narrow
+    type: openai
+    base_url: ${upstream.baseUrl}
+    models: [narrow-model]
+    max_connections: 1
+    max_queued: 1
   - name: nowhere
     type: openai
     base_url: http://127.0.0.1:1/v1
@@ -202,6 +208,21 @@ describe('routing and providers', () => {
     expect(record?.tokens.output).toBeGreaterThan(0);
   });
 
+  it('answers 503 at once past a provider\'s max_queued, and reports the queue depth', async () => {
+    const slow = { ...hello, model: 'narrow-model', mock: { delay_ms: 600 } };
+    const running = post(slow);
+    await eventually(async () => (await upstream.stats()).lastBody !== null && JSON.stringify((await upstream.stats()).lastBody).includes('narrow-model'), 'first request at the provider');
+    const queued = post(slow);
+    const ops = `http://127.0.0.1:${h.proxy.metricsPort}/metrics`;
+    await eventually(async () => /gateway_upstream_queued\{provider="narrow"\} 1/.test(await (await fetch(ops)).text()), 'second request queued');
+    const refused = await post(slow);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    const err = await expectError(refused, 503, 'UNAVAILABLE');
+    expect(err.message).toContain('narrow');
+    expect((await running).status).toBe(200);
+    expect((await queued).status).toBe(200);
+  });
+
   it('maps an unreachable provider to 502 UPSTREAM_ERROR', async () => {
     await expectError(await post({ ...hello, model: 'dead-model' }), 502, 'UPSTREAM_ERROR');
   });
@@ -305,7 +326,7 @@ describe('operations endpoints and headers', () => {
   it('lists the models, for a valid key only', async () => {
     const res = await fetch(`${h.url}/v1/models`, { headers: { 'x-api-key': key.key } });
     const body = (await res.json()) as { data: { id: string }[] };
-    expect(body.data.map((m) => m.id).sort()).toEqual(['dead-model', 'gpt-4o-mini', 'mock-1']);
+    expect(body.data.map((m) => m.id).sort()).toEqual(['dead-model', 'gpt-4o-mini', 'mock-1', 'narrow-model']);
     expect((await fetch(`${h.url}/v1/models`)).status).toBe(401);
   });
 

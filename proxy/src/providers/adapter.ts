@@ -58,6 +58,8 @@ export interface ProviderAdapter {
    * pulls from the provider: a consumer that waits applies backpressure upstream.
    */
   stream(request: ChatRequest, signal: AbortSignal): Promise<StreamResult>;
+  /** Requests waiting for a connection to the provider (0 for adapters without a pool). */
+  queueDepth?(): number;
   close(): Promise<void>;
 }
 

@@ -47,6 +47,7 @@ describe('providers file', () => {
     ['no models', 'providers:\n  - name: p1\n    type: mock\n    models: []', /\(p1\): "models" must be a non-empty list/],
     ['model twice', 'providers:\n  - name: p1\n    type: mock\n    models: [a, a]', /\(p1\): model "a" is listed twice/],
     ['bad timeout', 'providers:\n  - name: p1\n    type: mock\n    models: [a]\n    timeout_ms: -1', /\(p1\): "timeout_ms" must be a positive integer/],
+    ['bad max_queued', 'providers:\n  - name: p1\n    type: mock\n    models: [a]\n    max_queued: -1', /\(p1\): "max_queued" must be a whole number, 0 or more/],
     ['unset variable', 'providers:\n  - name: p1\n    type: openai\n    base_url: http://x\n    api_key: ${NOPE}\n    models: [a]', /\(p1\): "api_key" refers to \$\{NOPE\}, which is not set/],
     ['duplicate provider', 'providers:\n  - {name: p1, type: mock, models: [a]}\n  - {name: p1, type: mock, models: [b]}', /provider name "p1" is used twice/],
     ['model on two providers', 'providers:\n  - {name: p1, type: mock, models: [a]}\n  - {name: p2, type: mock, models: [a]}', /model "a" is listed by both "p1" and "p2"/],

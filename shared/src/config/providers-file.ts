@@ -23,6 +23,8 @@ export interface ProviderConfig {
   idle_timeout_ms: number;
   /** Connections kept open to the provider per proxy process. */
   max_connections: number;
+  /** Requests allowed to wait for a connection per proxy process; beyond it, 503 at once. */
+  max_queued: number;
   /** Adapter-specific settings, checked by the adapter. */
   options: Record<string, unknown>;
 }
@@ -36,7 +38,7 @@ export interface ProvidersConfig {
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const VAR_RE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-const DEFAULTS = { connect_timeout_ms: 5_000, timeout_ms: 60_000, idle_timeout_ms: 60_000, max_connections: 256 };
+const DEFAULTS = { connect_timeout_ms: 5_000, timeout_ms: 60_000, idle_timeout_ms: 60_000, max_connections: 256, max_queued: 1_024 };
 
 /** Models the offline mock provider serves when no providers file is given. */
 export const DEFAULT_MOCK_MODELS = ['mock-1', 'mock-1-mini'];
@@ -160,8 +162,15 @@ function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonl
     timeout_ms: positiveInt(e.timeout_ms, DEFAULTS.timeout_ms, `${where}: "timeout_ms"`),
     idle_timeout_ms: positiveInt(e.idle_timeout_ms, DEFAULTS.idle_timeout_ms, `${where}: "idle_timeout_ms"`),
     max_connections: positiveInt(e.max_connections, DEFAULTS.max_connections, `${where}: "max_connections"`),
+    max_queued: nonNegativeInt(e.max_queued, DEFAULTS.max_queued, `${where}: "max_queued"`),
     options: options as Record<string, unknown>,
   };
+}
+
+function nonNegativeInt(value: unknown, fallback: number, what: string): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new ConfigError(`${what} must be a whole number, 0 or more`);
+  return value;
 }
 
 function positiveInt(value: unknown, fallback: number, what: string): number {

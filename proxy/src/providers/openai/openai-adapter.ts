@@ -17,6 +17,7 @@ export class OpenAiAdapter implements ProviderAdapter {
   private readonly pool: Pool;
   private readonly path: string;
   private readonly headers: Record<string, string>;
+  private readonly maxQueued: number;
 
   constructor(config: ProviderConfig) {
     if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required`);
@@ -31,6 +32,7 @@ export class OpenAiAdapter implements ProviderAdapter {
       bodyTimeout: config.idle_timeout_ms,
       keepAliveTimeout: 30_000,
     });
+    this.maxQueued = config.max_queued;
     this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     if (config.api_key !== null) this.headers.authorization = `Bearer ${config.api_key}`;
   }
@@ -108,7 +110,16 @@ export class OpenAiAdapter implements ProviderAdapter {
     }
   }
 
+  queueDepth(): number {
+    return this.pool.stats.queued;
+  }
+
   private async send(payload: Buffer, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    // Past the queue bound a request would wait behind thousands of others: refuse it at once so
+    // the client (or a load balancer) can go elsewhere, rather than queue without limit.
+    if (this.pool.stats.queued >= this.maxQueued) {
+      throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1 });
+    }
     let res: Dispatcher.ResponseData;
     try {
       res = await this.pool.request({ path: this.path, method: 'POST', headers: this.headers, body: payload, signal });
