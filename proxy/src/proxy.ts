@@ -65,10 +65,12 @@ export async function startProxy(env: Env): Promise<Proxy> {
       flushMs: 50,
       aliveTtlMs: 15_000,
     });
+    const rateLimiter = new RateLimiter(lookups, keys);
     const subscriber = new InvalidationSubscriber(sub, keys, cache, inFlight, log, {
       projectChanged: (projectId) => {
         policies.forget(projectId);
         quotas.release(projectId);
+        rateLimiter.forgetProject(projectId);
       },
       allStale: () => policies.clear(),
     });
@@ -76,6 +78,7 @@ export async function startProxy(env: Env): Promise<Proxy> {
     const router = new ModelRouter(providers);
     registerQueueDepth(metrics.registry, router.adapters);
     quotas.start();
+    rateLimiter.start();
     const records: RecordSink = new RecordBuffer({ connection: queue, keys, config, registry: metrics.registry, log });
 
     const deps: GatewayDeps = {
@@ -89,7 +92,7 @@ export async function startProxy(env: Env): Promise<Proxy> {
       log,
       policies,
       quotas,
-      rateLimiter: new RateLimiter(lookups, keys),
+      rateLimiter,
       defaultReservation: config.defaultReservationTokens,
       keyStaleBoundMs: config.keyStaleBoundMs,
       state: { draining: false, active: 0 },
@@ -120,6 +123,7 @@ export async function startProxy(env: Env): Promise<Proxy> {
         const shuttingDown = new GatewayError('UNAVAILABLE', 'The gateway is shutting down; retry.', { retryAfter: 1 });
         for (const call of inFlight.all()) call.revoke(shuttingDown);
         await quotas.close();
+        await rateLimiter.close();
         await records.close(5_000);
         await subscriber.close();
         await router.close();

@@ -111,7 +111,7 @@ export class ChatCall extends GatewayCall {
     const now = Date.now();
     const rate = this.deps.rateLimiter.check(policy, key.id, estimate, now);
     if (rate !== null) {
-      const refused = await rate;
+      const refused = rate instanceof Promise ? await rate : rate;
       if (this.finished) return null;
       if (refused !== null) {
         this.fail(refused, refused.code === 'RATE_LIMITED' ? 'policy_blocked' : 'error');
