@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const env = { ...process.env };
+// One proxy worker unless asked: the whole stack shares this machine in development.
+const env = { PROXY_WORKERS: '1', ...process.env };
 const controlPort = env.CONTROL_PORT ?? '8081';
 
 const children = new Map();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import { connectRedis, GatewayError, loadProvidersConfig, loadProxyConfig, RedisKeys, startMetricsServer, type Env, type MetricsServer, type ProxyConfig } from '@gateway/shared';
+import { connectRedis, GatewayError, loadProvidersConfig, loadProxyConfig, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type ProxyConfig } from '@gateway/shared';
 import { InFlightRegistry } from './auth/in-flight.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
 import { KeyCache } from './auth/key-cache.js';
@@ -25,8 +25,15 @@ export interface Proxy {
   config: ProxyConfig;
   deps: GatewayDeps;
   log: Logger;
+  /** Subscribed to invalidations and able to look keys up. */
+  ready(): boolean;
   /** Stop accepting, let requests finish (cut the rest at the deadline), flush records, disconnect. */
   drain(): Promise<void>;
+}
+
+export interface ProxyOptions {
+  /** Index of the worker thread this proxy runs on (workers/worker-pool.ts): its metrics carry it, and the pool serves them. */
+  worker?: number;
 }
 
 export const LOG_REDACT_PATHS = ['*.apiKey', '*.api_key', '*.authorization', '*["x-api-key"]', '*.key'];
@@ -36,7 +43,7 @@ export const LOG_REDACT_PATHS = ['*.apiKey', '*.api_key', '*.authorization', '*[
  * providers file are checked before anything connects; the invalidation channel is subscribed
  * before the first key can be looked up; only then does the port open.
  */
-export async function startProxy(env: Env): Promise<Proxy> {
+export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<Proxy> {
   const config = loadProxyConfig(env);
   const providers = loadProvidersConfig(env, PROVIDER_TYPES);
   loadUws();
@@ -56,6 +63,7 @@ export async function startProxy(env: Env): Promise<Proxy> {
     for (const r of opened) r.on('error', (err: Error) => log.debug({ err: { message: err.message } }, 'redis connection error'));
 
     const metrics = createProxyMetrics();
+    if (options.worker !== undefined) metrics.registry.setDefaultLabels({ worker: String(options.worker) });
     const cache = new KeyCache(lookups, keys);
     const inFlight = new InFlightRegistry();
     const policies = new ProjectPolicies(lookups, keys);
@@ -99,21 +107,24 @@ export async function startProxy(env: Env): Promise<Proxy> {
     };
     const ready = () => subscriber.subscribed && lookups.status === 'ready';
     const server: ProxyServer = await startProxyServer(deps, { ready }, config.host, config.port);
-    let ops: MetricsServer;
-    try {
-      ops = await startMetricsServer(config.host, config.metricsPort, metrics.registry, async () => ({ redis: ready(), serving: !deps.state.draining }));
-    } catch (err) {
-      server.stopListening();
-      throw new Error(`the proxy could not open its metrics port ${config.metricsPort} (${(err as Error).message}); set METRICS_PORT`);
+    let ops: MetricsServer | null = null;
+    if (options.worker === undefined) {
+      try {
+        ops = await startMetricsServer(config.host, config.metricsPort, metrics.registry, async () => ({ redis: ready(), serving: !deps.state.draining }));
+      } catch (err) {
+        server.stopListening();
+        throw new StartupError(`the proxy could not open its metrics port ${config.metricsPort} (${(err as Error).message}); set METRICS_PORT`);
+      }
     }
-    log.info({ port: server.port, metricsPort: ops.port, providers: providers.providers.map((p) => p.name), source: providers.source }, 'proxy listening');
+    log.info({ port: server.port, metricsPort: ops?.port ?? null, worker: options.worker, providers: providers.providers.map((p) => p.name), source: providers.source }, 'proxy listening');
 
     return {
       port: server.port,
-      metricsPort: ops.port,
+      metricsPort: ops?.port ?? 0,
       config,
       deps,
       log,
+      ready: () => ready() && !deps.state.draining,
       async drain() {
         if (deps.state.draining) return;
         deps.state.draining = true;
@@ -127,7 +138,7 @@ export async function startProxy(env: Env): Promise<Proxy> {
         await records.close(5_000);
         await subscriber.close();
         await router.close();
-        await ops.close();
+        await ops?.close();
         await closeAll();
       },
     };

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { envBool, envInt, envOptional, envPort, envString, envUrl, type Env } from './env.js';
 
 /**
@@ -16,6 +17,8 @@ export interface ProxyConfig extends CommonConfig {
   port: number;
   /** Port of /metrics (with /healthz and /readyz), kept off the public port; 0 picks a free one. */
   metricsPort: number;
+  /** Data planes (worker threads) sharing the port; 1 runs the proxy on the main thread. */
+  workers: number;
   maxBodyBytes: number;
   drainTimeoutMs: number;
   /** Records per BullMQ job. */
@@ -74,6 +77,7 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     host: envString(env, 'PROXY_HOST', '0.0.0.0'),
     port: envPort(env, 'PROXY_PORT', 8080),
     metricsPort: envPort(env, 'METRICS_PORT', 9464),
+    workers: envInt(env, 'PROXY_WORKERS', availableParallelism(), 1, 256),
     maxBodyBytes: envInt(env, 'MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     drainTimeoutMs: envInt(env, 'DRAIN_TIMEOUT_MS', 10_000, 0, 600_000),
     recordBatchSize: envInt(env, 'RECORD_BATCH_SIZE', 500, 1, 10_000),
