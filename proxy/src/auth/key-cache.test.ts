@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { encodeKeyRecord, RedisKeys } from '@gateway/shared';
+import { encodeKeyRecord, hashApiKey, RedisKeys } from '@gateway/shared';
 import { testRedisPrefix } from '../../../test-support/databases.js';
 import { clearPrefix, testRedis } from '../../../test-support/redis.js';
 import { KeyCache } from './key-cache.js';
@@ -28,6 +28,26 @@ describe('KeyCache', () => {
     // ...until the invalidation arrives.
     cache.forgetKey('h1');
     expect(await cache.lookup('h1', Date.now())).toBeNull();
+  });
+
+  it('remembers a presented key with its record, forgetting it on invalidation and at the bound', async () => {
+    const cache = new KeyCache(redis, keys, { presentedMax: 2 });
+    const presented = ['gw_presented_one', 'gw_presented_two', 'gw_presented_three'];
+    for (const [i, key] of presented.entries()) await redis.set(keys.apiKey(hashApiKey(key)), record(`kp${i}`));
+    expect(await cache.lookupPresented(presented[0]!, Date.now())).toMatchObject({ id: 'kp0' });
+    // Known now: answered synchronously, with no hashing of the same key again.
+    expect(cache.lookupPresented(presented[0]!, Date.now())).toMatchObject({ id: 'kp0' });
+    expect(cache.peekPresented(presented[0]!)).toMatchObject({ id: 'kp0' });
+    // Deleted from Redis and announced: the presented entry goes with the hash.
+    await redis.del(keys.apiKey(hashApiKey(presented[0]!)));
+    cache.forgetKey(hashApiKey(presented[0]!));
+    expect(cache.peekPresented(presented[0]!)).toBeNull();
+    expect(await cache.lookupPresented(presented[0]!, Date.now())).toBeNull();
+    // Project deletion and a full reset reach presented keys too.
+    await cache.lookupPresented(presented[1]!, Date.now());
+    expect(cache.lookupPresented(presented[1]!, Date.now())).toMatchObject({ id: 'kp1' });
+    cache.forgetProject('p1');
+    expect(cache.peekPresented(presented[1]!)).toBeNull();
   });
 
   it('remembers unknown keys until a key.created says otherwise', async () => {

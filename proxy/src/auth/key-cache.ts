@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { ContractError, decodeKeyRecord, type KeyRecord, type RedisKeys } from '@gateway/shared';
+import { ContractError, decodeKeyRecord, hashApiKey, type KeyRecord, type RedisKeys } from '@gateway/shared';
 
 /**
  * The proxy's in-process map of API keys (by SHA-256), filled from the Redis projection on a miss
@@ -12,12 +12,26 @@ export interface KeyCacheOptions {
   negativeTtlMs?: number;
   /** Upper bound on remembered unknown hashes (oldest forgotten first). */
   negativeMax?: number;
+  /** Upper bound on presented keys remembered with their record (oldest forgotten first). */
+  presentedMax?: number;
+}
+
+interface Presented {
+  hash: string;
+  record: KeyRecord;
 }
 
 export class KeyCache {
   private readonly known = new Map<string, KeyRecord>();
   private readonly unknown = new Map<string, number>();
   private readonly pending = new Map<string, Promise<KeyRecord | null>>();
+  /**
+   * Known keys by the key as presented, so that a key seen before costs one Map lookup and no
+   * SHA-256; `presentedByHash` lets an invalidation (which names the hash) find the entry.
+   */
+  private readonly presented = new Map<string, Presented>();
+  private readonly presentedByHash = new Map<string, string>();
+  private readonly presentedMax: number;
   /** Bumped by every invalidation; a miss that straddles one is fetched again. */
   private epoch = 0;
   private readonly negativeTtlMs: number;
@@ -30,6 +44,44 @@ export class KeyCache {
   ) {
     this.negativeTtlMs = options.negativeTtlMs ?? 30_000;
     this.negativeMax = options.negativeMax ?? 100_000;
+    this.presentedMax = options.presentedMax ?? 100_000;
+  }
+
+  /**
+   * lookup() by the key as the client sent it: hashed only the first time it is seen (and again
+   * after an invalidation of it).
+   */
+  lookupPresented(apiKey: string, now: number): KeyRecord | null | Promise<KeyRecord | null> {
+    const seen = this.presented.get(apiKey);
+    if (seen !== undefined) {
+      if (seen.record.expires_at === null || seen.record.expires_at > now) return seen.record;
+      this.forgetPresented(seen.hash);
+    }
+    const hash = hashApiKey(apiKey);
+    const found = this.lookup(hash, now);
+    if (found !== null && !(found instanceof Promise)) this.remember(apiKey, hash, found);
+    return found;
+  }
+
+  /** The record of a presented key if it is already in the map (never asks Redis). */
+  peekPresented(apiKey: string): KeyRecord | null {
+    return this.presented.get(apiKey)?.record ?? this.known.get(hashApiKey(apiKey)) ?? null;
+  }
+
+  private remember(apiKey: string, hash: string, record: KeyRecord): void {
+    if (this.presented.size >= this.presentedMax) {
+      const oldest = this.presented.entries().next();
+      if (!oldest.done) this.forgetPresented(oldest.value[1].hash);
+    }
+    this.presented.set(apiKey, { hash, record });
+    this.presentedByHash.set(hash, apiKey);
+  }
+
+  private forgetPresented(hash: string): void {
+    const apiKey = this.presentedByHash.get(hash);
+    if (apiKey === undefined) return;
+    this.presentedByHash.delete(hash);
+    this.presented.delete(apiKey);
   }
 
   /** The record, null for no such (or an expired) key, or a promise when Redis must be asked. */
@@ -53,11 +105,6 @@ export class KeyCache {
       this.pending.set(hash, pending);
     }
     return pending;
-  }
-
-  /** The record if it is already in the map (never asks Redis): for attributing refusals. */
-  peek(hash: string): KeyRecord | null {
-    return this.known.get(hash) ?? null;
   }
 
   private async fetch(hash: string): Promise<KeyRecord | null> {
@@ -96,6 +143,7 @@ export class KeyCache {
   /** A key was deleted or created: forget whatever we believed about it. */
   forgetKey(hash: string): void {
     this.epoch++;
+    this.forgetPresented(hash);
     this.known.delete(hash);
     this.unknown.delete(hash);
   }
@@ -103,7 +151,11 @@ export class KeyCache {
   /** A project was deleted: forget all its keys. */
   forgetProject(projectId: string): void {
     this.epoch++;
-    for (const [hash, record] of this.known) if (record.project_id === projectId) this.known.delete(hash);
+    for (const [hash, record] of this.known) {
+      if (record.project_id !== projectId) continue;
+      this.known.delete(hash);
+      this.forgetPresented(hash);
+    }
   }
 
   /** Anything may have changed (reconnect, projection rebuilt): start from Redis again. */
@@ -111,6 +163,8 @@ export class KeyCache {
     this.epoch++;
     this.known.clear();
     this.unknown.clear();
+    this.presented.clear();
+    this.presentedByHash.clear();
   }
 
   get size(): number {

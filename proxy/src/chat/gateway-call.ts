@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import {
   GatewayError,
-  hashApiKey,
   looksLikeApiKey,
   newRecordId,
   sseData,
@@ -107,7 +106,7 @@ export abstract class GatewayCall implements Revocable {
   identify(): void {
     const apiKey = this.info.apiKey;
     if (this.key === null && this.knownKey === null && apiKey !== '' && looksLikeApiKey(apiKey)) {
-      this.knownKey = this.deps.cache.peek(hashApiKey(apiKey));
+      this.knownKey = this.deps.cache.peekPresented(apiKey);
     }
   }
 
@@ -121,13 +120,12 @@ export abstract class GatewayCall implements Revocable {
     if (apiKey === '') return new GatewayError('UNAUTHORIZED', 'No API key. Send it as x-api-key or Authorization: Bearer.');
     if (!looksLikeApiKey(apiKey)) return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
     const now = Date.now();
-    const hash = hashApiKey(apiKey);
     if (!this.deps.subscriber.trusted(now, this.deps.keyStaleBoundMs)) {
-      this.knownKey = this.deps.cache.peek(hash);
+      this.knownKey = this.deps.cache.peekPresented(apiKey);
       return new GatewayError('UNAVAILABLE', 'Keys cannot be verified right now; retry shortly.', { retryAfter: 1 });
     }
     this.authEpoch = this.deps.cache.currentEpoch;
-    const found = this.deps.cache.lookup(hash, now);
+    const found = this.deps.cache.lookupPresented(apiKey, now);
     if (found === null) return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
     if (!(found instanceof Promise)) return found;
     return found.then(

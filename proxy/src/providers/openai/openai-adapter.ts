@@ -1,7 +1,8 @@
 import { Pool, type Dispatcher } from 'undici';
 import { createSseDecoder, GatewayError, normaliseFinishReason, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
-import { inspectChunk, newStreamMeta, toCount } from '../stream-inspector.js';
+import { inspectChunk, newStreamMeta } from '../stream-inspector.js';
+import { scanCompletion } from './completion-scan.js';
 import { providerStatusError, readLimited, streamErrorEvent, transportError } from '../upstream-error.js';
 
 /**
@@ -45,18 +46,13 @@ export class OpenAiAdapter implements ProviderAdapter {
     } catch (err) {
       throw transportError(this.name, err, signal);
     }
-    let parsed: { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown }; choices?: { finish_reason?: unknown }[] };
-    try {
-      parsed = JSON.parse(body.toString('utf8')) as typeof parsed;
-    } catch {
-      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not JSON.`);
-    }
-    const finish = parsed.choices?.[0]?.finish_reason;
+    const facts = scanCompletion(body);
+    if (facts === null) throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not JSON.`);
     return {
       status: 200,
       body,
-      usage: { input: toCount(parsed.usage?.prompt_tokens), output: toCount(parsed.usage?.completion_tokens) },
-      finishReason: normaliseFinishReason(typeof finish === 'string' ? finish : null),
+      usage: { input: facts.input, output: facts.output },
+      finishReason: normaliseFinishReason(facts.finishReason),
     };
   }
 
