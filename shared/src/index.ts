@@ -16,3 +16,4 @@ export * from './startup.js';
 export * from './redis-connect.js';
 export * from './contracts/project-policy.js';
 export * from './run-service.js';
+export * from './log-redaction.js';
