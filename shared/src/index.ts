@@ -16,4 +16,5 @@ export * from './startup.js';
 export * from './redis-connect.js';
 export * from './contracts/project-policy.js';
 export * from './run-service.js';
+export * from './net/trusted-proxies.js';
 export * from './log-redaction.js';

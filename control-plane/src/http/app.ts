@@ -4,6 +4,7 @@ import { requireAuth } from '../auth/require-auth.js';
 import type { AppContext } from '../context.js';
 import { httpMetrics } from '../metrics.js';
 import { auditRefusal } from './audit-refusals.js';
+import { resolveClientAddress } from './client-address.js';
 import { registerAuditRoutes } from './routes/audit.js';
 import { registerDashboard } from './routes/dashboard.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -59,6 +60,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  app.addHook('onRequest', resolveClientAddress(ctx.config.trustProxy));
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.requests.inc({ route, status: String(reply.statusCode) });
