@@ -69,6 +69,15 @@ describe('requests without a body', () => {
     expect(broken.status).toBe(400);
     expect(broken.body.error.message).toBe('The body is not valid JSON.');
   });
+
+  it('leaves the JSON parser its limits: size and prototype poisoning', async () => {
+    const huge = await h.api('POST', '/v1/projects', { token: h.adminToken, rawBody: JSON.stringify({ name: 'x'.repeat(1024 * 1024) }) });
+    expect(huge.status).toBe(413);
+    expect(huge.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+    const poisoned = await h.api('POST', '/v1/projects', { token: h.adminToken, rawBody: '{"name":"p","__proto__":{"admin":true}}' });
+    expect(poisoned.status).toBe(400);
+    expect(poisoned.body.error.code).toBe('INVALID_REQUEST');
+  });
 });
 
 describe('names', () => {
