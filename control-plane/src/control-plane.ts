@@ -106,6 +106,11 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
 
+  // The one owner of partition upkeep. The control plane owns the schema (it migrates) and runs
+  // as one or a few replicas for the life of a deployment, while writers are scaled out (each
+  // would repeat the same DDL checks) and may be stopped while the queue waits. Writers still
+  // ensure partitions once at start, as they migrate. Partitions are made two months ahead, so a
+  // control plane down for weeks still leaves records their partition.
   const partitionTimer = setInterval(() => {
     ensurePartitions(ctx.sql).catch((err: Error) => log.error({ err: { message: err.message } }, 'partition maintenance failed'));
   }, PARTITION_CHECK_MS);

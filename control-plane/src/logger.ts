@@ -1,22 +1,9 @@
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { logRedaction } from '@gateway/shared';
 
-/**
- * Log options for the control plane and writer. Redaction is the backstop; the first rule is
- * that no code path puts a secret in a log call.
- */
-export const LOG_REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'req.headers.cookie',
-  '*.password',
-  '*.access_token',
-  '*.api_key',
-  '*.key',
-  '*.secret',
-];
-
+/** Log options for the control plane and writer; the redaction list is shared with the proxy. */
 export function loggerOptions(level: string, name: string): LoggerOptions {
-  return { level, name, redact: { paths: LOG_REDACT_PATHS, censor: '[REDACTED]' } };
+  return { level, name, redact: logRedaction() };
 }
 
 /** `destination` defaults to stdout; tests pass their own to read what was logged. */

@@ -103,7 +103,7 @@ describe('projects', () => {
   it('validate their bodies strictly', async () => {
     const cases: [unknown, string][] = [
       [{}, 'body.name is required'],
-      [{ name: '' }, 'body.name must NOT have fewer than 1 characters'],
+      [{ name: '' }, 'body.name must not be empty or only spaces'],
       [{ name: 42 }, 'body.name must be string'],
       [{ name: 'x', quota_tokens: '100' }, 'body.quota_tokens must be integer or null'],
       [{ name: 'x', quota_tokens: -1 }, 'body.quota_tokens must be >= 0'],

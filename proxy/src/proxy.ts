@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import { connectRedis, GatewayError, loadProvidersConfig, loadProxyConfig, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type ProxyConfig } from '@gateway/shared';
+import { connectRedis, GatewayError, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type ProxyConfig } from '@gateway/shared';
 import { InFlightRegistry } from './auth/in-flight.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
 import { KeyCache } from './auth/key-cache.js';
@@ -36,8 +36,6 @@ export interface ProxyOptions {
   worker?: number;
 }
 
-export const LOG_REDACT_PATHS = ['*.apiKey', '*.api_key', '*.authorization', '*["x-api-key"]', '*.key'];
-
 /**
  * Wiring of one proxy process, in the order the guarantees need: the native HTTP binding and the
  * providers file are checked before anything connects; the invalidation channel is subscribed
@@ -47,7 +45,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
   const config = loadProxyConfig(env);
   const providers = loadProvidersConfig(env, PROVIDER_TYPES);
   loadUws();
-  const log = pino({ level: config.logLevel, name: 'proxy', redact: { paths: LOG_REDACT_PATHS, censor: '[REDACTED]' } });
+  const log = pino({ level: config.logLevel, name: 'proxy', redact: logRedaction() });
   const keys = new RedisKeys(config.redisPrefix);
 
   const opened: Redis[] = [];

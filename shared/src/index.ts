@@ -17,3 +17,5 @@ export * from './redis-connect.js';
 export * from './contracts/project-policy.js';
 export * from './run-service.js';
 export * from './metrics-server.js';
+export * from './net/trusted-proxies.js';
+export * from './log-redaction.js';

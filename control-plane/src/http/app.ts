@@ -4,6 +4,8 @@ import { requireAuth } from '../auth/require-auth.js';
 import type { AppContext } from '../context.js';
 import { httpMetrics } from '../metrics.js';
 import { auditRefusal } from './audit-refusals.js';
+import { resolveClientAddress } from './client-address.js';
+import { registerJsonBodies } from './json-body.js';
 import { registerAuditRoutes } from './routes/audit.js';
 import { registerDashboard } from './routes/dashboard.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -15,6 +17,7 @@ import { registerSigninRoutes } from './routes/signins.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerUserRoutes } from './routes/users.js';
 import { addSharedSchemas } from './schemas.js';
+import { refuseUnstorableText } from './storable-text.js';
 import { validatorCompiler } from './validation.js';
 
 export interface RouteEntry {
@@ -47,6 +50,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler());
   // Bodies are JSON only: a text/plain body is refused with 415 rather than parsed into a string.
   app.removeContentTypeParser('text/plain');
+  registerJsonBodies(app);
+  app.addHook('preValidation', refuseUnstorableText);
   app.decorateRequest('principal', null);
 
   const routeTable: RouteEntry[] = [];
@@ -59,6 +64,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  app.addHook('onRequest', resolveClientAddress(ctx.config.trustProxy));
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.requests.inc({ route, status: String(reply.statusCode) });
@@ -113,8 +119,6 @@ function asGatewayError(err: FastifyError): GatewayError {
       return new GatewayError('PAYLOAD_TOO_LARGE');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new GatewayError('UNSUPPORTED_MEDIA_TYPE');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new GatewayError('INVALID_REQUEST', 'The body is empty; send a JSON object.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new GatewayError('INVALID_REQUEST', 'The body is not valid JSON.');
   }

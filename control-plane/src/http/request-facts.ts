@@ -8,6 +8,7 @@ export function requestFacts(req: FastifyRequest, reply: FastifyReply): RequestF
   const agent = req.headers['user-agent'];
   return {
     requestId: req.id,
+    // The client's address by the TRUST_PROXY rule, settled once per request (client-address.ts).
     clientIp: req.ip || null,
     userAgent: agent === undefined ? null : agent.slice(0, MAX_USER_AGENT),
     latencyMs: reply.elapsedTime,

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { AUDIT_OUTCOMES, ERROR_CODES, FINISH_REASONS } from '@gateway/shared';
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
 
+export { nameSchema } from './names.js';
+
 /**
  * The JSON shapes of the management API, in one place. Response shapes are shared schemas (they
  * become `components.schemas` of the OpenAPI document, and Fastify serialises through them, so a

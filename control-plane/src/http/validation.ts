@@ -1,6 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { addNameKeyword } from './names.js';
 
 /**
  * JSON-schema validation of requests. Query strings and path parameters arrive as text, so their
@@ -13,6 +14,7 @@ function ajvWith(options: Options): Ajv {
   const ajv = new Ajv({ ...COMMON, ...options });
   // ajv-formats is CommonJS; under NodeNext its function is the module's `default`.
   addFormats.default(ajv);
+  addNameKeyword(ajv);
   return ajv;
 }
 

@@ -37,7 +37,6 @@ export interface Writer {
 const LOCK_DURATION_MS = 10_000;
 const STALLED_INTERVAL_MS = 5_000;
 const MAX_BACKOFF_MS = 30_000;
-const PARTITION_CHECK_MS = 6 * 60 * 60 * 1000;
 
 /**
  * Brings one writer process (or an in-process writer) up: Postgres connected and migrated (a
@@ -47,12 +46,14 @@ const PARTITION_CHECK_MS = 6 * 60 * 60 * 1000;
 export async function startWriter(env: Env, options: WriterOptions = {}): Promise<Writer> {
   const config = loadWriterConfig(env);
   const log = options.log ?? createLogger(config.logLevel, 'writer');
-  // One connection per batch in flight, one for /readyz and partition upkeep.
+  // One connection per batch in flight, one for /readyz.
   const db = await WriterDb.open(config.databaseUrl, config.concurrency + 1);
   const opened: { redis?: Redis; probe?: Redis; server?: MetricsServer; queue?: Queue } = {};
   try {
     const migrated = await migrate(db.sql);
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
+    // Once at start, like the migrations, so a writer started alone has this month's partitions;
+    // the periodic upkeep belongs to the control plane (see control-plane.ts).
     await ensurePartitions(db.sql);
     // BullMQ's blocking connection (duplicated from this one) needs maxRetriesPerRequest null.
     opened.redis = await connectRedis(config.redisUrl);
@@ -83,11 +84,6 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
       stalledIntervalMs: options.stalledIntervalMs ?? STALLED_INTERVAL_MS,
       maxBackoffMs: options.maxBackoffMs ?? MAX_BACKOFF_MS,
     });
-    const partitionTimer = setInterval(() => {
-      ensurePartitions(db.sql).catch((err: Error) => log.error({ err: { message: err.message } }, 'partition maintenance failed'));
-    }, PARTITION_CHECK_MS);
-    partitionTimer.unref();
-
     const { redis, probe, server, queue } = opened;
     let closing: Promise<void> | null = null;
     return {
@@ -98,7 +94,6 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
       recordWorker,
       close(timeoutMs = 10_000) {
         closing ??= (async () => {
-          clearInterval(partitionTimer);
           await recordWorker.close(timeoutMs);
           await Promise.allSettled([server?.close(), queue.close()]);
           await Promise.allSettled([quit(redis), quit(probe), db.end()]);

@@ -1,4 +1,4 @@
-import { GatewayError, requestIdFrom } from '@gateway/shared';
+import { clientAddress, GatewayError, requestIdFrom, type TrustedProxies } from '@gateway/shared';
 import { ChatCall } from '../chat/chat-call.js';
 import type { GatewayCall, GatewayDeps, RequestInfo } from '../chat/gateway-call.js';
 import { ModelsCall } from '../chat/models-call.js';
@@ -30,7 +30,7 @@ function declaresJson(contentType: string): boolean {
   return type === 'application/json' || type.endsWith('+json');
 }
 
-function requestInfo(res: HttpResponse, req: HttpRequest): RequestInfo {
+function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxies): RequestInfo {
   let apiKey = req.getHeader('x-api-key');
   if (apiKey === '') {
     const match = BEARER.exec(req.getHeader('authorization'));
@@ -42,10 +42,17 @@ function requestInfo(res: HttpResponse, req: HttpRequest): RequestInfo {
     requestId,
     clientRequestId: requestId === clientId,
     apiKey,
-    clientIp: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    clientIp: clientIp(res, req, trusted),
     userAgent: req.getHeader('user-agent'),
     jsonBody: declaresJson(req.getHeader('content-type')),
   };
+}
+
+/** The TCP peer, or, behind trusted proxies (TRUST_PROXY), the client X-Forwarded-For names. */
+function clientIp(res: HttpResponse, req: HttpRequest, trusted: TrustedProxies): string {
+  const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+  if (trusted.entries.length === 0) return peer;
+  return clientAddress(peer, req.getHeader('x-forwarded-for') || undefined, trusted);
 }
 
 export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number): Promise<ProxyServer> {
@@ -61,7 +68,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
   };
 
   app.post('/v1/chat/completions', (res, req) => {
-    const info = requestInfo(res, req);
+    const info = requestInfo(res, req, deps.config.trustProxy);
     const declared = Number(req.getHeader('content-length') || '0');
     const ex = new Exchange(res, info.requestId);
     const call = new ChatCall(deps, ex, info);
@@ -78,7 +85,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
   });
 
   app.get('/v1/models', (res, req) => {
-    const info = requestInfo(res, req);
+    const info = requestInfo(res, req, deps.config.trustProxy);
     const ex = new Exchange(res, info.requestId);
     const call = new ModelsCall(deps, ex, info);
     ex.onAbort = () => call.clientGone();

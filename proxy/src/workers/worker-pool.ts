@@ -2,9 +2,8 @@ import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { AggregatorRegistry } from 'prom-client';
 import { pino, type Logger } from 'pino';
-import { ConfigError, startMetricsServer, StartupError, type Env, type MetricsServer, type ProxyConfig } from '@gateway/shared';
+import { ConfigError, logRedaction, startMetricsServer, StartupError, type Env, type MetricsServer, type ProxyConfig } from '@gateway/shared';
 import { UwsLoadError } from '../http/uws.js';
-import { LOG_REDACT_PATHS } from '../proxy.js';
 import type { FromWorker, Question, ToWorker, WorkerStart } from './worker-messages.js';
 
 /**
@@ -46,7 +45,7 @@ function freePort(host: string): Promise<number> {
 }
 
 export async function startWorkerPool(env: Env, config: ProxyConfig): Promise<WorkerPool> {
-  const log = pino({ level: config.logLevel, name: 'proxy', redact: { paths: LOG_REDACT_PATHS, censor: '[REDACTED]' } });
+  const log = pino({ level: config.logLevel, name: 'proxy', redact: logRedaction() });
   const running: RunningWorker[] = [];
   const pending = new Map<number, (msg: FromWorker & { type: 'answer' }) => void>();
   let nextId = 0;

@@ -20,5 +20,15 @@ describe('service configuration', () => {
     expect(() => loadProxyConfig({ REDIS_URL: 'http://x' })).toThrow(/REDIS_URL must use redis: or rediss:/);
     expect(() => loadControlPlaneConfig({ DATABASE_URL: 'nope' })).toThrow(/DATABASE_URL is not a URL/);
     expect(() => loadControlPlaneConfig({ DEMO_SEED: 'maybe' })).toThrow(/DEMO_SEED must be true or false/);
+    expect(() => loadProxyConfig({ TRUST_PROXY: '10.0.0.0/8, lb.internal' })).toThrow(new ConfigError('TRUST_PROXY: "lb.internal" is not an IP address or CIDR; give addresses or CIDRs, comma-separated'));
+  });
+
+  it('reads TRUST_PROXY for both HTTP services; nobody is trusted without it', () => {
+    expect(loadProxyConfig({}).trustProxy.trusts('127.0.0.1')).toBe(false);
+    expect(loadControlPlaneConfig({}).trustProxy.entries).toEqual([]);
+    for (const config of [loadProxyConfig({ TRUST_PROXY: '127.0.0.1,fd00::/8' }), loadControlPlaneConfig({ TRUST_PROXY: '127.0.0.1,fd00::/8' })]) {
+      expect(config.trustProxy.entries).toEqual(['127.0.0.1', 'fd00::/8']);
+      expect(config.trustProxy.trusts('fd00::1')).toBe(true);
+    }
   });
 });

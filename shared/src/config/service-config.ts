@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { envBool, envInt, envOptional, envPort, envString, envUrl, type Env } from './env.js';
+import { parseTrustedProxies, type TrustedProxies } from '../net/trusted-proxies.js';
+import { ConfigError, envBool, envInt, envOptional, envPort, envString, envUrl, type Env } from './env.js';
 
 /**
  * Settings of each process, read once at start from the environment. Defaults are DESIGN §2's;
@@ -12,7 +13,13 @@ export interface CommonConfig {
   logLevel: string;
 }
 
-export interface ProxyConfig extends CommonConfig {
+/** What the HTTP-facing services share. */
+export interface ListenerConfig {
+  /** Peers whose X-Forwarded-For is believed (TRUST_PROXY); nobody by default. */
+  trustProxy: TrustedProxies;
+}
+
+export interface ProxyConfig extends CommonConfig, ListenerConfig {
   host: string;
   port: number;
   /** Port of /metrics (with /healthz and /readyz), kept off the public port; 0 picks a free one. */
@@ -35,7 +42,7 @@ export interface ProxyConfig extends CommonConfig {
   defaultReservationTokens: number;
 }
 
-export interface ControlPlaneConfig extends CommonConfig {
+export interface ControlPlaneConfig extends CommonConfig, ListenerConfig {
   host: string;
   port: number;
   databaseUrl: string;
@@ -71,9 +78,18 @@ function common(env: Env): CommonConfig {
   };
 }
 
+function listener(env: Env): ListenerConfig {
+  try {
+    return { trustProxy: parseTrustedProxies(envOptional(env, 'TRUST_PROXY')) };
+  } catch (err) {
+    throw new ConfigError(`TRUST_PROXY: ${(err as Error).message}; give addresses or CIDRs, comma-separated`);
+  }
+}
+
 export function loadProxyConfig(env: Env): ProxyConfig {
   return {
     ...common(env),
+    ...listener(env),
     host: envString(env, 'PROXY_HOST', '0.0.0.0'),
     port: envPort(env, 'PROXY_PORT', 8080),
     metricsPort: envPort(env, 'METRICS_PORT', 9464),
@@ -93,6 +109,7 @@ export function loadControlPlaneConfig(env: Env): ControlPlaneConfig {
   const port = envPort(env, 'PROXY_PORT', 8080);
   return {
     ...common(env),
+    ...listener(env),
     host: envString(env, 'CONTROL_HOST', '0.0.0.0'),
     port: envPort(env, 'CONTROL_PORT', 8081),
     databaseUrl: envUrl(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),

@@ -7,7 +7,7 @@ import { writeAudit } from '../../db/audit-writer.js';
 import { findKey, insertKey, isKeyLive, listKeys, markKeyDeleted, type StoredKey } from '../../db/keys.js';
 import { forbidden, projectAccess } from '../project-access.js';
 import { requestFacts } from '../request-facts.js';
-import { ERROR_RESPONSES, dateTimeSchema, listOf, projectParams, ref, uuidSchema } from '../schemas.js';
+import { ERROR_RESPONSES, dateTimeSchema, listOf, nameSchema, projectParams, ref, uuidSchema } from '../schemas.js';
 
 /**
  * Project API keys. The secret exists in one response only, the creation's; Postgres keeps its
@@ -40,7 +40,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
           required: ['name'],
           additionalProperties: false,
           properties: {
-            name: { type: 'string', minLength: 1, maxLength: 200 },
+            name: { ...nameSchema, description: `Key name, to recognise it by. ${nameSchema.description}` },
             expires_at: { ...dateTimeSchema, type: ['string', 'null'], description: 'When the key stops working (RFC 3339); null or absent: never.' },
           },
         },

@@ -6,7 +6,7 @@ import { insertProject, listProjects, policyOf, softDeleteProject, updateProject
 import { withUsedTokens } from '../../quota/used-tokens.js';
 import { projectAccess, projectNotFound } from '../project-access.js';
 import { requestFacts } from '../request-facts.js';
-import { ERROR_RESPONSES, listOf, projectParams, ref } from '../schemas.js';
+import { ERROR_RESPONSES, listOf, nameSchema, projectParams, ref } from '../schemas.js';
 
 /**
  * Projects. Any account may create one and becomes its owner; a non-admin account sees only the
@@ -15,7 +15,7 @@ import { ERROR_RESPONSES, listOf, projectParams, ref } from '../schemas.js';
  */
 type ProjectBody = ProjectInput & { name: string };
 
-const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
+const name = { ...nameSchema, description: `Project name. ${nameSchema.description}` } as const;
 const quota = {
   type: ['integer', 'null'],
   minimum: 0,
