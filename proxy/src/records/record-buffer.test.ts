@@ -119,6 +119,20 @@ describe('RecordBuffer', () => {
     expect(await metric(registry, 'gateway_records_dropped_total')).toBe(0);
   });
 
+  it('drops and counts a batch that cannot be encoded, and sends the ones after it', async () => {
+    const { registry, buffer, queue } = await setup('unencodable', { recordBatchSize: 2, recordFlushMs: 60_000, recordBufferMax: 1_000 });
+    // msgpack has no form for an integer this large; only a bug could put one in a record.
+    buffer.pushUsage({ ...usage(0), latency_ms: 2n ** 70n as unknown as number });
+    buffer.pushUsage(usage(1));
+    buffer.pushUsage(usage(2));
+    buffer.pushUsage(usage(3));
+    await buffer.flush(5_000);
+    expect(buffer.buffered).toBe(0);
+    expect((await queued(queue)).requestIds.sort()).toEqual(['req-2', 'req-3']);
+    expect(await metric(registry, 'gateway_records_dropped_total')).toBe(2);
+    expect(await metric(registry, 'gateway_records_enqueued_total')).toBe(2);
+  });
+
   it('holds records while Redis is away, drops the oldest past the bound and counts them', async () => {
     const { connection, registry, buffer, queue } = await setup('bound', { recordBatchSize: 10, recordFlushMs: 1, recordBufferMax: 100 });
     await redis.stop('SIGKILL');
