@@ -41,6 +41,9 @@ export async function authenticate(ctx: AppContext, req: FastifyRequest): Promis
   const token = bearerToken(req);
   if (token === null) throw new GatewayError('UNAUTHORIZED', 'Send an access token as "Authorization: Bearer <token>"; get one from POST /v1/signins.');
   const claims = await ctx.jwt.verify(token);
+  // Tokens never outlive their session when issued; this also ends, at once, sessions a lowered
+  // SESSION_MAX_AGE_HOURS has made too old.
+  if (Date.now() >= ctx.jwt.sessionEnd(claims.session)) throw new GatewayError('UNAUTHORIZED', 'The session has reached its maximum age; sign in again.');
   const [user, signedOut] = await Promise.all([findUserById(ctx.sql, claims.userId), isSignedOut(ctx, claims.session.id)]);
   refuseUnusable(user, claims, signedOut);
   return { userId: user.id, email: user.email, role: user.role, user: toUser(user), token: claims };
