@@ -13,7 +13,7 @@ import { KeyProjection } from './keys/projection.js';
 import { createLogger } from './logger.js';
 import { createRegistry } from './metrics.js';
 import { QuotaReconciler } from './quota/reconciler.js';
-import { seed, type SeedResult } from './seed.js';
+import { seed, seedOptionsFrom, type SeedResult } from './seed.js';
 
 export interface ControlPlane {
   app: FastifyInstance;
@@ -43,6 +43,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   const log = createLogger(config.logLevel, 'control-plane', options.logDestination);
   // Before any connection: a bad secret is a configuration error with nothing to clean up.
   const jwt = jwtServiceFromConfig(config, log);
+  const seedOptions = seedOptionsFrom(config);
   const sql = await connectDb(config.databaseUrl, { createIfMissing: true });
   let redis;
   try {
@@ -95,11 +96,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
       })
       .catch((err: Error) => log.error({ err: { message: err.message } }, 'key projection rebuild failed'));
   });
-  const seeded = await seed(sql, projection, {
-    adminEmail: config.adminEmail,
-    adminPassword: config.adminPassword,
-    seedDemo: config.seedDemo,
-  });
+  const seeded = await seed(sql, projection, seedOptions);
 
   const app = await buildApp(ctx);
   await app.listen({ host: config.host, port: config.port });

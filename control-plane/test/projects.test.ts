@@ -23,25 +23,25 @@ async function addMember(token: string, projectId: string, userId: string, role:
 
 describe('users', () => {
   it('are created by account admins only, one per email whatever its case', async () => {
-    const res = await h.api('POST', '/v1/users', { token: h.adminToken, body: { email: 'Jo@Example.test', password: 'long enough', role: 'member' } });
+    const res = await h.api('POST', '/v1/users', { token: h.adminToken, body: { email: 'Jo@Example.test', password: 'long enough!', role: 'member' } });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.any(String), email: 'Jo@Example.test', role: 'member', created_at: expect.any(String) });
+    expect(res.body).toEqual({ id: expect.any(String), email: 'Jo@Example.test', role: 'member', disabled: false, created_at: expect.any(String) });
     expect(res.body).not.toHaveProperty('password_hash');
-    const again = await h.api('POST', '/v1/users', { token: h.adminToken, body: { email: 'jo@example.TEST', password: 'long enough' } });
+    const again = await h.api('POST', '/v1/users', { token: h.adminToken, body: { email: 'jo@example.TEST', password: 'long enough!' } });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('CONFLICT');
 
     const member = await h.createUser('member');
-    const refused = await h.api('POST', '/v1/users', { token: member.token, body: { email: 'x@example.test', password: 'long enough' } });
+    const refused = await h.api('POST', '/v1/users', { token: member.token, body: { email: 'x@example.test', password: 'long enough!' } });
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe('FORBIDDEN');
 
-    const defaulted = await h.api('POST', '/v1/users', { token: h.adminToken, body: { email: 'def@example.test', password: 'long enough' } });
+    const defaulted = await h.api('POST', '/v1/users', { token: h.adminToken, body: { email: 'def@example.test', password: 'long enough!' } });
     expect(defaulted.body.role).toBe('member');
     for (const body of [
-      { email: 'not-an-email', password: 'long enough' },
+      { email: 'not-an-email', password: 'long enough!' },
       { email: 'y@example.test', password: 'short' },
-      { email: 'y@example.test', password: 'long enough', role: 'root' },
+      { email: 'y@example.test', password: 'long enough!', role: 'root' },
     ]) {
       expect((await h.api('POST', '/v1/users', { token: h.adminToken, body })).status).toBe(400);
     }

@@ -33,7 +33,7 @@ describe('first start on an empty database', () => {
     try {
       expect(first.seeded.admin?.created).toBe(true);
       expect(first.seeded.admin?.email).toBe('admin@localhost');
-      expect(first.seeded.admin?.generatedPassword).toMatch(/^[A-Za-z0-9_-]{16}$/);
+      expect(first.seeded.admin?.generatedPassword).toMatch(/^[A-Za-z0-9_-]{24}$/);
       const demo = first.seeded.demo;
       expect(demo?.key).toMatch(/^gw_[A-Za-z0-9_-]{43}$/);
       // The demo key is in the Redis projection, by hash only.

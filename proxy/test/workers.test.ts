@@ -59,7 +59,7 @@ function chat(key: string, body: Record<string, unknown> = {}): Promise<Response
     headers: { 'content-type': 'application/json', 'x-api-key': key },
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...body }),
     dispatcher: fresh,
-  } as RequestInit);
+  } as unknown as RequestInit);
 }
 
 function inFlightByWorker(text: string): Record<string, number> {

@@ -38,6 +38,23 @@ export class RedisKeys {
     return `${this.prefix}signin:fail:${scope}:${id}`;
   }
 
+  /**
+   * String with a TTL: present while the management-API session `sessionId` is signed out (its
+   * tokens, refreshed ones included, are refused). The TTL ends when the session could have no
+   * live token left anyway. PostgreSQL holds the same facts (session_signouts).
+   */
+  sessionSignedOut(sessionId: string): string {
+    return `${this.prefix}session:signedout:${sessionId}`;
+  }
+
+  /**
+   * String: present once the sign-outs of PostgreSQL have been copied into this Redis. Missing
+   * means Redis restarted empty, and the copy is made again before any token is trusted.
+   */
+  get signoutsLoaded(): string {
+    return `${this.prefix}session:signouts-loaded`;
+  }
+
   /** Match pattern for every projected API key (used by the projection rebuild). */
   apiKeyPattern(): string {
     return `${this.prefix}key:*`;

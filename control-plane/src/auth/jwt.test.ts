@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { base64url, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, GatewayError } from '@gateway/shared';
-import { JWT_AUDIENCE, JWT_ISSUER, JwtService, jwtServiceFromConfig, keyIdOf, TOKEN_TTL_SECONDS } from './jwt.js';
+import { JWT_AUDIENCE, JWT_ISSUER, JwtService, jwtServiceFromConfig, keyIdOf, startSession, TOKEN_TTL_SECONDS } from './jwt.js';
 
 const SECRET = 'a-test-secret-that-is-long-enough-0001';
 const OLD_SECRET = 'an-older-secret-that-is-long-enough-02';
@@ -80,6 +80,38 @@ describe('access tokens', () => {
     expect((await after.verify(fresh)).kid).toBe(keyIdOf(SECRET));
     // Once the old secret is dropped from the list, its tokens stop working.
     await refusal(new JwtService(SECRET).verify(oldToken));
+  });
+
+  it('puts every token in a session that refreshes carry forward, each token with its own id', async () => {
+    const jwt = new JwtService(SECRET);
+    const signedIn = await jwt.verify((await jwt.issue('user-1')).access_token);
+    expect(signedIn.session.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Math.abs(signedIn.session.startedAt - Date.now())).toBeLessThan(60_000);
+    // sat keeps the milliseconds iat would round away.
+    const payload = JSON.parse(Buffer.from((await jwt.issue('user-1', signedIn.session)).access_token.split('.')[1] as string, 'base64url').toString());
+    expect(payload).toMatchObject({ sid: signedIn.session.id, sat: signedIn.session.startedAt, jti: expect.any(String) });
+    const refreshed = await jwt.verify((await jwt.issue('user-1', signedIn.session)).access_token);
+    expect(refreshed.session).toEqual(signedIn.session);
+    expect(refreshed.tokenId).not.toBe(signedIn.tokenId);
+    // A token from before sessions existed is a session of its own, begun when it was issued.
+    const legacyToken = await craft();
+    const legacy = await jwt.verify(legacyToken);
+    const { iat } = JSON.parse(Buffer.from(legacyToken.split('.')[1] as string, 'base64url').toString());
+    expect(legacy.session.startedAt).toBe(iat * 1000);
+    expect(legacy.session.id).toBe(legacy.tokenId);
+  });
+
+  it('never lets a token outlive its session, and issues none once the session is over', async () => {
+    const jwt = new JwtService(SECRET, [], { sessionMaxAgeMs: 2 * 3600 * 1000 });
+    const young = await jwt.issue('user-1', startSession(Date.now() - 60_000));
+    expect(young.expires_in).toBe(TOKEN_TTL_SECONDS);
+    const old = await jwt.issue('user-1', startSession(Date.now() - 90 * 60_000));
+    expect(old.expires_in).toBeLessThanOrEqual(30 * 60);
+    expect(old.expires_in).toBeGreaterThan(29 * 60);
+    expect((await jwt.verify(old.access_token)).expiresAt).toBeLessThanOrEqual(Date.now() + 30 * 60_000);
+    const over = await refusal(jwt.issue('user-1', startSession(Date.now() - 2 * 3600 * 1000 - 1000)));
+    expect(over.message).toMatch(/maximum age/);
+    expect(jwtServiceFromConfig({ jwtSecret: SECRET, jwtPreviousSecrets: [], sessionMaxAgeHours: 5 }, captureLog().log).sessionMaxAgeMs).toBe(5 * 3600 * 1000);
   });
 
   it('wants secrets of at least 32 bytes and warns, without the secret, when it has to make one up', () => {

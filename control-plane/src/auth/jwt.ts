@@ -8,19 +8,37 @@ import { ConfigError, GatewayError, type ControlPlaneConfig } from '@gateway/sha
  * that signed the token, so JWT_SECRET can be rotated: the new secret signs, former secrets listed in
  * JWT_PREVIOUS_SECRETS still verify the tokens they signed until those expire. Verification pins the
  * algorithm, so neither `alg: none` nor a switch to another algorithm gets a token through.
+ *
+ * Every token belongs to a session: a password sign-in starts one (claims `sid`, a random id, and
+ * `sat`, the sign-in time in Unix ms, since `iat` has only whole seconds) and each refresh copies
+ * both forward. That is what lets a sign-out end a token and every refresh of it, a password change
+ * end every session begun before it, and a session end at SESSION_MAX_AGE_HOURS: no token's `exp`
+ * goes past the session's end.
  */
 export const TOKEN_TTL_SECONDS = 3600;
+export const DEFAULT_SESSION_MAX_AGE_MS = 24 * 3600 * 1000;
 export const JWT_ALGORITHM = 'HS256';
 export const JWT_ISSUER = 'model-gateway/control-plane';
 export const JWT_AUDIENCE = 'model-gateway/management-api';
 /** HS256 wants a key at least as long as its output (RFC 7518 §3.2). */
 export const MIN_SECRET_BYTES = 32;
 
+export interface Session {
+  /** Random id shared by the sign-in's token and all its refreshes. */
+  id: string;
+  /** Unix ms of the password sign-in that began the session. */
+  startedAt: number;
+}
+
 export interface AccessTokenClaims {
   /** The user's id. Nothing else about the user rides in the token: roles are read fresh on every request. */
   userId: string;
   kid: string;
+  /** Unix ms. */
   expiresAt: number;
+  /** The token's own id (`jti`). */
+  tokenId: string;
+  session: Session;
 }
 
 export interface IssuedToken {
@@ -39,7 +57,10 @@ export class JwtService {
   readonly currentKid: string;
   private readonly verifyKeys: Map<string, Uint8Array>;
 
-  constructor(secret: string, previousSecrets: readonly string[] = []) {
+  readonly sessionMaxAgeMs: number;
+
+  constructor(secret: string, previousSecrets: readonly string[] = [], options: { sessionMaxAgeMs?: number } = {}) {
+    this.sessionMaxAgeMs = options.sessionMaxAgeMs ?? DEFAULT_SESSION_MAX_AGE_MS;
     this.signingKey = new TextEncoder().encode(secret);
     this.currentKid = keyIdOf(secret);
     this.verifyKeys = new Map([[this.currentKid, this.signingKey]]);
@@ -54,17 +75,29 @@ export class JwtService {
     return [...this.verifyKeys.values()];
   }
 
-  async issue(userId: string): Promise<IssuedToken> {
-    const token = await new SignJWT({})
+  /** The instant (Unix ms) after which no token of the session is valid and none is issued. */
+  sessionEnd(session: Session): number {
+    return session.startedAt + this.sessionMaxAgeMs;
+  }
+
+  /**
+   * A token for `session` (a new session begun now without one): an hour, or less when the session
+   * ends sooner. A session already over gets 401 UNAUTHORIZED instead.
+   */
+  async issue(userId: string, session: Session = startSession()): Promise<IssuedToken> {
+    const now = Math.floor(Date.now() / 1000);
+    const exp = Math.min(now + TOKEN_TTL_SECONDS, Math.floor(this.sessionEnd(session) / 1000));
+    if (exp <= now) throw new GatewayError('UNAUTHORIZED', 'The session has reached its maximum age; sign in again.');
+    const token = await new SignJWT({ sid: session.id, sat: session.startedAt })
       .setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT', kid: this.currentKid })
       .setSubject(userId)
       .setIssuer(JWT_ISSUER)
       .setAudience(JWT_AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(`${TOKEN_TTL_SECONDS}s`)
+      .setIssuedAt(now)
+      .setExpirationTime(exp)
       .setJti(randomUUID())
       .sign(this.signingKey);
-    return { access_token: token, token_type: 'Bearer', expires_in: TOKEN_TTL_SECONDS };
+    return { access_token: token, token_type: 'Bearer', expires_in: exp - now };
   }
 
   /** The claims of a valid, unexpired token; anything else is a 401 whose message says no more than needed. */
@@ -82,7 +115,13 @@ export class JwtService {
         },
         { algorithms: [JWT_ALGORITHM], issuer: JWT_ISSUER, audience: JWT_AUDIENCE, requiredClaims: ['sub', 'exp', 'iat'] },
       );
-      return { userId: payload.sub as string, kid, expiresAt: (payload.exp as number) * 1000 };
+      const tokenId = typeof payload.jti === 'string' ? payload.jti : `${payload.sub}:${payload.iat}`;
+      // Tokens made before sessions existed are each their own session, begun when they were issued.
+      const session: Session = {
+        id: typeof payload.sid === 'string' ? payload.sid : tokenId,
+        startedAt: Number.isSafeInteger(payload.sat) ? (payload.sat as number) : (payload.iat as number) * 1000,
+      };
+      return { userId: payload.sub as string, kid, expiresAt: (payload.exp as number) * 1000, tokenId, session };
     } catch (err) {
       if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED') throw new GatewayError('UNAUTHORIZED', 'The access token has expired; sign in again.');
       throw new GatewayError('UNAUTHORIZED', 'The access token is invalid.');
@@ -90,12 +129,21 @@ export class JwtService {
   }
 }
 
+/** A session begun by a password sign-in at `startedAt` (Unix ms). */
+export function startSession(startedAt: number = Date.now()): Session {
+  return { id: randomUUID(), startedAt };
+}
+
 /**
  * The service the configuration asks for. Without JWT_SECRET a random secret is made for this
  * process alone: fine for a laptop, wrong for anything else (tokens die with the process and other
  * replicas refuse them), hence the loud warning. The secret itself is never logged.
  */
-export function jwtServiceFromConfig(config: Pick<ControlPlaneConfig, 'jwtSecret' | 'jwtPreviousSecrets'>, log: Logger): JwtService {
+export function jwtServiceFromConfig(
+  config: Pick<ControlPlaneConfig, 'jwtSecret' | 'jwtPreviousSecrets'> & Partial<Pick<ControlPlaneConfig, 'sessionMaxAgeHours'>>,
+  log: Logger,
+): JwtService {
+  const options = config.sessionMaxAgeHours === undefined ? {} : { sessionMaxAgeMs: config.sessionMaxAgeHours * 3600 * 1000 };
   for (const old of config.jwtPreviousSecrets) {
     if (Buffer.byteLength(old, 'utf8') < MIN_SECRET_BYTES) {
       throw new ConfigError(`every JWT_PREVIOUS_SECRETS entry must be at least ${MIN_SECRET_BYTES} bytes`);
@@ -106,10 +154,10 @@ export function jwtServiceFromConfig(config: Pick<ControlPlaneConfig, 'jwtSecret
       'JWT_SECRET is not set: signing management tokens with a random development secret. Tokens will not survive a ' +
         `restart and other control-plane replicas will refuse them. Set JWT_SECRET (at least ${MIN_SECRET_BYTES} bytes) in production.`,
     );
-    return new JwtService(randomBytes(48).toString('base64url'), config.jwtPreviousSecrets);
+    return new JwtService(randomBytes(48).toString('base64url'), config.jwtPreviousSecrets, options);
   }
   if (Buffer.byteLength(config.jwtSecret, 'utf8') < MIN_SECRET_BYTES) {
     throw new ConfigError(`JWT_SECRET must be at least ${MIN_SECRET_BYTES} bytes`);
   }
-  return new JwtService(config.jwtSecret, config.jwtPreviousSecrets);
+  return new JwtService(config.jwtSecret, config.jwtPreviousSecrets, options);
 }

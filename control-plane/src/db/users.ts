@@ -1,3 +1,4 @@
+import type { Fragment } from 'postgres';
 import type { AccountRole } from '../auth/permissions.js';
 import { one, type Queryable } from './connect.js';
 
@@ -6,30 +7,50 @@ export interface UserRow {
   id: string;
   email: string;
   role: AccountRole;
+  disabled: boolean;
+  /** Tokens of sessions begun at or before this instant are refused; null: none are. */
+  tokens_valid_after: Date | null;
   created_at: Date;
 }
 
+/** An account as the API shows it: never a password hash, nor the revocation instant. */
 export interface User {
   id: string;
   email: string;
   role: AccountRole;
+  disabled: boolean;
   created_at: string;
 }
 
 export function toUser(row: UserRow): User {
-  return { id: row.id, email: row.email, role: row.role, created_at: row.created_at.toISOString() };
+  return { id: row.id, email: row.email, role: row.role, disabled: row.disabled, created_at: row.created_at.toISOString() };
 }
 
+/** Every column but the hash: what each query below returns. */
+const COLUMNS = 'id, email, role, disabled, tokens_valid_after, created_at';
+
+/** The read every authenticated request makes: the account, its role and whether its tokens still count. */
 export async function findUserById(sql: Queryable, id: string): Promise<UserRow | null> {
-  const rows = await sql<UserRow[]>`select id, email, role, created_at from users where id = ${id}`;
+  const rows = await sql<UserRow[]>`select ${sql.unsafe(COLUMNS)} from users where id = ${id}`;
   return rows[0] ?? null;
 }
 
-/** The one query that reads a password hash; nothing else selects that column. */
+export async function findUserByEmail(sql: Queryable, email: string): Promise<UserRow | null> {
+  const rows = await sql<UserRow[]>`select ${sql.unsafe(COLUMNS)} from users where lower(email) = lower(${email.trim()})`;
+  return rows[0] ?? null;
+}
+
+/** One of the two queries that read a password hash (sign-in and a password change check it). */
 export async function findUserForSignin(sql: Queryable, email: string): Promise<(UserRow & { password_hash: string }) | null> {
   const rows = await sql<(UserRow & { password_hash: string })[]>`
-    select id, email, role, created_at, password_hash from users where lower(email) = lower(${email})`;
+    select ${sql.unsafe(COLUMNS)}, password_hash from users where lower(email) = lower(${email})`;
   return rows[0] ?? null;
+}
+
+/** The other one: the hash of the signed-in account, to check its current password. */
+export async function findPasswordHash(sql: Queryable, id: string): Promise<string | null> {
+  const rows = await sql<{ password_hash: string }[]>`select password_hash from users where id = ${id}`;
+  return rows[0]?.password_hash ?? null;
 }
 
 /** Null when the email is taken (the unique index decides, so two racing inserts cannot both win). */
@@ -37,6 +58,57 @@ export async function insertUser(sql: Queryable, user: { email: string; password
   const rows = await sql<UserRow[]>`
     insert into users (email, password_hash, role) values (${user.email}, ${user.passwordHash}, ${user.role})
     on conflict do nothing
-    returning id, email, role, created_at`;
+    returning ${sql.unsafe(COLUMNS)}`;
   return rows.length === 0 ? null : one(rows);
+}
+
+export interface UserListQuery {
+  /** Case-insensitive substring of the email. */
+  email: string | undefined;
+  /** Rows to fetch: the page size plus one, to tell whether more follow. */
+  fetch: number;
+  /** The last row of the previous page (created_at in Unix ms, which is the column's precision). */
+  after: { ts: number; id: string } | null;
+}
+
+/** Oldest first, keyset-paged on (created_at, id). */
+export async function listUsers(sql: Queryable, query: UserListQuery): Promise<UserRow[]> {
+  const conditions: Fragment[] = [];
+  // strpos rather than LIKE: the filter is plain text, with no wildcard characters to escape.
+  if (query.email !== undefined) conditions.push(sql`strpos(lower(email), lower(${query.email})) > 0`);
+  if (query.after !== null) conditions.push(sql`(created_at, id) > (${new Date(query.after.ts)}, ${query.after.id}::uuid)`);
+  const where = conditions.length === 0 ? sql`` : sql`where ${conditions.reduce((all, c) => sql`${all} and ${c}`)}`;
+  return sql<UserRow[]>`
+    select ${sql.unsafe(COLUMNS)} from users ${where} order by created_at, id limit ${query.fetch}`;
+}
+
+/**
+ * Takes a row lock on every enabled admin, in a fixed order: two transactions that each would
+ * disable or demote an admin run one after the other, and the second sees the first's change, so
+ * together they cannot leave the installation without an admin. Returns their ids.
+ */
+export async function lockEnabledAdmins(sql: Queryable): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`select id from users where role = 'admin' and not disabled order by id for update`;
+  return rows.map((r) => r.id);
+}
+
+export interface UserChange {
+  role?: AccountRole;
+  disabled?: boolean;
+  passwordHash?: string;
+  /** Ends every session begun at or before this instant. */
+  tokensValidAfter?: Date;
+}
+
+export async function updateUser(sql: Queryable, id: string, change: UserChange): Promise<UserRow | null> {
+  const rows = await sql<UserRow[]>`
+    update users set
+      role = coalesce(${change.role ?? null}, role),
+      disabled = coalesce(${change.disabled ?? null}::boolean, disabled),
+      password_hash = coalesce(${change.passwordHash ?? null}, password_hash),
+      -- greatest() skips a null and never moves the instant back.
+      tokens_valid_after = greatest(${change.tokensValidAfter ?? null}::timestamptz, tokens_valid_after)
+    where id = ${id}
+    returning ${sql.unsafe(COLUMNS)}`;
+  return rows[0] ?? null;
 }

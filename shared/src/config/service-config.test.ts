@@ -12,6 +12,14 @@ describe('service configuration', () => {
     expect(cp.port).toBe(8081);
     expect(cp.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/gateway');
     expect(loadWriterConfig({}).concurrency).toBeGreaterThan(0);
+    expect(cp).toMatchObject({ production: false, seedDemo: true, sessionMaxAgeHours: 24, adminPasswordFile: '.gateway/admin-password' });
+  });
+
+  it('seeds no demo in production unless DEMO_SEED asks for it', () => {
+    expect(loadControlPlaneConfig({ NODE_ENV: 'production' })).toMatchObject({ production: true, seedDemo: false });
+    expect(loadControlPlaneConfig({ NODE_ENV: 'production', DEMO_SEED: 'true' }).seedDemo).toBe(true);
+    expect(loadControlPlaneConfig({ NODE_ENV: 'test' })).toMatchObject({ production: false, seedDemo: true });
+    expect(() => loadControlPlaneConfig({ SESSION_MAX_AGE_HOURS: '0' })).toThrow(/SESSION_MAX_AGE_HOURS must be between 1 and/);
   });
 
   it('rejects malformed values with the variable name', () => {

@@ -51,8 +51,14 @@ export interface ControlPlaneConfig extends CommonConfig, ListenerConfig {
   jwtSecret: string | undefined;
   /** Former JWT_SECRET values: tokens they signed verify until they expire. Comma-separated. */
   jwtPreviousSecrets: string[];
+  /** NODE_ENV=production: no demo data by default, a generated admin password goes to a file. */
+  production: boolean;
   /** Create a demo project and key on the first start with an empty database. */
   seedDemo: boolean;
+  /** Where a generated admin password is written (mode 0600) in production instead of the console. */
+  adminPasswordFile: string;
+  /** Refresh is refused this long after the sign-in that began the session; no token outlives it. */
+  sessionMaxAgeHours: number;
   /** Proxy address printed in the demo curl line. */
   publicGatewayUrl: string;
   /** How often quota ledgers are reconciled with Postgres. */
@@ -69,6 +75,8 @@ export interface WriterConfig extends CommonConfig {
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+/** Relative to the control plane's working directory. */
+export const DEFAULT_ADMIN_PASSWORD_FILE = '.gateway/admin-password';
 
 function common(env: Env): CommonConfig {
   return {
@@ -107,6 +115,7 @@ export function loadProxyConfig(env: Env): ProxyConfig {
 
 export function loadControlPlaneConfig(env: Env): ControlPlaneConfig {
   const port = envPort(env, 'PROXY_PORT', 8080);
+  const production = envString(env, 'NODE_ENV', 'development') === 'production';
   return {
     ...common(env),
     ...listener(env),
@@ -117,7 +126,10 @@ export function loadControlPlaneConfig(env: Env): ControlPlaneConfig {
     adminPassword: envOptional(env, 'ADMIN_PASSWORD'),
     jwtSecret: envOptional(env, 'JWT_SECRET'),
     jwtPreviousSecrets: (envOptional(env, 'JWT_PREVIOUS_SECRETS') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    seedDemo: envBool(env, 'DEMO_SEED', true),
+    production,
+    seedDemo: envBool(env, 'DEMO_SEED', !production),
+    adminPasswordFile: envString(env, 'ADMIN_PASSWORD_FILE', DEFAULT_ADMIN_PASSWORD_FILE),
+    sessionMaxAgeHours: envInt(env, 'SESSION_MAX_AGE_HOURS', 24, 1, 24 * 366),
     publicGatewayUrl: envString(env, 'PUBLIC_GATEWAY_URL', `http://127.0.0.1:${port}`),
     quotaReconcileMs: envInt(env, 'QUOTA_RECONCILE_MS', 30_000, 100, 3_600_000),
   };

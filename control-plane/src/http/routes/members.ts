@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '@gateway/shared';
-import { can, PROJECT_ROLES, type ProjectRole } from '../../auth/permissions.js';
+import { can, type ProjectRole } from '../../auth/permissions.js';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
 import type { Queryable } from '../../db/connect.js';
 import { countOwners, findMemberRole, listMembers, removeMember, upsertMember } from '../../db/members.js';
-import { findUserById } from '../../db/users.js';
+import { findUserByEmail, findUserById } from '../../db/users.js';
+import { memberBody } from '../account-schemas.js';
 import { forbidden, projectAccess } from '../project-access.js';
 import { requestFacts } from '../request-facts.js';
 import { ERROR_RESPONSES, listOf, projectParams, ref, uuidSchema } from '../schemas.js';
@@ -18,7 +19,8 @@ import { ERROR_RESPONSES, listOf, projectParams, ref, uuidSchema } from '../sche
  * project, so two concurrent demotions cannot leave it ownerless.
  */
 interface MemberBody {
-  user_id: string;
+  user_id?: string;
+  email?: string;
   role: ProjectRole;
 }
 
@@ -46,23 +48,20 @@ export function registerMemberRoutes(app: FastifyInstance, ctx: AppContext): voi
       schema: {
         tags: ['projects'],
         summary: "Add a member, or change a member's role (project admins and owners)",
-        description: '201 when the user was added, 200 when an existing member got the new role.',
+        description:
+          'Name the account by `user_id` or by `email` (any case), exactly one of them; an unknown one gets 404. ' +
+          '201 when the user was added, 200 when an existing member got the new role.',
         params: projectParams,
-        body: {
-          type: 'object',
-          required: ['user_id', 'role'],
-          additionalProperties: false,
-          properties: { user_id: uuidSchema, role: { type: 'string', enum: PROJECT_ROLES } },
-        },
+        body: memberBody,
         response: { 200: ref('Member'), 201: ref('Member'), ...ERROR_RESPONSES },
       },
     },
     async (req, reply) => {
       const principal = principalOf(req);
-      const { user_id: userId, role } = req.body;
+      const { role } = req.body;
       const result = await ctx.sql.begin(async (tx) => {
         const access = await projectAccess(tx, principal, req.params.id, 'member.manage', 'manage members', { lock: 'update' });
-        if ((await findUserById(tx, userId)) === null) throw new GatewayError('NOT_FOUND', 'No such user.', { param: 'user_id' });
+        const userId = await memberToAdd(tx, req.body);
         const current = await findMemberRole(tx, req.params.id, userId);
         if ((role === 'owner' || current === 'owner') && !can(access.role, 'member.manage_owners')) throw forbidden(access.role, 'grant or change the owner role');
         if (current === 'owner' && role !== 'owner') await keepAnOwner(tx, req.params.id);
@@ -104,6 +103,20 @@ export function registerMemberRoutes(app: FastifyInstance, ctx: AppContext): voi
       return reply.status(204).send();
     },
   );
+}
+
+/** The id of the account the body names by user_id or email; 400 unless exactly one is given, 404 when unknown. */
+async function memberToAdd(sql: Queryable, body: MemberBody): Promise<string> {
+  if ((body.user_id === undefined) === (body.email === undefined)) {
+    throw new GatewayError('INVALID_REQUEST', 'body: give exactly one of user_id and email', { param: body.user_id === undefined ? 'user_id' : 'email' });
+  }
+  if (body.user_id !== undefined) {
+    if ((await findUserById(sql, body.user_id)) === null) throw new GatewayError('NOT_FOUND', 'No such user.', { param: 'user_id' });
+    return body.user_id;
+  }
+  const user = await findUserByEmail(sql, body.email as string);
+  if (user === null) throw new GatewayError('NOT_FOUND', 'No account has this email; an account admin creates accounts with POST /v1/users.', { param: 'email' });
+  return user.id;
 }
 
 /** Refuses a change that would take the project's last owner away. */

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '@gateway/shared';
-import type { IssuedToken } from '../../auth/jwt.js';
+import { startSession, type IssuedToken } from '../../auth/jwt.js';
 import { decoyHash, verifyPassword } from '../../auth/passwords.js';
-import { authenticate } from '../../auth/require-auth.js';
+import { authenticate, type Principal } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit, type ManagementEvent } from '../../db/audit-writer.js';
 import { findUserForSignin } from '../../db/users.js';
@@ -10,8 +10,9 @@ import { requestFacts } from '../request-facts.js';
 import { ERROR_RESPONSES, ref } from '../schemas.js';
 
 /**
- * POST /v1/signins: the password grant trades an email and password for a one-hour token; the
- * refresh grant trades a current, unexpired token for a new one. Every attempt is audited
+ * POST /v1/signins: the password grant trades an email and password for a one-hour token and
+ * begins a session; the refresh grant trades a current, unexpired token for a new one of the same
+ * session, which ends SESSION_MAX_AGE_HOURS after its sign-in. Every attempt is audited
  * (signin.succeeded, signin.refreshed, signin.failed) without the password or the token. A wrong
  * password and an unknown email get the same answer after the same amount of work, and failed
  * attempts are throttled per account and per client address.
@@ -33,7 +34,9 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: AppContext): voi
         summary: 'Sign in (password grant) or refresh a token (refresh grant)',
         description:
           '`{"grant_type":"password","email","password"}`, or `{"grant_type":"refresh"}` with the current, unexpired token as ' +
-          '`Authorization: Bearer`. Too many failed sign-ins for one email or from one address get 429 RATE_LIMITED with Retry-After.',
+          '`Authorization: Bearer`. Too many failed sign-ins for one email or from one address get 429 RATE_LIMITED with Retry-After. ' +
+          'A disabled account cannot sign in. Refresh is refused once the session (begun by the password grant) is ' +
+          'SESSION_MAX_AGE_HOURS old, and no token outlives its session: `expires_in` may be under 3600.',
         security: [],
         body: {
           type: 'object',
@@ -59,6 +62,9 @@ async function passwordGrant(ctx: AppContext, req: FastifyRequest<{ Body: Signin
   const password = req.body.password ?? '';
   const audit = (event: Omit<ManagementEvent, 'type'> & { type?: string }) =>
     writeAudit(ctx.sql, { type: 'signin.failed', ...event }, requestFacts(req, reply));
+  // Taken before the account is read: a password change that lands while this sign-in checks the
+  // old password sets an instant after this one, and so ends the session this sign-in begins.
+  const session = startSession();
 
   const user = await findUserForSignin(ctx.sql, email);
   const verdict = await ctx.signinThrottle.attempt(email, req.ip);
@@ -73,7 +79,11 @@ async function passwordGrant(ctx: AppContext, req: FastifyRequest<{ Body: Signin
     throw new GatewayError('UNAUTHORIZED', BAD_CREDENTIALS);
   }
   await ctx.signinThrottle.succeeded(email, req.ip);
-  const token = await ctx.jwt.issue(user.id);
+  if (user.disabled) {
+    await audit({ outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED', actor: user.id });
+    throw new GatewayError('UNAUTHORIZED', 'This account is disabled; ask an account admin.');
+  }
+  const token = await ctx.jwt.issue(user.id, session);
   await audit({ type: 'signin.succeeded', outcome: 'success', status: 200, actor: user.id });
   return token;
 }
@@ -82,16 +92,23 @@ async function refreshGrant(ctx: AppContext, req: FastifyRequest<{ Body: SigninB
   if (req.body.email !== undefined || req.body.password !== undefined) {
     throw new GatewayError('INVALID_REQUEST', 'The refresh grant takes no email or password; send the current token as the bearer.');
   }
-  let principal;
+  let principal: Principal | null = null;
+  let token: IssuedToken;
   try {
     principal = await authenticate(ctx, req);
+    // Same session, so a later sign-out or password change reaches this token too, and the
+    // session's end stays where the sign-in put it.
+    token = await ctx.jwt.issue(principal.userId, principal.token.session);
   } catch (err) {
     if (err instanceof GatewayError && err.code === 'UNAUTHORIZED') {
-      await writeAudit(ctx.sql, { type: 'signin.failed', outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED' }, requestFacts(req, reply));
+      await writeAudit(
+        ctx.sql,
+        { type: 'signin.failed', outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED', actor: principal?.userId ?? null },
+        requestFacts(req, reply),
+      );
     }
     throw err;
   }
-  const token = await ctx.jwt.issue(principal.userId);
   await writeAudit(ctx.sql, { type: 'signin.refreshed', outcome: 'success', status: 200, actor: principal.userId }, requestFacts(req, reply));
   return token;
 }

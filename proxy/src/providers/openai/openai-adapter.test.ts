@@ -23,7 +23,7 @@ runAdapterConformance('openai', () => ({
       connect_timeout_ms: 1000,
       timeout_ms: 5000,
       idle_timeout_ms: 5000,
-      max_connections: 4,
+      max_queued: 1024, max_connections: 4,
       options: {},
     }),
 }));
