@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../adapter.js';
-import { estimatePromptTokens, estimateTokens, newStreamMeta } from '../stream-inspector.js';
+import { estimatePromptTokens } from '../../policy/token-estimate.js';
+import { estimateTokens, newStreamMeta } from '../stream-inspector.js';
 
 /**
  * The built-in offline provider: answers in OpenAI's format without any network, so a fresh
