@@ -7,6 +7,7 @@ import { decodeRecordBatch, quotaPeriodId, RedisKeys, type AuditEvent, type Usag
 import { startHarness as startControlPlane, type Harness as ControlPlaneHarness } from '../../control-plane/test/harness.js';
 import { TEST_REDIS_URL } from '../../test-support/databases.js';
 import { eventually, spawnMockUpstream, type MockUpstreamProcess } from '../../test-support/processes.js';
+import { estimatePromptTokens } from '../src/policy/token-estimate.js';
 import { startProxy, type Proxy } from '../src/proxy.js';
 
 /**
@@ -99,7 +100,7 @@ describe('quota', () => {
       }
     }
     expect(refused).toBeGreaterThan(0);
-    // Every admitted request reserved prompt bytes / 3 + max_tokens, more than it used, so the
+    // Every admitted request reserved its prompt estimate + max_tokens, more than it used, so the
     // documented bound on overshoot is zero here.
     expect(billed).toBeLessThanOrEqual(quota);
     await eventually(async () => (await charged(p.id)) === billed, 'settled counts reach the ledger');
@@ -107,6 +108,55 @@ describe('quota', () => {
     expect(audit.filter((a) => a.outcome === 'policy_blocked' && a.error_code === 'QUOTA_EXCEEDED')).toHaveLength(refused);
     // used_tokens reads the same counter.
     expect((await cp.api('GET', `/v1/projects/${p.id}`, { token: cp.adminToken })).body.used_tokens).toBe(billed);
+  });
+
+  it('admits sequential requests through one proxy until the next reservation would pass the quota', async () => {
+    // Settled requests used to keep their whole reservation out of the proxy's lease until the
+    // next write to Redis, so a quick run of requests was refused at about a third of the quota.
+    const quota = 25_000;
+    const p = await project({ quota_tokens: quota });
+    const body = { messages: [{ role: 'user', content: 'lorem ipsum '.repeat(200) }], max_tokens: 64 };
+    const reservation = estimatePromptTokens({ model: 'gpt-4o-mini', ...body }) + 64;
+    let used = 0;
+    let admitted = 0;
+    for (;;) {
+      const res = await chat(0, p.key, body);
+      if (res.status !== 200) {
+        expect(res.status).toBe(429);
+        const { error } = (await res.json()) as { error: { code: string; message: string } };
+        expect(error.code).toBe('QUOTA_EXCEEDED');
+        // Refused exactly when this request's reservation no longer fits.
+        expect(used + reservation).toBeGreaterThan(quota);
+        const n = (x: number) => x.toLocaleString('en-US');
+        expect(error.message).toBe(`This request may need ${n(reservation)} tokens; the project has ${n(quota - used)} left of its ${n(quota)}-token quota. Lower max_tokens or raise the quota.`);
+        break;
+      }
+      expect(used + reservation).toBeLessThanOrEqual(quota);
+      used += ((await res.json()) as { usage: { total_tokens: number } }).usage.total_tokens;
+      admitted++;
+    }
+    expect(admitted).toBeGreaterThan(25);
+    await eventually(async () => (await charged(p.id)) === used, 'settled counts reach the ledger');
+    expect((await chat(0, p.key, body)).status).toBe(429);
+  });
+
+  it('admits a short prompt on a small quota, and says so once the quota is used up', async () => {
+    const p = await project({ quota_tokens: 40 });
+    // Reserved by what is billed: a 4-word prompt and max_tokens 16 fit 40 tokens.
+    const first = await chat(0, p.key, { messages: [{ role: 'user', content: 'Say hello to me' }], max_tokens: 16 });
+    expect(first.status).toBe(200);
+    await first.body?.cancel();
+    // The mock upstream answers 26 tokens whatever max_tokens says: the second request ends the quota.
+    const body = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 1, mock: { content: 'word '.repeat(20) } };
+    let last = await chat(0, p.key, body);
+    for (let i = 0; i < 3 && last.status === 200; i++) {
+      await last.body?.cancel();
+      last = await chat(0, p.key, body);
+    }
+    expect(last.status).toBe(429);
+    const { error } = (await last.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('QUOTA_EXCEEDED');
+    expect(error.message).toBe('The project has used its token quota.');
   });
 
   it('takes a raised quota into account at once', async () => {

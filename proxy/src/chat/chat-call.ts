@@ -1,6 +1,6 @@
 import { GatewayError, SSE_DONE, sseData, type FinishReason, type KeyRecord } from '@gateway/shared';
 import type { ChatRequest, ProviderAdapter, StreamMeta } from '../providers/adapter.js';
-import { estimatePromptTokens } from '../providers/stream-inspector.js';
+import { estimatePromptTokens } from '../policy/token-estimate.js';
 import { GatewayCall, type UsageOutcome } from './gateway-call.js';
 import { validateChatRequest, type ValidChatRequest } from './validate-request.js';
 
@@ -105,9 +105,7 @@ export class ChatCall extends GatewayCall {
         maxTokens = cap;
       }
     }
-    // Bytes over three never undercounts a prompt's tokens (about four characters a token in
-    // English, one per three UTF-8 bytes in CJK scripts) and costs no walk over the messages.
-    const estimate = Math.ceil(raw.length / 3) + (maxTokens ?? this.deps.defaultReservation);
+    const estimate = estimatePromptTokens(body) + (maxTokens ?? this.deps.defaultReservation);
     const now = Date.now();
     const rate = this.deps.rateLimiter.check(policy, key.id, estimate, now);
     if (rate !== null) {

@@ -8,6 +8,10 @@ import { GatewayError, quotaPeriodId, type ProjectPolicy, type RedisKeys } from 
  * estimate from it locally, and settles the true count in batches:
  *
  *   charged + Σ leases ≤ quota   holds in Redis at every lease (checked atomically in Lua);
+ *   lease:<proxy> = balance + reservations in flight + settled counts not yet written, here;
+ *   a settled request gives back at once, locally, what it reserved and did not use, and its true
+ *   count moves from the lease to `charged` at the next write. So what one proxy can still admit
+ *   never depends on how recently it wrote to Redis;
  *   a request reserves its estimate before it is forwarded, so the quota can only be overshot by
  *   requests that used more than they reserved (output is capped by max_tokens, so in practice by
  *   the error of the prompt estimate) — the bound documented in docs/quotas.md.
@@ -25,12 +29,13 @@ interface Ledger {
   key: string;
   projectId: string;
   quota: number;
-  /** Leased to this proxy, not reserved by any request. */
+  /**
+   * Leased to this proxy, not reserved by any request: negative while requests that used more
+   * than they reserved are paid back from the next lease.
+   */
   balance: number;
-  /** Settled true counts not yet added to `charged`. */
+  /** Settled true counts not yet moved from this proxy's lease to `charged`. */
   pendingCharge: number;
-  /** Reservations settled, not yet taken off this proxy's lease. */
-  pendingRelease: number;
   inFlight: number;
   lastUsed: number;
   leasing: Promise<void> | null;
@@ -52,20 +57,26 @@ export const FREE: Reservation = { ledger: null, amount: 0 };
 
 // KEYS[1] ledger hash, KEYS[2] this proxy's alive key
 // ARGV[1] quota, ARGV[2] tokens wanted, ARGV[3] this proxy's lease field, ARGV[4] alive TTL (ms),
-// ARGV[5] ledger TTL (s, 0 = none). Returns the tokens granted (0 when the quota is used up).
+// ARGV[5] ledger TTL (s, 0 = none). Returns { tokens granted (0 when nothing is left), charged }.
 const LEASE_LUA = `
 local total = 0
-for _, v in ipairs(redis.call('HVALS', KEYS[1])) do total = total + tonumber(v) end
+local charged = 0
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local v = tonumber(fields[i + 1])
+  total = total + v
+  if fields[i] == 'charged' then charged = v end
+end
 redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
 local avail = tonumber(ARGV[1]) - total
-if avail <= 0 then return 0 end
+if avail <= 0 then return { 0, charged } end
 local grant = math.min(tonumber(ARGV[2]), avail)
 redis.call('HINCRBY', KEYS[1], ARGV[3], grant)
 if tonumber(ARGV[5]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[5]) end
-return grant
+return { grant, charged }
 `;
 
-type LeaseCommand = (ledger: string, alive: string, quota: number, want: number, field: string, aliveTtl: number, ttl: number) => Promise<number>;
+type LeaseCommand = (ledger: string, alive: string, quota: number, want: number, field: string, aliveTtl: number, ttl: number) => Promise<[number, number]>;
 
 export class QuotaLeases {
   private readonly ledgers = new Map<string, Ledger>();
@@ -112,9 +123,11 @@ export class QuotaLeases {
     if (ledger.balance >= estimate) return this.take(ledger, estimate);
     const want = estimate - ledger.balance + Math.max(1, Math.min(this.options.blockTokens, Math.floor(ledger.quota / 16)));
     let failed = false;
+    let charged = 0;
     ledger.leasing = this.lease(ledger.key, this.keys.proxyAlive(this.proxyId), ledger.quota, want, this.field, this.options.aliveTtlMs, ledger.ttl).then(
-      (granted) => {
-        ledger.balance += Number(granted);
+      (result) => {
+        ledger.balance += Number(result[0]);
+        charged = Number(result[1]);
       },
       () => {
         failed = true;
@@ -124,7 +137,7 @@ export class QuotaLeases {
     ledger.leasing = null;
     if (failed) return new GatewayError('UNAVAILABLE', 'The quota cannot be checked right now; retry shortly.', { retryAfter: 1 });
     if (ledger.balance >= estimate) return this.take(ledger, estimate);
-    return new GatewayError('QUOTA_EXCEEDED', 'The project has used its token quota.');
+    return refusal(ledger, estimate, charged + ledger.pendingCharge);
   }
 
   /** The request is over: `actual` tokens were used of the `amount` it reserved. */
@@ -132,8 +145,8 @@ export class QuotaLeases {
     const ledger = reservation.ledger;
     if (ledger === null) return;
     ledger.inFlight--;
+    ledger.balance += reservation.amount - actual;
     ledger.pendingCharge += actual;
-    ledger.pendingRelease += reservation.amount;
     ledger.lastUsed = Date.now();
   }
 
@@ -154,7 +167,6 @@ export class QuotaLeases {
         quota: policy.quota_tokens ?? 0,
         balance: 0,
         pendingCharge: 0,
-        pendingRelease: 0,
         inFlight: 0,
         lastUsed: now,
         leasing: null,
@@ -174,23 +186,22 @@ export class QuotaLeases {
     try {
       const now = Date.now();
       const multi = this.redis.multi();
-      const applied: { ledger: Ledger; charge: number; release: number; returned: number }[] = [];
+      const applied: { ledger: Ledger; charge: number; returned: number }[] = [];
       for (const ledger of this.ledgers.values()) {
         const idle = ledger.inFlight === 0 && ledger.leasing === null && now - ledger.lastUsed >= this.options.idleMs;
+        // An idle proxy hands back its balance; a negative one (a debt) is added to the ledger.
         const returned = idle ? ledger.balance : 0;
         const charge = ledger.pendingCharge;
-        const release = ledger.pendingRelease + returned;
-        if (charge === 0 && release === 0) {
+        if (charge === 0 && returned === 0) {
           if (idle) this.ledgers.delete(ledger.key);
           continue;
         }
         if (charge !== 0) multi.hincrby(ledger.key, 'charged', charge);
-        if (release !== 0) multi.hincrby(ledger.key, this.field, -release);
+        multi.hincrby(ledger.key, this.field, -(charge + returned));
         if (ledger.ttl > 0) multi.expire(ledger.key, ledger.ttl);
         ledger.pendingCharge = 0;
-        ledger.pendingRelease = 0;
         ledger.balance -= returned;
-        applied.push({ ledger, charge, release: release - returned, returned });
+        applied.push({ ledger, charge, returned });
       }
       if (now - this.lastAlive > this.options.aliveTtlMs / 3) {
         multi.set(this.keys.proxyAlive(this.proxyId), '1', 'PX', this.options.aliveTtlMs);
@@ -202,7 +213,6 @@ export class QuotaLeases {
       } catch {
         for (const a of applied) {
           a.ledger.pendingCharge += a.charge;
-          a.ledger.pendingRelease += a.release;
           a.ledger.balance += a.returned;
         }
         this.lastAlive = 0;
@@ -219,4 +229,16 @@ export class QuotaLeases {
     for (let i = 0; i < 3 && this.ledgers.size > 0; i++) await this.tick(true);
     await this.redis.del(this.keys.proxyAlive(this.proxyId)).catch(() => {});
   }
+}
+
+const count = new Intl.NumberFormat('en-US');
+
+/** Why the reservation did not fit: the quota is used up, or this request is larger than what is left. */
+function refusal(ledger: Ledger, estimate: number, used: number): GatewayError {
+  if (used >= ledger.quota) return new GatewayError('QUOTA_EXCEEDED', 'The project has used its token quota.');
+  const left = Math.max(0, ledger.balance);
+  return new GatewayError(
+    'QUOTA_EXCEEDED',
+    `This request may need ${count.format(estimate)} tokens; the project has ${count.format(left)} left of its ${count.format(ledger.quota)}-token quota. Lower max_tokens or raise the quota.`,
+  );
 }

@@ -46,15 +46,6 @@ export function inspectChunk(data: string, meta: StreamMeta, clientWantsUsage: b
   return data;
 }
 
-/** Prompt tokens estimated from the messages' content, for when the provider sent no count. */
-export function estimatePromptTokens(body: Readonly<Record<string, unknown>>): number {
-  let chars = 0;
-  for (const m of body.messages as { content?: unknown }[]) {
-    chars += typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content ?? '').length;
-  }
-  return estimateTokens(chars);
-}
-
 /** About four characters a token for English text; only used when the provider sent no count. */
 export function estimateTokens(chars: number): number {
   return chars === 0 ? 0 : Math.max(1, Math.ceil(chars / 4));

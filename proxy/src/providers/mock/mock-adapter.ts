@@ -1,12 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ProviderConfig } from '@gateway/shared';
+import { normaliseFinishReason, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../adapter.js';
-import { estimatePromptTokens, estimateTokens, newStreamMeta } from '../stream-inspector.js';
+import { newStreamMeta } from '../stream-inspector.js';
+import { mockAnswer } from './mock-answer.js';
+import { countPromptTokens } from './mock-tokens.js';
 
 /**
  * The built-in offline provider: answers in OpenAI's format without any network, so a fresh
- * install works end to end before a real provider is configured. Options (providers file):
- * `chunks` (pieces a streamed answer is cut into, default 6) and `gap_ms` (pause between them).
+ * install works end to end before a real provider is configured, and deterministically, honouring
+ * max_tokens, stop, tools and content parts as a real provider does (mock-answer.ts says how).
+ * Options (providers file): `chunks` (pieces a streamed answer is cut into, default 6) and
+ * `gap_ms` (pause between them).
  */
 export class MockAdapter implements ProviderAdapter {
   readonly type = 'mock';
@@ -18,45 +22,57 @@ export class MockAdapter implements ProviderAdapter {
   constructor(config: ProviderConfig) {
     this.name = config.name;
     this.models = config.models;
-    this.chunks = positive(config.options.chunks, 6);
+    this.chunks = Math.max(1, positive(config.options.chunks, 6));
     this.gapMs = positive(config.options.gap_ms, 0);
   }
 
   async complete(request: ChatRequest): Promise<CompletionResult> {
-    const content = reply(request.body);
-    const input = estimatePromptTokens(request.body);
-    const output = estimateTokens(content.length);
+    const answer = mockAnswer(request.body);
+    const input = countPromptTokens(request.body);
+    const output = answer.outputTokens;
+    const call = answer.toolCall;
+    const message =
+      call === null
+        ? { role: 'assistant', content: answer.contentTokens.join(''), refusal: null }
+        : { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.argumentTokens.join('') } }] };
     const body = {
       id: `chatcmpl-${request.requestId}`,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: request.model,
-      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+      choices: [{ index: 0, message, logprobs: null, finish_reason: answer.finish }],
       usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
     };
-    return { status: 200, body: Buffer.from(JSON.stringify(body)), usage: { input, output }, finishReason: 'stop' };
+    return { status: 200, body: Buffer.from(JSON.stringify(body)), usage: { input, output }, finishReason: normaliseFinishReason(answer.finish) };
   }
 
   async stream(request: ChatRequest, signal: AbortSignal): Promise<StreamResult> {
     const meta = newStreamMeta();
-    const content = reply(request.body);
-    const input = estimatePromptTokens(request.body);
+    const answer = mockAnswer(request.body);
+    const input = countPromptTokens(request.body);
     const base = { id: `chatcmpl-${request.requestId}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: request.model };
-    const pieces = split(content, this.chunks);
-    const gapMs = this.gapMs;
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+    const { chunks, gapMs } = this;
     async function* events(): AsyncGenerator<string> {
-      yield JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
-      for (const piece of pieces) {
-        if (gapMs > 0) await sleep(gapMs, undefined, { signal });
-        meta.estimatedOutput += estimateTokens(piece.length);
-        yield JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+      const call = answer.toolCall;
+      yield chunk({ role: 'assistant', content: call === null ? '' : null });
+      if (call !== null) {
+        // OpenAI's shape: the call's id, type and name first, then its arguments in pieces.
+        yield chunk({ tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] });
+        meta.estimatedOutput += 1;
       }
-      meta.finishReason = 'stop';
-      yield JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
-      const output = estimateTokens(content.length);
-      meta.usage = { input, output };
+      for (const piece of pieces(call === null ? answer.contentTokens : call.argumentTokens, chunks)) {
+        if (gapMs > 0) await sleep(gapMs, undefined, { signal });
+        else if (signal.aborted) return;
+        meta.estimatedOutput += piece.length;
+        const text = piece.join('');
+        yield chunk(call === null ? { content: text } : { tool_calls: [{ index: 0, function: { arguments: text } }] });
+      }
+      meta.finishReason = normaliseFinishReason(answer.finish);
+      yield chunk({}, answer.finish);
+      meta.usage = { input, output: answer.outputTokens };
       if (request.clientWantsUsage) {
-        yield JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output } });
+        yield JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: input, completion_tokens: answer.outputTokens, total_tokens: input + answer.outputTokens } });
       }
     }
     return { meta, events: events() };
@@ -69,26 +85,14 @@ function positive(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : fallback;
 }
 
-function lastUserText(body: Readonly<Record<string, unknown>>): string {
-  const messages = body.messages as { role: string; content: unknown }[];
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i];
-    if (m?.role === 'user' && typeof m.content === 'string') return m.content;
-  }
-  return '';
-}
-
-function reply(body: Readonly<Record<string, unknown>>): string {
-  const said = lastUserText(body).slice(0, 200);
-  return `This is the gateway's built-in mock provider. You said: ${said}`;
-}
-
-function split(text: string, n: number): string[] {
-  const size = Math.max(1, Math.ceil(text.length / Math.max(1, n)));
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+/** Tokens in `n` pieces of nearly equal size (fewer when there are fewer tokens). */
+function pieces(tokens: readonly string[], n: number): string[][] {
+  const size = Math.max(1, Math.ceil(tokens.length / n));
+  const out: string[][] = [];
+  for (let i = 0; i < tokens.length; i += size) out.push(tokens.slice(i, i + size));
   return out;
 }
+
 
 export const mockFactory: AdapterFactory = {
   type: 'mock',
