@@ -16,6 +16,7 @@ function mock(chunks = 20, gapMs = 1): MockAdapter {
     timeout_ms: 1000,
     idle_timeout_ms: 1000,
     max_connections: 1,
+    max_queued: 1,
     options: { chunks, gap_ms: gapMs },
   });
 }
