@@ -1,5 +1,6 @@
 import { GatewayError, SSE_DONE, sseData, type FinishReason, type KeyRecord } from '@gateway/shared';
 import type { ChatRequest, ProviderAdapter, StreamMeta } from '../providers/adapter.js';
+import { Cancel } from '../providers/cancel.js';
 import { estimatePromptTokens } from '../policy/token-estimate.js';
 import { GatewayCall, type UsageOutcome } from './gateway-call.js';
 import { validateChatRequest, type ValidChatRequest } from './validate-request.js';
@@ -25,7 +26,7 @@ export class ChatCall extends GatewayCall {
       this.finish('cancelled', CLIENT_CLOSED, null);
       return;
     }
-    this.controller?.abort();
+    this.cancel?.abort();
   }
 
   tooLarge(auth: KeyRecord | GatewayError | Promise<unknown>): void {
@@ -72,10 +73,10 @@ export class ChatCall extends GatewayCall {
       clientWantsUsage: valid.clientWantsUsage,
       requestId: this.info.requestId,
     };
-    this.controller = new AbortController();
-    if (this.ex.aborted) this.controller.abort();
-    if (this.request.stream) await this.streamOut(adapter, this.request, this.controller.signal);
-    else await this.completeOnce(adapter, this.request, this.controller.signal);
+    this.cancel = new Cancel();
+    if (this.ex.aborted) this.cancel.abort();
+    if (this.request.stream) await this.streamOut(adapter, this.request, this.cancel);
+    else await this.completeOnce(adapter, this.request, this.cancel);
   }
 
   /**
@@ -131,10 +132,10 @@ export class ChatCall extends GatewayCall {
     return forward;
   }
 
-  private async completeOnce(adapter: ProviderAdapter, request: ChatRequest, signal: AbortSignal): Promise<void> {
+  private async completeOnce(adapter: ProviderAdapter, request: ChatRequest, cancel: Cancel): Promise<void> {
     let result;
     try {
-      result = await adapter.complete(request, signal);
+      result = await adapter.complete(request, cancel);
     } catch (err) {
       return this.upstreamFailed(err);
     }
@@ -144,10 +145,10 @@ export class ChatCall extends GatewayCall {
     this.finish('success', 200, null, this.usage(result.finishReason, result.usage));
   }
 
-  private async streamOut(adapter: ProviderAdapter, request: ChatRequest, signal: AbortSignal): Promise<void> {
+  private async streamOut(adapter: ProviderAdapter, request: ChatRequest, cancel: Cancel): Promise<void> {
     let result;
     try {
-      result = await adapter.stream(request, signal);
+      result = await adapter.stream(request, cancel);
     } catch (err) {
       return this.upstreamFailed(err);
     }
@@ -164,7 +165,7 @@ export class ChatCall extends GatewayCall {
     }
     if (this.finished) return;
     if (this.ex.aborted) {
-      this.controller?.abort();
+      this.cancel?.abort();
       return this.finish('cancelled', CLIENT_CLOSED, null, this.usage('cancelled'));
     }
     this.ex.endStream(SSE_DONE);
@@ -185,7 +186,7 @@ export class ChatCall extends GatewayCall {
     this.revoked = true;
     if (reason.code === 'UNAUTHORIZED') this.deps.metrics.revocations.inc();
     const usage = this.request !== null ? this.usage('cancelled') : undefined;
-    this.controller?.abort();
+    this.cancel?.abort();
     this.fail(reason, reason.code === 'UNAUTHORIZED' ? 'auth_failed' : 'error', usage);
   }
 

@@ -12,6 +12,7 @@ import {
 } from '@gateway/shared';
 import type { Logger } from 'pino';
 import type { InFlightRegistry, Revocable } from '../auth/in-flight.js';
+import type { Cancel } from '../providers/cancel.js';
 import type { InvalidationSubscriber } from '../auth/invalidation-subscriber.js';
 import type { ProjectPolicies } from '../policy/project-policies.js';
 import type { QuotaLeases, Reservation } from '../policy/quota-leases.js';
@@ -83,8 +84,8 @@ export abstract class GatewayCall implements Revocable {
    * before admission (keys unverifiable, draining): the project's audit trail must show it.
    */
   private knownKey: KeyRecord | null = null;
-  /** Aborts the provider call (set once one is made). */
-  protected controller: AbortController | null = null;
+  /** Stops the provider call (set once one is made). */
+  protected cancel: Cancel | null = null;
   /** Tokens reserved against the project's quota; settled to the true count in finish(). */
   protected reservation: Reservation | null = null;
 
@@ -174,7 +175,7 @@ export abstract class GatewayCall implements Revocable {
   /** Last resort for a bug below: answer 500 and keep the process and the records whole. */
   crashed(err: unknown): void {
     this.deps.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'request failed unexpectedly');
-    this.controller?.abort();
+    this.cancel?.abort();
     this.fail(new GatewayError('INTERNAL'), 'error');
   }
 

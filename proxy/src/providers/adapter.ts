@@ -1,4 +1,5 @@
 import type { FinishReason, ProviderConfig } from '@gateway/shared';
+import type { Cancel } from './cancel.js';
 
 /**
  * The one interface between the proxy and a model provider. Everything provider-specific (wire
@@ -50,14 +51,17 @@ export interface ProviderAdapter {
   readonly name: string;
   readonly type: string;
   readonly models: readonly string[];
-  /** Non-streaming completion. Rejects with a GatewayError (UPSTREAM_ERROR / UPSTREAM_TIMEOUT). */
-  complete(request: ChatRequest, signal: AbortSignal): Promise<CompletionResult>;
+  /**
+   * Non-streaming completion. Rejects with a GatewayError (UPSTREAM_ERROR / UPSTREAM_TIMEOUT, or the
+   * provider's own class: INVALID_REQUEST, RATE_LIMITED), or with UpstreamAborted once cancelled.
+   */
+  complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult>;
   /**
    * Streaming completion. Resolves once the provider accepted the request (status 200), so
    * errors before the first byte still become a normal error response. Iterating `events`
    * pulls from the provider: a consumer that waits applies backpressure upstream.
    */
-  stream(request: ChatRequest, signal: AbortSignal): Promise<StreamResult>;
+  stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult>;
   /** Requests waiting for a connection to the provider (0 for adapters without a pool). */
   queueDepth?(): number;
   close(): Promise<void>;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatRequest, ProviderAdapter } from './adapter.js';
+import { Cancel } from './cancel.js';
 
 /**
  * What every provider adapter must do, whatever its wire protocol: each adapter's test file calls
@@ -32,7 +33,7 @@ export function runAdapterConformance(name: string, target: () => ConformanceTar
   describe(`${name} adapter conformance`, () => {
     it('answers a completion in OpenAI format with usage and a finish reason', async () => {
       const { adapter, model } = target();
-      const result = await adapter().complete(request(model, {}), new AbortController().signal);
+      const result = await adapter().complete(request(model, {}), new Cancel());
       const body = JSON.parse(result.body.toString('utf8')) as { object: string; choices: { message: { role: string } }[] };
       expect(body.object).toBe('chat.completion');
       expect(body.choices[0]?.message.role).toBe('assistant');
@@ -43,7 +44,7 @@ export function runAdapterConformance(name: string, target: () => ConformanceTar
 
     it('streams chunks, filling usage and finish reason, without the usage chunk nobody asked for', async () => {
       const { adapter, model } = target();
-      const { meta, events } = await adapter().stream(request(model, { stream: true }), new AbortController().signal);
+      const { meta, events } = await adapter().stream(request(model, { stream: true }), new Cancel());
       const chunks = await collect(events);
       expect(chunks.length).toBeGreaterThan(1);
       for (const c of chunks) expect(c.object).toBe('chat.completion.chunk');
@@ -56,17 +57,17 @@ export function runAdapterConformance(name: string, target: () => ConformanceTar
 
     it('passes the usage chunk when the client asked for it', async () => {
       const { adapter, model } = target();
-      const { events } = await adapter().stream(request(model, { stream: true, stream_options: { include_usage: true } }), new AbortController().signal);
+      const { events } = await adapter().stream(request(model, { stream: true, stream_options: { include_usage: true } }), new Cancel());
       const chunks = await collect(events);
       const last = chunks.at(-1) as { choices: unknown[]; usage?: { total_tokens: number } };
       expect(last.choices).toEqual([]);
       expect(last.usage?.total_tokens).toBeGreaterThan(0);
     });
 
-    it('stops streaming when the signal aborts', async () => {
+    it('stops streaming when the call is cancelled', async () => {
       const { adapter, model } = target();
-      const controller = new AbortController();
-      const { events } = await adapter().stream(request(model, { stream: true }), controller.signal);
+      const controller = new Cancel();
+      const { events } = await adapter().stream(request(model, { stream: true }), controller);
       const iterator = events[Symbol.asyncIterator]();
       await iterator.next();
       controller.abort();

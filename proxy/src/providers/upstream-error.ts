@@ -1,4 +1,5 @@
 import { GatewayError } from '@gateway/shared';
+import { UpstreamAborted, type UpstreamResponse } from './upstream-request.js';
 
 /**
  * Turning provider failures into the gateway's codes, keeping their class: a provider's 400 is the
@@ -74,10 +75,10 @@ export function streamErrorEvent(provider: string, data: string): GatewayError {
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
-/** Any failure of the transport as a GatewayError; abort errors pass through for the caller. */
-export function transportError(provider: string, err: unknown, signal: AbortSignal): unknown {
+/** Any failure of the transport as a GatewayError; a cancelled call's error passes through for the caller. */
+export function transportError(provider: string, err: unknown, aborted: boolean): unknown {
   if (err instanceof GatewayError) return err;
-  if (signal.aborted) return err;
+  if (aborted || err instanceof UpstreamAborted) return err;
   const code = (err as { code?: string }).code ?? '';
   if (TIMEOUT_CODES.has(code)) {
     const what = code === 'UND_ERR_BODY_TIMEOUT' ? 'stopped sending' : code === 'UND_ERR_HEADERS_TIMEOUT' ? 'did not answer in time' : 'could not be reached in time';
@@ -86,13 +87,13 @@ export function transportError(provider: string, err: unknown, signal: AbortSign
   return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed (${code || 'connection error'}).`, { cause: err });
 }
 
-/** Reads at most `limit` bytes of an error body (a provider may send a whole HTML page). */
-export async function readLimited(body: AsyncIterable<Buffer | Uint8Array>, limit = 8192): Promise<string> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    if (size < limit) parts.push(Buffer.from(chunk));
-    size += chunk.length;
+/** At most `limit` bytes of an error body (a provider may send a whole HTML page); the rest is not read. */
+export async function readLimited(res: UpstreamResponse, limit = 8192): Promise<string> {
+  try {
+    return (await res.body(limit)).toString('utf8');
+  } catch {
+    return '';
+  } finally {
+    res.destroy();
   }
-  return Buffer.concat(parts).subarray(0, limit).toString('utf8');
 }

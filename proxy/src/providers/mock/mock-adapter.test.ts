@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { estimatePromptTokens } from '../../policy/token-estimate.js';
 import type { ChatRequest } from '../adapter.js';
+import { Cancel } from '../cancel.js';
 import { runAdapterConformance } from '../conformance.case.js';
 import { MockAdapter } from './mock-adapter.js';
 import { countPromptTokens, countTokens, MOCK_IMAGE_TOKENS, tokenize } from './mock-tokens.js';
@@ -52,7 +53,7 @@ async function complete(body: Record<string, unknown>): Promise<Completion> {
 
 /** Streams `body` and puts the answer back together the way an OpenAI client does. */
 async function streamed(body: Record<string, unknown>, chunks = 20): Promise<{ message: Message; finish: string | null; usage: Completion['usage'] | undefined; chunks: Chunk[] }> {
-  const { meta, events } = await mock(chunks, 0).stream(request(body, true), new AbortController().signal);
+  const { meta, events } = await mock(chunks, 0).stream(request(body, true), new Cancel());
   const all: Chunk[] = [];
   let content: string | null = null;
   const calls: NonNullable<Message['tool_calls']> = [];

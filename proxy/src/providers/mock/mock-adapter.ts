@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { normaliseFinishReason, type ProviderConfig } from '@gateway/shared';
+import type { Cancel } from '../cancel.js';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../adapter.js';
 import { newStreamMeta } from '../stream-inspector.js';
 import { mockAnswer } from './mock-answer.js';
@@ -46,7 +47,7 @@ export class MockAdapter implements ProviderAdapter {
     return { status: 200, body: Buffer.from(JSON.stringify(body)), usage: { input, output }, finishReason: normaliseFinishReason(answer.finish) };
   }
 
-  async stream(request: ChatRequest, signal: AbortSignal): Promise<StreamResult> {
+  async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
     const meta = newStreamMeta();
     const answer = mockAnswer(request.body);
     const input = countPromptTokens(request.body);
@@ -62,8 +63,8 @@ export class MockAdapter implements ProviderAdapter {
         meta.estimatedOutput += 1;
       }
       for (const piece of pieces(call === null ? answer.contentTokens : call.argumentTokens, chunks)) {
-        if (gapMs > 0) await sleep(gapMs, undefined, { signal });
-        else if (signal.aborted) return;
+        if (gapMs > 0) await sleep(gapMs, undefined, { signal: cancel.signal });
+        else if (cancel.aborted) return;
         meta.estimatedOutput += piece.length;
         const text = piece.join('');
         yield chunk(call === null ? { content: text } : { tool_calls: [{ index: 0, function: { arguments: text } }] });

@@ -1,9 +1,11 @@
-import { Pool, type Dispatcher } from 'undici';
+import { Pool } from 'undici';
 import { createSseDecoder, GatewayError, normaliseFinishReason, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import { inspectChunk, newStreamMeta } from '../stream-inspector.js';
 import { scanCompletion } from './completion-scan.js';
+import type { Cancel } from '../cancel.js';
 import { providerStatusError, readLimited, streamErrorEvent, transportError } from '../upstream-error.js';
+import { UpstreamResponse } from '../upstream-request.js';
 
 /**
  * Any server speaking OpenAI's Chat Completions protocol (OpenAI itself, vLLM, llama.cpp,
@@ -38,13 +40,13 @@ export class OpenAiAdapter implements ProviderAdapter {
     if (config.api_key !== null) this.headers.authorization = `Bearer ${config.api_key}`;
   }
 
-  async complete(request: ChatRequest, signal: AbortSignal): Promise<CompletionResult> {
-    const res = await this.send(request.raw, signal);
+  async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
+    const res = await this.send(request.raw, cancel);
     let body: Buffer;
     try {
-      body = Buffer.from(await res.body.arrayBuffer());
+      body = await res.body();
     } catch (err) {
-      throw transportError(this.name, err, signal);
+      throw transportError(this.name, err, cancel.aborted);
     }
     const facts = scanCompletion(body);
     if (facts === null) throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not JSON.`);
@@ -56,7 +58,7 @@ export class OpenAiAdapter implements ProviderAdapter {
     };
   }
 
-  async stream(request: ChatRequest, signal: AbortSignal): Promise<StreamResult> {
+  async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
     const payload = request.clientWantsUsage
       ? request.raw
       : Buffer.from(
@@ -65,23 +67,23 @@ export class OpenAiAdapter implements ProviderAdapter {
             stream_options: { ...(request.body.stream_options as object | undefined), include_usage: true },
           }),
         );
-    const res = await this.send(payload, signal);
+    const res = await this.send(payload, cancel);
     const meta = newStreamMeta();
-    return { meta, events: this.events(res.body, meta, request.clientWantsUsage, signal) };
+    return { meta, events: this.events(res, meta, request.clientWantsUsage, cancel) };
   }
 
-  private async *events(body: Dispatcher.ResponseData['body'], meta: StreamMeta, clientWantsUsage: boolean, signal: AbortSignal): AsyncGenerator<string> {
+  private async *events(res: UpstreamResponse, meta: StreamMeta, clientWantsUsage: boolean, cancel: Cancel): AsyncGenerator<string> {
     const text = new TextDecoder();
     const queue: string[] = [];
     let head = 0;
     let done = false;
     const sse = createSseDecoder((event) => queue.push(event.data));
     try {
-      for await (const chunk of body) {
-        // After [DONE] the rest of the body (normally just its end) is read and ignored: leaving
-        // the loop early would destroy the response, and with it a pooled connection.
+      for await (const chunk of res.stream()) {
+        // After [DONE] the rest of the body (normally just its end) is read and ignored: giving
+        // up early would close a pooled keep-alive connection.
         if (done) continue;
-        sse.feed(text.decode(chunk as Buffer, { stream: true }));
+        sse.feed(text.decode(chunk, { stream: true }));
         while (head < queue.length) {
           const data = queue[head++] as string;
           if (data === '[DONE]') {
@@ -98,8 +100,12 @@ export class OpenAiAdapter implements ProviderAdapter {
         head = 0;
       }
     } catch (err) {
-      if (done && !signal.aborted) return;
-      throw transportError(this.name, err, signal);
+      if (done && !cancel.aborted) return;
+      res.destroy();
+      throw transportError(this.name, err, cancel.aborted);
+    } finally {
+      // The consumer left early (client gone, key revoked): stop the provider too.
+      if (!done) res.destroy();
     }
     if (!done && meta.finishReason === null) {
       throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} ended the stream before it was complete.`);
@@ -110,21 +116,21 @@ export class OpenAiAdapter implements ProviderAdapter {
     return this.pool.stats.queued;
   }
 
-  private async send(payload: Buffer, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  private async send(payload: Buffer, cancel: Cancel): Promise<UpstreamResponse> {
     // Past the queue bound a request would wait behind thousands of others: refuse it at once so
     // the client (or a load balancer) can go elsewhere, rather than queue without limit.
     if (this.pool.stats.queued >= this.maxQueued) {
       throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1 });
     }
-    let res: Dispatcher.ResponseData;
+    let res: UpstreamResponse;
     try {
-      res = await this.pool.request({ path: this.path, method: 'POST', headers: this.headers, body: payload, signal });
+      res = await UpstreamResponse.post(this.pool, this.path, this.headers, payload, cancel);
     } catch (err) {
-      throw transportError(this.name, err, signal);
+      throw transportError(this.name, err, cancel.aborted);
     }
-    if (res.statusCode !== 200) {
-      const text = await readLimited(res.body).catch(() => '');
-      throw providerStatusError(this.name, res.statusCode, text, res.headers['retry-after']);
+    if (res.status !== 200) {
+      const text = await readLimited(res);
+      throw providerStatusError(this.name, res.status, text, res.header('retry-after'));
     }
     return res;
   }
