@@ -3,8 +3,11 @@ import type { StreamMeta } from './adapter.js';
 
 /**
  * Reads one OpenAI-format chunk for what the gateway bills (usage, finish reason, an output
- * estimate for streams cut short) and decides whether the client sees it. Each chunk is parsed
- * once, here; what is forwarded is the provider's own text.
+ * estimate for streams cut short) and decides whether the client sees it. What is forwarded is
+ * the provider's own text. Most chunks of a stream carry a piece of content and nothing the
+ * gateway must act on: those are recognised by a scan of their text and never parsed (inside JSON
+ * strings every quote is escaped, so a quoted key found in the text is a key). Any other chunk
+ * (a finish reason, usage, an error, or a layout the scan does not know) is parsed once.
  */
 export function newStreamMeta(): StreamMeta {
   return { usage: null, estimatedOutput: 0, finishReason: null, failed: false };
@@ -12,6 +15,10 @@ export function newStreamMeta(): StreamMeta {
 
 /** Returns the data to forward, or null to hold the chunk back (a usage chunk nobody asked for). */
 export function inspectChunk(data: string, meta: StreamMeta, clientWantsUsage: boolean): string | null {
+  if (isContentOnly(data)) {
+    meta.estimatedOutput += estimateTokens(stringLength(data, '"content":"') + stringLength(data, '"arguments":"'));
+    return data;
+  }
   let chunk: { choices?: unknown; error?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null };
   try {
     chunk = JSON.parse(data) as typeof chunk;
@@ -44,6 +51,38 @@ export function inspectChunk(data: string, meta: StreamMeta, clientWantsUsage: b
     if (choices.length === 0 && !clientWantsUsage) return null;
   }
   return data;
+}
+
+const FINISH = '"finish_reason":';
+
+/** A chunk with no finish reason, usage or error, in the compact layout providers send. */
+function isContentOnly(data: string): boolean {
+  if (data.includes('"error"')) return false;
+  const usage = data.indexOf('"usage":');
+  if (usage >= 0 && !data.startsWith('null', usage + 8)) return false;
+  let at = data.indexOf(FINISH);
+  if (at < 0) return false;
+  while (at >= 0) {
+    if (!data.startsWith('null', at + FINISH.length)) return false;
+    at = data.indexOf(FINISH, at + FINISH.length);
+  }
+  return true;
+}
+
+/** Length of the JSON string value after `key` (escapes counted as written), 0 when absent. */
+function stringLength(data: string, key: string): number {
+  const at = data.indexOf(key);
+  if (at < 0) return 0;
+  const start = at + key.length;
+  let end = data.indexOf('"', start);
+  while (end > 0 && isEscaped(data, end)) end = data.indexOf('"', end + 1);
+  return end < 0 ? 0 : end - start;
+}
+
+function isEscaped(data: string, quote: number): boolean {
+  let slashes = 0;
+  for (let i = quote - 1; i >= 0 && data.charCodeAt(i) === 0x5c; i--) slashes++;
+  return slashes % 2 === 1;
 }
 
 /** About four characters a token for English text; only used when the provider sent no count. */
