@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { encodeInvalidation, encodeKeyRecord, generateApiKey, type RedisKeys } from '@gateway/shared';
+import { encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, generateApiKey, type RedisKeys } from '@gateway/shared';
 
 /**
  * Data-plane scenarios need a valid key but no control plane (its Postgres would compete for the
@@ -14,11 +14,29 @@ export interface BenchKey {
   projectId: string;
 }
 
+/**
+ * Every feature on, none of them refusing: a token quota and every rate limit are set, far above
+ * what a run can use, so each request is admitted through the quota lease and all four rate-limit
+ * windows, as in a production project.
+ */
+const FULL_POLICY = {
+  quota_tokens: 1e15,
+  quota_period: 'total' as const,
+  rate_limits: { key_rpm: 1e12, key_tpm: 1e15, project_rpm: 1e12, project_tpm: 1e15 },
+  allowed_models: null,
+  max_tokens_cap: null,
+};
+
 export async function projectKey(redis: Redis, keys: RedisKeys): Promise<BenchKey> {
   const generated = generateApiKey();
   const id = randomUUID();
   const projectId = randomUUID();
-  await redis.multi().set(keys.apiKey(generated.hash), encodeKeyRecord({ id, project_id: projectId, expires_at: null })).sadd(keys.projectKeys(projectId), generated.hash).exec();
+  await redis
+    .multi()
+    .set(keys.apiKey(generated.hash), encodeKeyRecord({ id, project_id: projectId, expires_at: null }))
+    .sadd(keys.projectKeys(projectId), generated.hash)
+    .set(keys.projectPolicy(projectId), encodeProjectPolicy({ id: projectId, ...FULL_POLICY }))
+    .exec();
   await redis.publish(keys.invalidationChannel, encodeInvalidation({ kind: 'key.created', key_hash: generated.hash, key_id: id, project_id: projectId }));
   return { key: generated.key, hash: generated.hash, id, projectId };
 }

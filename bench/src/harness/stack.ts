@@ -38,6 +38,8 @@ export interface GatewayService extends Service {
 
 interface StartOptions {
   raiseFileLimit?: boolean;
+  /** PROXY_WORKERS of a gateway (default 1: the comparison with the one-thread bare pass-through). */
+  workers?: number;
 }
 
 export async function startMock(ctx: RunContext, options: StartOptions = {}): Promise<MockService> {
@@ -106,6 +108,7 @@ export async function startGateway(ctx: RunContext, upstream: string, scenario: 
       PROXY_HOST: '127.0.0.1',
       PROXY_PORT: '0',
       METRICS_PORT: '0',
+      PROXY_WORKERS: String(options.workers ?? 1),
       REDIS_URL: ctx.redisUrl,
       REDIS_PREFIX: ctx.prefix,
       GATEWAY_CONFIG: writeProviders(ctx, upstream),

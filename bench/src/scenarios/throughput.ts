@@ -6,7 +6,7 @@ import { runLoad, type LoadResult } from '../harness/load.js';
 import { cpuSeconds } from '../harness/processes.js';
 import { formatInt, progress } from '../harness/progress.js';
 import { atLeast, ms, ratio, rps, us, type Row } from '../harness/report.js';
-import { startTrio, type Target } from '../harness/stack.js';
+import { BENCH_MODEL, startGateway, startTrio, type Target } from '../harness/stack.js';
 import { median, rotations } from '../harness/stats.js';
 import { sized, type Scenario, type ScenarioOutcome } from './scenario.js';
 
@@ -17,6 +17,8 @@ import { sized, type Scenario, type ScenarioOutcome } from './scenario.js';
  * upstream client and the same mock provider on both sides.
  */
 export const TARGET_RATIO = 0.85;
+/** Worker threads of the extra gateway measured after the comparison (this machine's core count). */
+const WORKERS = 2;
 
 export interface CpuLoadResult extends LoadResult {
   /** CPU time the target's own process spent per completed request, in µs. */
@@ -68,6 +70,7 @@ export const throughput: Scenario = {
     const trio = await startTrio(ctx, 'throughput', key.key);
     const ua = userAgent('throughput');
     const results = new Map<string, CpuLoadResult[]>(trio.targets.map((t) => [t.name, []]));
+    const workerRounds: CpuLoadResult[] = [];
     // The mock's CPU for direct; each proxy's own CPU for the others (the mock's is the same behind both).
     const pidOf = (t: Target) => (t.name === 'direct' ? trio.mock.child.pid : t.name === 'bare' ? trio.bare.child.pid : trio.gateway.child.pid);
     try {
@@ -87,9 +90,23 @@ export const throughput: Scenario = {
           );
         }
       }
+      // The same gateway on every core: PROXY_WORKERS=2 (a process of its own, same key and mock).
+      const multi = await startGateway(ctx, trio.mock.origin, 'throughput-workers', { workers: WORKERS });
+      try {
+        const target: Target = { name: 'gateway', origin: multi.origin, key: key.key, model: BENCH_MODEL };
+        await saturate(target, multi.child.pid, ctx, sized(ctx, 3, 1), ua);
+        for (let r = 0; r < ctx.options.rounds; r++) {
+          const result = await saturate(target, multi.child.pid, ctx, ctx.options.durationS, ua);
+          workerRounds.push(result);
+          progress(`throughput: round ${r + 1}/${ctx.options.rounds} gateway ×${WORKERS} workers: ${formatInt(result.rps)} req/s, ${loadErrors(result)} errors`);
+        }
+      } finally {
+        await multi.stop();
+      }
     } finally {
       await trio.stop();
     }
+    const workers = summariseTarget(workerRounds);
     const byTarget = Object.fromEntries([...results].map(([name, rounds]) => [name, summariseTarget(rounds)])) as Record<'direct' | 'bare' | 'gateway', TargetLoad>;
     const { direct, bare, gateway } = byTarget;
     const vsBare = gateway.medianRps / bare.medianRps;
@@ -105,6 +122,12 @@ export const throughput: Scenario = {
         verdict: atLeast(vsBare, TARGET_RATIO),
       },
       { figure: 'gateway / direct', result: ratio(vsDirect), verdict: 'info' },
+      {
+        figure: `PROXY_WORKERS=${WORKERS} (one process, every core)`,
+        gateway: rps(workers.medianRps),
+        result: `×${ratio(workers.medianRps / gateway.medianRps)} of 1 worker`,
+        verdict: 'info',
+      },
       {
         figure: 'CPU per request, own process (direct: the mock)',
         direct: us(direct.medianCpuUsPerRequest),
@@ -132,6 +155,7 @@ export const throughput: Scenario = {
         targets: byTarget,
         gatewayVsBare: vsBare,
         gatewayVsDirect: vsDirect,
+        workers: { count: WORKERS, ...workers, vsOneWorker: workers.medianRps / gateway.medianRps },
         cpuPerRequestGatewayVsBare: gateway.medianCpuUsPerRequest / bare.medianCpuUsPerRequest,
       },
     };

@@ -50,9 +50,17 @@ function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxie
 
 /** The TCP peer, or, behind trusted proxies (TRUST_PROXY), the client X-Forwarded-For names. */
 function clientIp(res: HttpResponse, req: HttpRequest, trusted: TrustedProxies): string {
-  const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+  const peer = asciiText(res.getRemoteAddressAsText());
   if (trusted.entries.length === 0) return peer;
   return clientAddress(peer, req.getHeader('x-forwarded-for') || undefined, trusted);
+}
+
+/** An address's text (ASCII, at most 45 characters) without a Buffer and a UTF-8 decoder per request. */
+function asciiText(bytes: ArrayBuffer): string {
+  const view = new Uint8Array(bytes);
+  let text = '';
+  for (let i = 0; i < view.length; i++) text += String.fromCharCode(view[i]!);
+  return text;
 }
 
 export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number): Promise<ProxyServer> {

@@ -32,12 +32,22 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
   private wake: (() => void) | null = null;
   private started: { resolve: (res: UpstreamResponse) => void; reject: (err: Error) => void } | null = null;
 
-  constructor(private readonly cancel: Cancel) {}
+  constructor(
+    private readonly cancel: Cancel,
+    private readonly settled: (() => void) | undefined,
+  ) {}
 
-  /** Sends the request; resolves once the provider's status and headers are in. */
-  static post(pool: Dispatcher, path: string, headers: Record<string, string>, body: Buffer, cancel: Cancel): Promise<UpstreamResponse> {
-    if (cancel.aborted) return Promise.reject(new UpstreamAborted());
-    const res = new UpstreamResponse(cancel);
+  /**
+   * Sends the request; resolves once the provider's status and headers are in. `settled` runs
+   * once when the exchange is over (body read to its end, failed or aborted): until then it holds
+   * one of the pool's connections.
+   */
+  static post(pool: Dispatcher, path: string, headers: Record<string, string>, body: Buffer, cancel: Cancel, settled?: () => void): Promise<UpstreamResponse> {
+    if (cancel.aborted) {
+      settled?.();
+      return Promise.reject(new UpstreamAborted());
+    }
+    const res = new UpstreamResponse(cancel, settled);
     return new Promise((resolve, reject) => {
       res.started = { resolve, reject };
       pool.dispatch({ path, method: 'POST', headers, body }, res);
@@ -134,11 +144,13 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
   onComplete(): void {
     this.done = true;
     this.cancel.clear();
+    this.settled?.();
     this.notify();
   }
 
   onError(err: Error): void {
     this.cancel.clear();
+    this.settled?.();
     const failure = this.cancel.aborted ? new UpstreamAborted() : err;
     const started = this.started;
     this.started = null;

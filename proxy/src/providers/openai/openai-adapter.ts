@@ -21,6 +21,12 @@ export class OpenAiAdapter implements ProviderAdapter {
   private readonly path: string;
   private readonly headers: Record<string, string>;
   private readonly maxQueued: number;
+  private readonly maxConnections: number;
+  /** Exchanges under way (each holds a connection until its body ends): beyond max_connections they wait. */
+  private outstanding = 0;
+  private readonly settled = () => {
+    this.outstanding--;
+  };
 
   constructor(config: ProviderConfig) {
     if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required`);
@@ -36,6 +42,7 @@ export class OpenAiAdapter implements ProviderAdapter {
       keepAliveTimeout: 30_000,
     });
     this.maxQueued = config.max_queued;
+    this.maxConnections = config.max_connections;
     this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     if (config.api_key !== null) this.headers.authorization = `Bearer ${config.api_key}`;
   }
@@ -113,18 +120,19 @@ export class OpenAiAdapter implements ProviderAdapter {
   }
 
   queueDepth(): number {
-    return this.pool.stats.queued;
+    return Math.max(0, this.outstanding - this.maxConnections);
   }
 
   private async send(payload: Buffer, cancel: Cancel): Promise<UpstreamResponse> {
     // Past the queue bound a request would wait behind thousands of others: refuse it at once so
     // the client (or a load balancer) can go elsewhere, rather than queue without limit.
-    if (this.pool.stats.queued >= this.maxQueued) {
+    if (this.outstanding - this.maxConnections >= this.maxQueued) {
       throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1 });
     }
     let res: UpstreamResponse;
+    this.outstanding++;
     try {
-      res = await UpstreamResponse.post(this.pool, this.path, this.headers, payload, cancel);
+      res = await UpstreamResponse.post(this.pool, this.path, this.headers, payload, cancel, this.settled);
     } catch (err) {
       throw transportError(this.name, err, cancel.aborted);
     }
