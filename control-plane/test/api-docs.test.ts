@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { curlRequest, parseDocExamples, shapeDifferences, shellWords, valueAt, type DocExample } from './doc-examples.js';
+import { curlRequest, parseDocExamples, routeOf, shapeDifferences, shellWords, valueAt, type DocExample, type Route } from './doc-examples.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from './harness.js';
 
 /**
@@ -34,7 +34,7 @@ interface Ran {
 }
 
 const ran: Ran[] = [];
-let routes: { method: string; url: string }[] = [];
+let routes: Route[] = [];
 
 /** What a proxy would have recorded, so the usage examples have pages to show. */
 async function seedUsage(h: Harness): Promise<void> {
@@ -111,10 +111,10 @@ describe.each(DOC_FILES)('%s', (file) => {
 });
 
 it('shows every /v1 route of the management API at least once', () => {
-  const pattern = (url: string) => new RegExp(`^${url.replace(/:\w+/g, '[^/]+')}$`);
+  const shown = new Set(ran.map((x) => routeOf(routes, x.method, x.path)));
   const missing = routes
     .filter((r) => r.url.startsWith('/v1/') && r.method !== 'HEAD')
-    .filter((r) => !ran.some((x) => x.method === r.method && pattern(r.url).test(x.path)))
+    .filter((r) => !shown.has(r))
     .map((r) => `${r.method} ${r.url}`);
   expect(missing).toEqual([]);
 });
@@ -199,6 +199,20 @@ describe('the example reader', () => {
       headers: { 'content-type': 'application/json', 'user-agent': 'curl/8.5.0', accept: '*/*' },
     });
     expect(() => curlRequest('curl -k https://h', {})).toThrow(/option -k/);
+  });
+
+  it('counts a request for the route the router gives it, static segments first', () => {
+    const routes = [
+      { method: 'POST', url: '/v1/users/:user_id/password' },
+      { method: 'POST', url: '/v1/users/me/password' },
+      { method: 'GET', url: '/v1/users/me' },
+      { method: 'PATCH', url: '/v1/users/:user_id' },
+    ];
+    expect(routeOf(routes, 'POST', '/v1/users/me/password')?.url).toBe('/v1/users/me/password');
+    expect(routeOf(routes, 'POST', '/v1/users/4b6f/password')?.url).toBe('/v1/users/:user_id/password');
+    expect(routeOf(routes, 'PATCH', '/v1/users/me')?.url).toBe('/v1/users/:user_id');
+    expect(routeOf(routes, 'GET', '/v1/users/4b6f')).toBeUndefined();
+    expect(routeOf(routes, 'POST', '/v1/users//password')).toBeUndefined();
   });
 
   it('captures strings and numbers at a dotted path', () => {

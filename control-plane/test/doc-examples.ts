@@ -239,6 +239,32 @@ export function shapeDifferences(documented: unknown, actual: unknown, path = '$
   return problems;
 }
 
+export interface Route {
+  method: string;
+  url: string;
+}
+
+/**
+ * The route a request reaches, picked as the router picks it: a static segment wins over a
+ * parameter in the same place, so `/v1/users/me/password` reaches its own route and does not also
+ * count for `/v1/users/:user_id/password`.
+ */
+export function routeOf<R extends Route>(routes: readonly R[], method: string, path: string): R | undefined {
+  const segments = path.split('/');
+  const isParam = (segment: string) => segment.startsWith(':');
+  const reaches = (url: string) => {
+    const parts = url.split('/');
+    return parts.length === segments.length && parts.every((part, i) => (isParam(part) ? segments[i] !== '' : part === segments[i]));
+  };
+  const staticFirst = (a: R, b: R) => {
+    const x = a.url.split('/');
+    const y = b.url.split('/');
+    for (let i = 0; i < x.length; i++) if (isParam(x[i] as string) !== isParam(y[i] as string)) return isParam(x[i] as string) ? 1 : -1;
+    return 0;
+  };
+  return routes.filter((r) => r.method === method && reaches(r.url)).sort(staticFirst)[0];
+}
+
 /** The value at a dotted path (`data.0.id`) of an answer, as a string for a shell variable. */
 export function valueAt(answer: unknown, path: string): string {
   let value: unknown = answer;

@@ -57,3 +57,19 @@ it('says that only the creation of a key carries its secret', async () => {
   expect(Object.keys(schemas.ApiKey?.properties ?? {})).not.toContain('key');
   expect(JSON.stringify(doc)).not.toContain('key_hash');
 });
+
+it('answers every account route with the one shared User schema, disabled included', async () => {
+  const doc = (await h.api('GET', '/openapi.json')).body;
+  const user = doc.components.schemas.User as { required: string[]; properties: Record<string, { type: string }> };
+  expect(user.required).toEqual(['id', 'email', 'role', 'disabled', 'created_at']);
+  expect(user.properties.disabled?.type).toBe('boolean');
+  const userRef = { $ref: '#/components/schemas/User' };
+  const answer = (path: string, method: string, status: string) => doc.paths[path]?.[method]?.responses?.[status]?.content?.['application/json']?.schema;
+  expect(answer('/v1/users', 'post', '201')).toEqual(userRef);
+  expect(answer('/v1/users/me', 'get', '200')).toEqual(userRef);
+  expect(answer('/v1/users/{user_id}', 'patch', '200')).toEqual(userRef);
+  expect(answer('/v1/users', 'get', '200')?.properties?.data?.items).toEqual(userRef);
+  // One definition: no account shape spelled out inline anywhere else.
+  const inlineAccounts = JSON.stringify(doc.paths).match(/"disabled":\{"type":"boolean"/g) ?? [];
+  expect(inlineAccounts).toHaveLength(1); // the PATCH body's field, not an answer
+});

@@ -1,36 +1,12 @@
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, PASSWORD_POLICY_TEXT } from '../auth/password-policy.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './record-list.js';
-import { dateTimeSchema, uuidSchema } from './schemas.js';
+import { uuidSchema } from './schemas.js';
 
 /**
- * Request and response shapes of the account routes (users, passwords, sign-out, members by
- * email). The account shape is inline rather than the shared `User` component so that it carries
- * `disabled`: Fastify serialises through the response schema and would drop a field it lacks.
+ * Request shapes of the account routes (users, passwords, sign-out, members by email). Accounts
+ * are answered as the shared `User` schema (schemas.ts), like every other response shape.
  */
-export const accountSchema = {
-  type: 'object',
-  description: 'An account. Never a password or its hash.',
-  required: ['id', 'email', 'role', 'disabled', 'created_at'],
-  properties: {
-    id: uuidSchema,
-    email: { type: 'string' },
-    role: { type: 'string', enum: ACCOUNT_ROLES, description: '`admin` sees and manages everything; `member` only its projects.' },
-    disabled: { type: 'boolean', description: 'A disabled account cannot sign in and its tokens are refused.' },
-    created_at: dateTimeSchema,
-  },
-} as const;
-
-export const accountPageSchema = {
-  type: 'object',
-  required: ['data', 'next_cursor', 'has_more'],
-  properties: {
-    data: { type: 'array', items: accountSchema },
-    next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last page.' },
-    has_more: { type: 'boolean' },
-  },
-} as const;
-
 export const emailSchema = { type: 'string', format: 'email', maxLength: 254 } as const;
 
 /** A new password: the length part of the policy is in the schema, the email part is checked by the route. */

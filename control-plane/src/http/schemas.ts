@@ -45,9 +45,16 @@ export const SHARED_SCHEMAS = [
   },
   {
     $id: 'User',
+    description: 'An account. Never a password or its hash.',
     type: 'object',
-    required: ['id', 'email', 'role', 'created_at'],
-    properties: { id: uuid, email: { type: 'string' }, role: { type: 'string', enum: ACCOUNT_ROLES }, created_at: dateTime },
+    required: ['id', 'email', 'role', 'disabled', 'created_at'],
+    properties: {
+      id: uuid,
+      email: { type: 'string' },
+      role: { type: 'string', enum: ACCOUNT_ROLES, description: '`admin` sees and manages everything; `member` only its projects.' },
+      disabled: { type: 'boolean', description: 'A disabled account cannot sign in and its tokens are refused.' },
+      created_at: dateTime,
+    },
   },
   {
     $id: 'Project',
@@ -173,7 +180,7 @@ export const listOf = (id: Parameters<typeof ref>[0]) => ({
   properties: { data: { type: 'array', items: ref(id) } },
 });
 
-/** `{data, next_cursor, has_more}`: the keyset-paged record lists. */
+/** `{data, next_cursor, has_more}`: the keyset-paged lists (records, accounts). */
 export const pageOf = (id: Parameters<typeof ref>[0]) => ({
   type: 'object',
   required: ['data', 'next_cursor', 'has_more'],

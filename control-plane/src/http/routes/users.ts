@@ -7,9 +7,9 @@ import { afterInstant, principalOf, requireAccountAdmin } from '../../auth/requi
 import type { AppContext } from '../../context.js';
 import { writeAudit, type ManagementEvent } from '../../db/audit-writer.js';
 import { findUserById, insertUser, listUsers, lockEnabledAdmins, toUser, updateUser, type User, type UserChange } from '../../db/users.js';
-import { accountPageSchema, accountSchema, newUserBody, userListQuery, userParams, userPatchBody } from '../account-schemas.js';
+import { newUserBody, userListQuery, userParams, userPatchBody } from '../account-schemas.js';
 import { requestFacts } from '../request-facts.js';
-import { ERROR_RESPONSES } from '../schemas.js';
+import { ERROR_RESPONSES, pageOf, ref } from '../schemas.js';
 import { registerPasswordRoutes } from './passwords.js';
 import { registerSignoutRoutes } from './signouts.js';
 
@@ -44,7 +44,7 @@ export function registerUserRoutes(app: FastifyInstance, ctx: AppContext): void 
         tags: ['users'],
         summary: 'Create an account (account admins only)',
         body: newUserBody,
-        response: { 201: accountSchema, ...ERROR_RESPONSES },
+        response: { 201: ref('User'), ...ERROR_RESPONSES },
       },
     },
     async (req, reply) => {
@@ -71,7 +71,7 @@ export function registerUserRoutes(app: FastifyInstance, ctx: AppContext): void 
         summary: 'List accounts, oldest first (account admins only)',
         description: 'Keyset-paged like the record lists: follow `next_cursor` while `has_more`. `email` filters by a case-insensitive substring.',
         querystring: userListQuery,
-        response: { 200: accountPageSchema, ...ERROR_RESPONSES },
+        response: { 200: pageOf('User'), ...ERROR_RESPONSES },
       },
     },
     async (req) => {
@@ -92,7 +92,7 @@ export function registerUserRoutes(app: FastifyInstance, ctx: AppContext): void 
 
   app.get(
     '/v1/users/me',
-    { schema: { tags: ['users'], summary: 'The signed-in account', response: { 200: accountSchema, ...ERROR_RESPONSES } } },
+    { schema: { tags: ['users'], summary: 'The signed-in account', response: { 200: ref('User'), ...ERROR_RESPONSES } } },
     // The row authentication just read: no second query.
     async (req) => principalOf(req).user,
   );
@@ -109,7 +109,7 @@ export function registerUserRoutes(app: FastifyInstance, ctx: AppContext): void 
           'A change that would leave no enabled account admin (disabling or demoting the last one) gets 409 CONFLICT.',
         params: userParams,
         body: userPatchBody,
-        response: { 200: accountSchema, ...ERROR_RESPONSES },
+        response: { 200: ref('User'), ...ERROR_RESPONSES },
       },
     },
     async (req, reply) => {
