@@ -29,17 +29,16 @@ export class ChatCall extends GatewayCall {
     this.cancel?.abort();
   }
 
-  tooLarge(auth: KeyRecord | GatewayError | Promise<unknown>): void {
-    if (auth !== null && !(auth instanceof GatewayError) && !(auth instanceof Promise)) this.key = auth;
+  tooLarge(): void {
+    const known = this.knownNow;
+    if (known !== null) this.key = known;
     else this.identify();
     this.phase = 'done';
     this.fail(new GatewayError('PAYLOAD_TOO_LARGE', `The body is larger than ${this.deps.config.maxBodyBytes} bytes.`), 'error');
   }
 
-  async onBody(raw: Buffer, authPending: KeyRecord | GatewayError | Promise<KeyRecord | GatewayError>): Promise<void> {
-    const auth = authPending instanceof Promise ? await authPending : authPending;
-    if (this.finished) return;
-    if (!(await this.admit(auth))) return;
+  async onBody(raw: Buffer): Promise<void> {
+    if (!(await this.admitted())) return;
     this.phase = 'running';
     if (!this.info.jsonBody) {
       return this.fail(new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'The body must be JSON: send content-type: application/json.'), 'error');

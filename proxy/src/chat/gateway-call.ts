@@ -5,7 +5,6 @@ import {
   newRecordId,
   sseData,
   type AuditOutcome,
-  type FinishReason,
   type KeyRecord,
   type ProjectPolicy,
   type ProxyConfig,
@@ -19,6 +18,7 @@ import type { QuotaLeases, Reservation } from '../policy/quota-leases.js';
 import type { RateLimiter } from '../policy/rate-limiter.js';
 import type { KeyCache } from '../auth/key-cache.js';
 import type { Exchange } from '../http/exchange.js';
+import { auditEvent, usageRecord, type UsageOutcome } from './request-records.js';
 import type { ProxyMetrics } from '../metrics.js';
 import type { RecordSink } from '../records/record-sink.js';
 import type { ModelRouter } from '../routing/model-router.js';
@@ -44,6 +44,9 @@ export interface GatewayDeps {
   state: { draining: boolean; active: number };
 }
 
+/** The outcome of a key check: the record, the refusal, or a promise of either (Redis asked). */
+type KeyCheck = KeyRecord | GatewayError | Promise<KeyRecord | GatewayError>;
+
 /** What the HTTP layer read from the request line and headers (only valid inside its callback). */
 export interface RequestInfo {
   requestId: string;
@@ -56,12 +59,7 @@ export interface RequestInfo {
   jsonBody: boolean;
 }
 
-export interface UsageOutcome {
-  input: number;
-  output: number;
-  finishReason: FinishReason;
-  stream: boolean;
-}
+export type { UsageOutcome };
 
 /**
  * The life of one gateway request: authenticate, do the work, and on every way out (success,
@@ -79,6 +77,7 @@ export abstract class GatewayCall implements Revocable {
   revoked = false;
   private registered = false;
   private authEpoch = -1;
+  private auth: KeyCheck | null = null;
   /**
    * The presented key's record when the proxy already knows it, even if the request is refused
    * before admission (keys unverifiable, draining): the project's audit trail must show it.
@@ -92,7 +91,7 @@ export abstract class GatewayCall implements Revocable {
   constructor(
     protected readonly deps: GatewayDeps,
     protected readonly ex: Exchange,
-    protected readonly info: RequestInfo,
+    readonly info: RequestInfo,
   ) {
     this.id = info.clientRequestId ? newRecordId() : info.requestId;
     deps.metrics.inFlight.inc();
@@ -115,8 +114,21 @@ export abstract class GatewayCall implements Revocable {
     return this.key?.project_id ?? '';
   }
 
-  /** The key's record, a GatewayError to answer with, or a promise of either. */
-  authenticate(): KeyRecord | GatewayError | Promise<KeyRecord | GatewayError> {
+  /**
+   * Starts checking the presented key (a Map lookup for a known key, a Redis GET otherwise) while
+   * the body arrives; `admitted()` takes the result.
+   */
+  authenticate(): void {
+    this.auth = this.checkKey();
+  }
+
+  /** Whether the key is known now, without waiting (a refusal before the body is read uses it). */
+  protected get knownNow(): KeyRecord | null {
+    const auth = this.auth;
+    return auth === null || auth instanceof GatewayError || auth instanceof Promise ? null : auth;
+  }
+
+  private checkKey(): KeyCheck {
     const apiKey = this.info.apiKey;
     if (apiKey === '') return new GatewayError('UNAUTHORIZED', 'No API key. Send it as x-api-key or Authorization: Bearer.');
     if (!looksLikeApiKey(apiKey)) return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
@@ -142,9 +154,14 @@ export abstract class GatewayCall implements Revocable {
    * Adopts the key and registers the request for revocation. If any invalidation was applied
    * since the key was looked up, the lookup is repeated first: the key may be the one deleted.
    */
-  protected async admit(auth: KeyRecord | GatewayError): Promise<boolean> {
-    let result = auth;
-    if (!(result instanceof GatewayError) && this.authEpoch !== this.deps.cache.currentEpoch) result = await this.authenticate();
+  protected async admitted(): Promise<boolean> {
+    const auth = this.auth ?? this.checkKey();
+    let result = auth instanceof Promise ? await auth : auth;
+    if (this.finished) return false;
+    if (!(result instanceof GatewayError) && this.authEpoch !== this.deps.cache.currentEpoch) {
+      const again = this.checkKey();
+      result = again instanceof Promise ? await again : again;
+    }
     if (this.finished) return false;
     if (result instanceof GatewayError) {
       this.fail(result, result.code === 'UNAVAILABLE' ? 'error' : 'auth_failed');
@@ -210,37 +227,10 @@ export abstract class GatewayCall implements Revocable {
     metrics.inFlight.dec();
     this.deps.state.active--;
     metrics.perRequest.record(status, this.provider === null ? 'none' : (this.model ?? 'none'), this.provider ?? 'none', elapsed / 1000);
-    records.pushAudit({
-      id: this.id,
-      request_id: this.info.requestId,
-      timestamp,
-      type: 'gateway.request',
-      outcome,
-      status,
-      error_code: errorCode,
-      project_id: (this.key ?? this.knownKey)?.project_id ?? null,
-      key_id: (this.key ?? this.knownKey)?.id ?? null,
-      actor: null,
-      model: this.model,
-      provider: this.provider,
-      client_ip: this.info.clientIp || null,
-      user_agent: this.info.userAgent ? this.info.userAgent.slice(0, 512) : null,
-      latency_ms: latencyMs,
-    });
+    const key = this.key ?? this.knownKey;
+    records.pushAudit(auditEvent(this, key, outcome, status, errorCode, timestamp, latencyMs));
     if (usage !== undefined && this.key !== null && this.provider !== null && this.model !== null) {
-      records.pushUsage({
-        id: this.id,
-        request_id: this.info.requestId,
-        project_id: this.key.project_id,
-        key_id: this.key.id,
-        timestamp,
-        model: this.model,
-        provider: this.provider,
-        tokens: { input: usage.input, output: usage.output, total: usage.input + usage.output },
-        latency_ms: latencyMs,
-        finish_reason: usage.finishReason,
-        stream: usage.stream,
-      });
+      records.pushUsage(usageRecord(this, this.key, this.model, this.provider, usage, timestamp, latencyMs));
     }
   }
 }

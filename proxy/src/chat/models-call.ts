@@ -1,11 +1,10 @@
-import { GatewayError, type KeyRecord } from '@gateway/shared';
+import { GatewayError } from '@gateway/shared';
 import { GatewayCall } from './gateway-call.js';
 
 /** GET /v1/models: the models this key may use (audited like any gateway request). */
 export class ModelsCall extends GatewayCall {
-  async run(authPending: KeyRecord | GatewayError | Promise<KeyRecord | GatewayError>): Promise<void> {
-    const auth = authPending instanceof Promise ? await authPending : authPending;
-    if (this.finished || !(await this.admit(auth))) return;
+  async run(): Promise<void> {
+    if (!(await this.admitted())) return;
     const policy = await this.projectPolicy();
     if (policy === null) return;
     if (this.ex.aborted) return this.finish('cancelled', 499, null);

@@ -82,13 +82,13 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     const call = new ChatCall(deps, ex, info);
     ex.onAbort = () => call.clientGone();
     if (refuseWhileDraining(ex, call)) return;
-    const auth = call.authenticate();
-    if (declared > limit) return call.tooLarge(auth);
+    call.authenticate();
+    if (declared > limit) return call.tooLarge();
     readBody(
       res,
       limit,
-      (body) => void call.onBody(body, auth).catch((err: unknown) => call.crashed(err)),
-      () => call.tooLarge(auth),
+      (body) => void call.onBody(body).catch((err: unknown) => call.crashed(err)),
+      () => call.tooLarge(),
     );
   });
 
@@ -98,7 +98,8 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     const call = new ModelsCall(deps, ex, info);
     ex.onAbort = () => call.clientGone();
     if (refuseWhileDraining(ex, call)) return;
-    void call.run(call.authenticate()).catch((err: unknown) => call.crashed(err));
+    call.authenticate();
+    void call.run().catch((err: unknown) => call.crashed(err));
   });
 
   app.get('/healthz', (res) => {
