@@ -7,6 +7,10 @@ export interface ProxyMetrics {
   latency: Histogram<'provider'>;
   inFlight: Gauge;
   upstreamErrors: Counter<'provider' | 'code'>;
+  /** A failed attempt followed by another provider's. */
+  retries: Counter<'provider'>;
+  /** Time to a provider's answer (headers of a stream), per attempt. */
+  upstreamLatency: Histogram<'provider'>;
   revocations: Counter;
   /** Cached children for the per-request counter and histogram. */
   perRequest: RequestMetrics;
@@ -64,6 +68,19 @@ export function createProxyMetrics(): ProxyMetrics {
       labelNames: ['provider', 'code'] as const,
       registers: [registry],
     }),
+    retries: new Counter({
+      name: 'gateway_upstream_retries_total',
+      help: 'Attempts that failed and were retried on the next provider of the route, by the provider that failed',
+      labelNames: ['provider'] as const,
+      registers: [registry],
+    }),
+    upstreamLatency: new Histogram({
+      name: 'gateway_upstream_duration_seconds',
+      help: "Time from sending a request to a provider to its answer (a stream's headers), per attempt",
+      labelNames: ['provider'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
     revocations: new Counter({
       name: 'gateway_revoked_in_flight_total',
       help: 'Requests in flight ended because their key expired or their key or project was deleted',
@@ -83,6 +100,28 @@ export function registerQueueDepth(registry: Registry, adapters: readonly { name
     registers: [registry],
     collect() {
       for (const adapter of adapters) this.set({ provider: adapter.name }, adapter.queueDepth?.() ?? 0);
+    },
+  });
+}
+
+/** Provider health (routing/target-health.ts), read on scrape. */
+export function registerCooldowns(registry: Registry, health: ReadonlyMap<string, { cooldowns: number; state: string }>): void {
+  new Gauge({
+    name: 'gateway_upstream_cooldowns',
+    help: 'Times the provider entered a cooldown since start (skipped after consecutive failures)',
+    labelNames: ['provider'] as const,
+    registers: [registry],
+    collect() {
+      for (const [provider, h] of health) this.set({ provider }, h.cooldowns);
+    },
+  });
+  new Gauge({
+    name: 'gateway_upstream_cooling',
+    help: '1 while the provider is skipped or on trial after failures (cooldown, half-open), else 0',
+    labelNames: ['provider'] as const,
+    registers: [registry],
+    collect() {
+      for (const [provider, h] of health) this.set({ provider }, h.state === 'closed' ? 0 : 1);
     },
   });
 }

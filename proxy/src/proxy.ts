@@ -9,7 +9,7 @@ import { KeyCache } from './auth/key-cache.js';
 import type { GatewayDeps } from './chat/gateway-call.js';
 import { startProxyServer, type ProxyServer } from './http/server.js';
 import { loadUws } from './http/uws.js';
-import { createProxyMetrics, registerQueueDepth } from './metrics.js';
+import { createProxyMetrics, registerCooldowns, registerQueueDepth } from './metrics.js';
 import { ProjectPolicies } from './policy/project-policies.js';
 import { QuotaLeases } from './policy/quota-leases.js';
 import { RateLimiter } from './policy/rate-limiter.js';
@@ -83,6 +83,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
     await subscriber.start();
     const router = new ModelRouter(providers);
     registerQueueDepth(metrics.registry, router.adapters);
+    registerCooldowns(metrics.registry, router.health);
     quotas.start();
     rateLimiter.start();
     const records: RecordSink = new RecordBuffer({ connection: queue, keys, config, registry: metrics.registry, log });

@@ -35,8 +35,13 @@ export class GatewayError extends Error {
   readonly param: string | null;
   /** Seconds, sent as Retry-After on 429/503. */
   readonly retryAfter: number | undefined;
+  /**
+   * A provider failed in a way another provider (or a later try) may not: refused or reset
+   * connection, connect or header timeout, 429, 500, 502, 503, 504, 529. The router fails over on it.
+   */
+  readonly retryable: boolean;
 
-  constructor(code: ErrorCode, message?: string, options: { param?: string | null; retryAfter?: number; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message?: string, options: { param?: string | null; retryAfter?: number; cause?: unknown; retryable?: boolean } = {}) {
     const entry = ERROR_CODES[code];
     super(message ?? entry.message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
@@ -45,6 +50,7 @@ export class GatewayError extends Error {
     this.type = entry.type;
     this.param = options.param ?? null;
     this.retryAfter = options.retryAfter;
+    this.retryable = options.retryable ?? false;
   }
 
   toBody(): ErrorBody {

@@ -1,5 +1,7 @@
+import { performance } from 'node:perf_hooks';
 import { GatewayError, SSE_DONE, sseData, type FinishReason, type KeyRecord } from '@gateway/shared';
-import type { ChatRequest, ProviderAdapter, StreamMeta } from '../providers/adapter.js';
+import type { ChatRequest, CompletionResult, StreamMeta, StreamResult } from '../providers/adapter.js';
+import type { Route } from '../routing/model-router.js';
 import { Cancel } from '../providers/cancel.js';
 import { estimatePromptTokens } from '../policy/token-estimate.js';
 import { GatewayCall, type UsageOutcome } from './gateway-call.js';
@@ -51,31 +53,68 @@ export class ChatCall extends GatewayCall {
       const message = err instanceof SyntaxError ? 'The body is not valid JSON.' : 'The body is not valid UTF-8.';
       return this.fail(new GatewayError('INVALID_REQUEST', message, { param: 'body' }), 'error');
     }
-    let adapter: ProviderAdapter;
+    let route: Route;
     let valid: ValidChatRequest;
     try {
       valid = validateChatRequest(parsed);
       this.model = valid.model;
-      adapter = this.deps.router.route(valid.model);
+      route = this.deps.router.route(valid.model);
     } catch (err) {
       return this.fail(err as GatewayError, 'error');
     }
     const body = parsed as Record<string, unknown>;
     const admitted = await this.applyPolicy(body, raw, valid);
     if (admitted === null) return;
-    this.provider = adapter.name;
-    this.request = {
+    this.cancel = new Cancel();
+    if (this.ex.aborted) this.cancel.abort();
+    await this.serve(route, {
       body,
       raw: admitted,
       model: valid.model,
+      upstreamModel: valid.model,
       stream: valid.stream,
       clientWantsUsage: valid.clientWantsUsage,
       requestId: this.info.requestId,
-    };
-    this.cancel = new Cancel();
-    if (this.ex.aborted) this.cancel.abort();
-    if (this.request.stream) await this.streamOut(adapter, this.request, this.cancel);
-    else await this.completeOnce(adapter, this.request, this.cancel);
+    });
+  }
+
+  /**
+   * Tries the route's targets in order until one answers. A retryable failure (connection
+   * refused or reset, connect or header timeout, 429, 5xx, 529) moves on to the next target; no
+   * byte has reached the client by then, since a stream is started only once a provider accepted
+   * the request, and is never retried after.
+   */
+  private async serve(route: Route, base: ChatRequest): Promise<void> {
+    const cancel = this.cancel as Cancel;
+    const plan = route.plan(Date.now());
+    for (let i = 0; i < plan.length; i++) {
+      const target = plan[i]!;
+      const request = target.entry.upstream === base.model ? base : { ...base, upstreamModel: target.entry.upstream };
+      this.request = request;
+      this.provider = target.adapter.name;
+      this.attempts++;
+      this.tried.push(target.adapter.name);
+      let result: CompletionResult | StreamResult;
+      const sentAt = performance.now();
+      try {
+        result = base.stream ? await target.adapter.stream(request, cancel) : await target.adapter.complete(request, cancel);
+        this.deps.metrics.upstreamLatency.observe({ provider: target.adapter.name }, (performance.now() - sentAt) / 1000);
+      } catch (err) {
+        if (this.finished || cancel.aborted || !(err instanceof GatewayError) || !err.retryable) {
+          if (err instanceof GatewayError && !err.retryable && !cancel.aborted) target.health.succeeded();
+          else target.health.released();
+          return this.upstreamFailed(err);
+        }
+        target.health.failed(Date.now(), (err.retryAfter ?? 0) * 1000);
+        this.deps.metrics.upstreamErrors.inc({ provider: target.adapter.name, code: err.code });
+        if (i === plan.length - 1) return this.upstreamFailed(err, false);
+        this.deps.metrics.retries.inc({ provider: target.adapter.name });
+        continue;
+      }
+      target.health.succeeded();
+      if ('events' in result) return this.streamOut(result);
+      return this.completeOnce(result);
+    }
   }
 
   /**
@@ -131,26 +170,14 @@ export class ChatCall extends GatewayCall {
     return forward;
   }
 
-  private async completeOnce(adapter: ProviderAdapter, request: ChatRequest, cancel: Cancel): Promise<void> {
-    let result;
-    try {
-      result = await adapter.complete(request, cancel);
-    } catch (err) {
-      return this.upstreamFailed(err);
-    }
+  private completeOnce(result: CompletionResult): void {
     if (this.finished) return;
     if (this.ex.aborted) return this.finish('cancelled', CLIENT_CLOSED, null, this.usage('cancelled', result.usage));
     this.ex.send(200, 'application/json', result.body);
     this.finish('success', 200, null, this.usage(result.finishReason, result.usage));
   }
 
-  private async streamOut(adapter: ProviderAdapter, request: ChatRequest, cancel: Cancel): Promise<void> {
-    let result;
-    try {
-      result = await adapter.stream(request, cancel);
-    } catch (err) {
-      return this.upstreamFailed(err);
-    }
+  private async streamOut(result: StreamResult): Promise<void> {
     this.meta = result.meta;
     if (this.finished) return;
     this.ex.startStream();
@@ -171,11 +198,11 @@ export class ChatCall extends GatewayCall {
     this.finish('success', 200, null, this.usage(result.meta.finishReason ?? 'stop'));
   }
 
-  private upstreamFailed(err: unknown): void {
+  private upstreamFailed(err: unknown, count = true): void {
     if (this.finished) return;
     if (this.ex.aborted) return this.finish('cancelled', this.ex.headersSent ? 200 : CLIENT_CLOSED, null, this.usage('cancelled'));
     const gatewayError = err instanceof GatewayError ? err : new GatewayError('UPSTREAM_ERROR', `Provider ${this.provider ?? ''} failed.`, { cause: err });
-    this.deps.metrics.upstreamErrors.inc({ provider: this.provider ?? 'none', code: gatewayError.code });
+    if (count) this.deps.metrics.upstreamErrors.inc({ provider: this.provider ?? 'none', code: gatewayError.code });
     // Before the first byte the provider produced nothing to bill; after it, what streamed counts.
     this.fail(gatewayError, 'error', this.ex.headersSent ? this.usage('error') : this.usage('error', { input: 0, output: 0 }));
   }

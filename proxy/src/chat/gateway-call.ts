@@ -83,6 +83,9 @@ export abstract class GatewayCall implements Revocable {
    * before admission (keys unverifiable, draining): the project's audit trail must show it.
    */
   private knownKey: KeyRecord | null = null;
+  /** Provider attempts made (failover may make several) and the providers tried, in order. */
+  attempts = 0;
+  readonly tried: string[] = [];
   /** Stops the provider call (set once one is made). */
   protected cancel: Cancel | null = null;
   /** Tokens reserved against the project's quota; settled to the true count in finish(). */

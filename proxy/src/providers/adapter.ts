@@ -1,4 +1,4 @@
-import type { FinishReason, ProviderConfig } from '@gateway/shared';
+import type { FinishReason, ModelEntry, ProviderConfig, ProviderTypeInfo } from '@gateway/shared';
 import type { Cancel } from './cancel.js';
 
 /**
@@ -7,11 +7,14 @@ import type { Cancel } from './cancel.js';
  * conformance.case.ts is the suite every adapter must pass.
  */
 export interface ChatRequest {
-  /** The validated client body. Adapters may read it; they must not mutate it. */
+  /** The validated client body (OpenAI Chat Completions). Adapters may read it; they must not mutate it. */
   body: Readonly<Record<string, unknown>>;
   /** The client's bytes, forwardable as they are when the adapter needs no change. */
   raw: Buffer;
+  /** The model id the client sent. */
   model: string;
+  /** The model name this provider is sent (the providers file's `upstream`; often the same). */
+  upstreamModel: string;
   stream: boolean;
   /** The client asked for the usage chunk (stream_options.include_usage). */
   clientWantsUsage: boolean;
@@ -19,8 +22,11 @@ export interface ChatRequest {
 }
 
 export interface Usage {
+  /** Prompt tokens, cached ones included. */
   input: number;
   output: number;
+  /** Prompt tokens the provider read from its prompt cache (0 when it reports none). */
+  cached?: number;
 }
 
 export interface CompletionResult {
@@ -50,7 +56,7 @@ export interface StreamResult {
 export interface ProviderAdapter {
   readonly name: string;
   readonly type: string;
-  readonly models: readonly string[];
+  readonly models: readonly ModelEntry[];
   /**
    * Non-streaming completion. Rejects with a GatewayError (UPSTREAM_ERROR / UPSTREAM_TIMEOUT, or the
    * provider's own class: INVALID_REQUEST, RATE_LIMITED), or with UpstreamAborted once cancelled.
@@ -67,7 +73,6 @@ export interface ProviderAdapter {
   close(): Promise<void>;
 }
 
-export interface AdapterFactory {
-  readonly type: string;
+export interface AdapterFactory extends ProviderTypeInfo {
   create(config: ProviderConfig): ProviderAdapter;
 }

@@ -1,4 +1,4 @@
-import type { ProviderConfig } from '@gateway/shared';
+import type { ProviderConfig, ProviderTypeInfo } from '@gateway/shared';
 import type { AdapterFactory, ProviderAdapter } from './adapter.js';
 import { mockFactory } from './mock/mock-adapter.js';
 import { openAiFactory } from './openai/openai-adapter.js';
@@ -6,7 +6,7 @@ import { openAiFactory } from './openai/openai-adapter.js';
 /** Every wire protocol the proxy speaks. A new provider is a folder and one line here. */
 const FACTORIES: readonly AdapterFactory[] = [openAiFactory, mockFactory];
 
-export const PROVIDER_TYPES: readonly string[] = FACTORIES.map((f) => f.type);
+export const PROVIDER_TYPES: readonly ProviderTypeInfo[] = FACTORIES.map(({ type, defaultBaseUrl, usesBaseUrl }) => ({ type, defaultBaseUrl, usesBaseUrl }));
 
 export function createAdapter(config: ProviderConfig): ProviderAdapter {
   const factory = FACTORIES.find((f) => f.type === config.type);

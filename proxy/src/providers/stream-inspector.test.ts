@@ -27,7 +27,7 @@ describe('inspectChunk', () => {
     expect(meta.finishReason).toBe('max_tokens');
     const usage = JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 7, completion_tokens: 9, total_tokens: 16 } });
     expect(inspectChunk(usage, meta, false)).toBeNull();
-    expect(meta.usage).toEqual({ input: 7, output: 9 });
+    expect(meta.usage).toEqual({ input: 7, output: 9, cached: 0 });
     expect(inspectChunk(usage, newStreamMeta(), true)).toBe(usage);
   });
 
@@ -36,7 +36,7 @@ describe('inspectChunk', () => {
     const spaced = '{"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}';
     expect(inspectChunk(spaced, meta, true)).toBe(spaced);
     expect(meta.finishReason).toBe('stop');
-    expect(meta.usage).toEqual({ input: 3, output: 1 });
+    expect(meta.usage).toEqual({ input: 3, output: 1, cached: 0 });
     const failed = newStreamMeta();
     expect(inspectChunk('{"error":{"message":"boom","type":"server_error"}}', failed, false)).toBeNull();
     expect(failed.failed).toBe(true);

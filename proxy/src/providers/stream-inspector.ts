@@ -19,7 +19,7 @@ export function inspectChunk(data: string, meta: StreamMeta, clientWantsUsage: b
     meta.estimatedOutput += estimateTokens(stringLength(data, '"content":"') + stringLength(data, '"arguments":"'));
     return data;
   }
-  let chunk: { choices?: unknown; error?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null };
+  let chunk: { choices?: unknown; error?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null } | null };
   try {
     chunk = JSON.parse(data) as typeof chunk;
   } catch {
@@ -47,7 +47,8 @@ export function inspectChunk(data: string, meta: StreamMeta, clientWantsUsage: b
   }
   const usage = chunk.usage;
   if (usage && typeof usage === 'object') {
-    meta.usage = { input: toCount(usage.prompt_tokens), output: toCount(usage.completion_tokens) };
+    const input = toCount(usage.prompt_tokens);
+    meta.usage = { input, output: toCount(usage.completion_tokens), cached: Math.min(input, toCount(usage.prompt_tokens_details?.cached_tokens)) };
     if (choices.length === 0 && !clientWantsUsage) return null;
   }
   return data;

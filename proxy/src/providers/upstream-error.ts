@@ -52,19 +52,23 @@ export function retryAfterSeconds(header: string | string[] | undefined, now = D
   return Math.min(Math.max(0, Math.ceil((at - now) / 1000)), 86_400);
 }
 
+/** Statuses on which another provider is tried (DESIGN §2): overloaded, rate-limited, failing. */
+const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504, 529]);
+
 /** A provider's non-200 answer as the gateway error of the same class. */
 export function providerStatusError(provider: string, status: number, bodyText: string, retryAfter?: string | string[]): GatewayError {
   const { message, param } = providerErrorDetail(bodyText);
   const detail = message ? `: ${message}` : '';
+  const retryable = RETRYABLE_STATUS.has(status);
   if (status === 400 || status === 422) {
     return new GatewayError('INVALID_REQUEST', `Provider ${provider} refused the request${detail}`, { param });
   }
   if (status === 413) return new GatewayError('PAYLOAD_TOO_LARGE', `Provider ${provider} refused the request as too large${detail}`);
   if (status === 429) {
-    return new GatewayError('RATE_LIMITED', `Provider ${provider} is rate-limiting requests${detail}`, { retryAfter: retryAfterSeconds(retryAfter) ?? 1 });
+    return new GatewayError('RATE_LIMITED', `Provider ${provider} is rate-limiting requests${detail}`, { retryAfter: retryAfterSeconds(retryAfter) ?? 1, retryable });
   }
-  if (status === 408 || status === 504) return new GatewayError('UPSTREAM_TIMEOUT', `Provider ${provider} answered ${status}${detail}`);
-  return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} answered ${status}${detail}`);
+  if (status === 408 || status === 504) return new GatewayError('UPSTREAM_TIMEOUT', `Provider ${provider} answered ${status}${detail}`, { retryable });
+  return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} answered ${status}${detail}`, { retryable });
 }
 
 /** An error event inside a provider's stream, as the gateway error it stands for. */
@@ -74,6 +78,8 @@ export function streamErrorEvent(provider: string, data: string): GatewayError {
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+/** Failures before the provider said anything: another provider may well answer. */
+const RETRYABLE_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'ETIMEDOUT', 'ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'UND_ERR_SOCKET', 'EPIPE']);
 
 /** Any failure of the transport as a GatewayError; a cancelled call's error passes through for the caller. */
 export function transportError(provider: string, err: unknown, aborted: boolean): unknown {
@@ -82,9 +88,9 @@ export function transportError(provider: string, err: unknown, aborted: boolean)
   const code = (err as { code?: string }).code ?? '';
   if (TIMEOUT_CODES.has(code)) {
     const what = code === 'UND_ERR_BODY_TIMEOUT' ? 'stopped sending' : code === 'UND_ERR_HEADERS_TIMEOUT' ? 'did not answer in time' : 'could not be reached in time';
-    return new GatewayError('UPSTREAM_TIMEOUT', `Provider ${provider} ${what}.`, { cause: err });
+    return new GatewayError('UPSTREAM_TIMEOUT', `Provider ${provider} ${what}.`, { cause: err, retryable: RETRYABLE_CODES.has(code) });
   }
-  return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed (${code || 'connection error'}).`, { cause: err });
+  return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed (${code || 'connection error'}).`, { cause: err, retryable: RETRYABLE_CODES.has(code) });
 }
 
 /** At most `limit` bytes of an error body (a provider may send a whole HTML page); the rest is not read. */

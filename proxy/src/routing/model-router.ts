@@ -1,36 +1,115 @@
-import { GatewayError, type ProvidersConfig } from '@gateway/shared';
+import { GatewayError, type ModelEntry, type ProvidersConfig, type RouteConfig } from '@gateway/shared';
 import type { ProviderAdapter } from '../providers/adapter.js';
 import { createAdapter } from '../providers/registry.js';
+import { TargetHealth } from './target-health.js';
 
-/** Model id → the adapter of the provider that serves it, built once at start. */
+/**
+ * Model id → the providers that serve it, built once at start. An id listed by several providers
+ * is a fallback chain in the order the providers file lists them, unless `routes:` makes it a
+ * weighted route (the first target drawn by weight, the others kept as fallbacks). Providers in a
+ * cooldown (target-health.ts) are tried last.
+ */
+export interface Target {
+  adapter: ProviderAdapter;
+  entry: ModelEntry;
+  health: TargetHealth;
+}
+
+export class Route {
+  /** How many targets one client request may try. */
+  readonly attempts: number;
+  private readonly weights: number[] | null;
+  private readonly totalWeight: number;
+
+  constructor(
+    readonly id: string,
+    readonly targets: readonly Target[],
+    config: RouteConfig | undefined,
+  ) {
+    this.attempts = Math.min(config?.attempts ?? targets.length, Math.max(targets.length, 1));
+    this.weights = config?.strategy === 'weighted' && config.weights !== null ? targets.map((t) => config.weights?.[t.adapter.name] ?? 0) : null;
+    this.totalWeight = this.weights?.reduce((a, b) => a + b, 0) ?? 0;
+  }
+
+  /**
+   * The targets to try for one request, in order: at most `attempts`. The common case (one
+   * provider, healthy) allocates nothing.
+   */
+  plan(now: number, random: () => number = Math.random): readonly Target[] {
+    const targets = this.targets;
+    if (targets.length === 1) {
+      // A lone provider is tried whatever its health: there is nothing else to answer with.
+      targets[0]!.health.available(now);
+      return targets;
+    }
+    const order = this.weights === null ? [...targets] : this.weightedOrder(random);
+    const ready: Target[] = [];
+    const cooling: Target[] = [];
+    for (const target of order) (target.health.available(now) ? ready : cooling).push(target);
+    const all = ready.concat(cooling);
+    return all.length > this.attempts ? all.slice(0, this.attempts) : all;
+  }
+
+  /** One target drawn by weight first, then the rest by descending weight (file order on ties). */
+  private weightedOrder(random: () => number): Target[] {
+    const weights = this.weights as number[];
+    let draw = random() * this.totalWeight;
+    let first = weights.length - 1;
+    for (let i = 0; i < weights.length; i++) {
+      draw -= weights[i]!;
+      if (draw < 0 && weights[i]! > 0) {
+        first = i;
+        break;
+      }
+    }
+    const rest = this.targets.map((t, i) => ({ t, w: weights[i]!, i })).filter((x) => x.i !== first);
+    rest.sort((a, b) => b.w - a.w || a.i - b.i);
+    return [this.targets[first]!, ...rest.map((x) => x.t)];
+  }
+}
+
 export class ModelRouter {
-  private readonly byModel = new Map<string, ProviderAdapter>();
+  private readonly routes = new Map<string, Route>();
   readonly adapters: readonly ProviderAdapter[];
+  /** Health per provider (all its models share one: a provider outage is rarely per model). */
+  readonly health = new Map<string, TargetHealth>();
   /** GET /v1/models body, serialised once. */
   readonly modelsList: string;
 
   constructor(config: ProvidersConfig) {
     this.adapters = config.providers.map((p) => createAdapter(p));
-    for (const adapter of this.adapters) for (const model of adapter.models) this.byModel.set(model, adapter);
-    this.modelsList = JSON.stringify({
-      object: 'list',
-      data: [...this.byModel].map(([id, adapter]) => ({ id, object: 'model', created: 0, owned_by: adapter.name })),
-    });
+    const byModel = new Map<string, Target[]>();
+    for (const adapter of this.adapters) {
+      const health = new TargetHealth(config.cooldown);
+      this.health.set(adapter.name, health);
+      for (const entry of adapter.models) {
+        let list = byModel.get(entry.id);
+        if (list === undefined) byModel.set(entry.id, (list = []));
+        list.push({ adapter, entry, health });
+      }
+    }
+    for (const [id, targets] of byModel) this.routes.set(id, new Route(id, targets, config.routes[id]));
+    this.modelsList = this.listOf(null);
   }
 
   /** The models list restricted to a project's allow-list (serialised per call: allow-lists are rare). */
   modelsListFor(allowed: readonly string[] | null): string {
-    if (allowed === null) return this.modelsList;
-    return JSON.stringify({
-      object: 'list',
-      data: [...this.byModel].filter(([id]) => allowed.includes(id)).map(([id, adapter]) => ({ id, object: 'model', created: 0, owned_by: adapter.name })),
-    });
+    return allowed === null ? this.modelsList : this.listOf(allowed);
   }
 
-  route(model: string): ProviderAdapter {
-    const adapter = this.byModel.get(model);
-    if (adapter === undefined) throw new GatewayError('MODEL_NOT_FOUND', `The model \`${model}\` is not served by this gateway.`, { param: 'model' });
-    return adapter;
+  private listOf(allowed: readonly string[] | null): string {
+    const data = [];
+    for (const [id, route] of this.routes) {
+      if (allowed !== null && !allowed.includes(id)) continue;
+      data.push({ id, object: 'model', created: 0, owned_by: route.targets[0]!.adapter.name });
+    }
+    return JSON.stringify({ object: 'list', data });
+  }
+
+  route(model: string): Route {
+    const route = this.routes.get(model);
+    if (route === undefined) throw new GatewayError('MODEL_NOT_FOUND', `The model \`${model}\` is not served by this gateway.`, { param: 'model' });
+    return route;
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from './env.js';
 import { defaultProviders, loadProvidersConfig, parseProvidersFile } from './providers-file.js';
 
-const TYPES = ['openai', 'mock'];
+const TYPES = [
+  { type: 'openai', defaultBaseUrl: null, usesBaseUrl: true },
+  { type: 'mock', defaultBaseUrl: null, usesBaseUrl: false },
+];
 const parse = (text: string, env: Record<string, string> = {}) => parseProvidersFile(text, 'providers.yaml', env, TYPES);
 
 describe('providers file', () => {
@@ -26,9 +29,43 @@ describe('providers file', () => {
       type: 'openai',
       base_url: 'http://127.0.0.1:9100/v1',
       api_key: 'sk-test',
-      models: ['gpt-4o-mini', 'my-model'],
+      models: [
+        { id: 'gpt-4o-mini', upstream: 'gpt-4o-mini', price: null },
+        { id: 'my-model', upstream: 'my-model', price: null },
+      ],
       timeout_ms: 60_000,
     });
+    expect(cfg.routes).toEqual({});
+    expect(cfg.cooldown).toEqual({ failures: 3, base_ms: 30_000, max_ms: 300_000 });
+  });
+
+  it('reads model entries with upstream names and prices, shared ids, routes and cooldown', () => {
+    const cfg = parse(`providers:
+  - name: east
+    type: openai
+    base_url: http://east/v1
+    models:
+      - gpt-4o-mini
+      - { id: fast, upstream: gpt-4o-mini, price: { input: 0.15, output: 0.6, cached_input: 0.075 } }
+  - name: west
+    type: openai
+    base_url: http://west/v1
+    models: [{ id: fast, upstream: gpt-4o-mini-2024, price: { input: 0.2, output: 0.8 } }]
+routes:
+  fast: { strategy: weighted, weights: { east: 3, west: 1 }, attempts: 2 }
+cooldown: { failures: 5, base_ms: 1000, max_ms: 8000 }
+`);
+    expect(cfg.providers[0]?.models[1]).toEqual({ id: 'fast', upstream: 'gpt-4o-mini', price: { input: 0.15, output: 0.6, cached_input: 0.075 } });
+    // cached_input defaults to the input price.
+    expect(cfg.providers[1]?.models[0]?.price).toEqual({ input: 0.2, output: 0.8, cached_input: 0.2 });
+    expect(cfg.routes.fast).toEqual({ strategy: 'weighted', weights: { east: 3, west: 1 }, attempts: 2 });
+    expect(cfg.cooldown).toEqual({ failures: 5, base_ms: 1000, max_ms: 8000 });
+  });
+
+  it("gives a provider type's default base_url and requires one where it has none", () => {
+    const types = [...TYPES, { type: 'hosted', defaultBaseUrl: 'https://api.example.com', usesBaseUrl: true }];
+    const cfg = parseProvidersFile('providers:\n  - {name: h, type: hosted, models: [a]}\n', 'p.yaml', {}, types);
+    expect(cfg.providers[0]?.base_url).toBe('https://api.example.com');
   });
 
   it('accepts JSON, which is YAML too', () => {
@@ -50,7 +87,15 @@ describe('providers file', () => {
     ['bad max_queued', 'providers:\n  - name: p1\n    type: mock\n    models: [a]\n    max_queued: -1', /\(p1\): "max_queued" must be a whole number, 0 or more/],
     ['unset variable', 'providers:\n  - name: p1\n    type: openai\n    base_url: http://x\n    api_key: ${NOPE}\n    models: [a]', /\(p1\): "api_key" refers to \$\{NOPE\}, which is not set/],
     ['duplicate provider', 'providers:\n  - {name: p1, type: mock, models: [a]}\n  - {name: p1, type: mock, models: [b]}', /provider name "p1" is used twice/],
-    ['model on two providers', 'providers:\n  - {name: p1, type: mock, models: [a]}\n  - {name: p2, type: mock, models: [a]}', /model "a" is listed by both "p1" and "p2"/],
+    ['a model entry without id', 'providers:\n  - {name: p1, type: mock, models: [{upstream: x}]}', /\(p1\): models\[0\]: "id" must be a non-empty string/],
+    ['a negative price', 'providers:\n  - {name: p1, type: mock, models: [{id: a, price: {input: -1, output: 1}}]}', /\(p1\): models\[0\] \(a\): "price".input must be a number of US dollars/],
+    ['an unknown model field', 'providers:\n  - {name: p1, type: mock, models: [{id: a, cost: 1}]}', /models\[0\]: unknown field "cost"/],
+    ['a route for a model nobody serves', 'providers:\n  - {name: p1, type: mock, models: [a]}\nroutes:\n  b: {strategy: fallback}', /routes.b: no provider lists the model "b"/],
+    ['a route weighting a provider that does not serve the id', 'providers:\n  - {name: p1, type: mock, models: [a]}\n  - {name: p2, type: mock, models: [b]}\nroutes:\n  a: {strategy: weighted, weights: {p1: 1, p2: 1}}', /routes.a: "weights" names "p2", which does not serve "a"/],
+    ['weights on a fallback route', 'providers:\n  - {name: p1, type: mock, models: [a]}\nroutes:\n  a: {weights: {p1: 1}}', /routes.a: "weights" applies to a weighted route only/],
+    ['a weighted route without weights', 'providers:\n  - {name: p1, type: mock, models: [a]}\nroutes:\n  a: {strategy: weighted}', /routes.a: "weights" \(provider name → number\) is required/],
+    ['an unknown strategy', 'providers:\n  - {name: p1, type: mock, models: [a]}\nroutes:\n  a: {strategy: random}', /routes.a: "strategy" must be fallback or weighted/],
+    ['a bad cooldown', 'providers:\n  - {name: p1, type: mock, models: [a]}\ncooldown: {base_ms: 5000, max_ms: 1000}', /cooldown: "max_ms" must be at least "base_ms"/],
   ];
   for (const [what, text, message] of cases) {
     it(`names the provider and field when ${what}`, () => {
@@ -72,7 +117,7 @@ describe('providers file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-config-'));
     const file = join(dir, 'providers.yaml');
     writeFileSync(file, 'providers:\n  - {name: m, type: mock, models: [x]}\n');
-    expect(loadProvidersConfig({ GATEWAY_CONFIG: file }, TYPES).providers[0]?.models).toEqual(['x']);
+    expect(loadProvidersConfig({ GATEWAY_CONFIG: file }, TYPES).providers[0]?.models).toEqual([{ id: 'x', upstream: 'x', price: null }]);
     expect(() => loadProvidersConfig({ GATEWAY_CONFIG: join(dir, 'missing.yaml') }, TYPES)).toThrow(/cannot read .*missing.yaml \(ENOENT\)/);
   });
 

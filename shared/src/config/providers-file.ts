@@ -14,7 +14,8 @@ export interface ProviderConfig {
   base_url: string | null;
   /** Provider's own credential, injected upstream; never logged. */
   api_key: string | null;
-  models: string[];
+  /** Model ids clients send, each with the name sent to this provider and its price. */
+  models: ModelEntry[];
   /** Time allowed to open a connection to the provider. */
   connect_timeout_ms: number;
   /** Time allowed until the provider's response headers arrive. */
@@ -29,11 +30,59 @@ export interface ProviderConfig {
   options: Record<string, unknown>;
 }
 
+/** US dollars per million tokens. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  /** Prompt tokens the provider read from its cache (defaults to `input`). */
+  cached_input: number;
+}
+
+export interface ModelEntry {
+  /** What clients send. */
+  id: string;
+  /** What this provider is sent (default: the id). */
+  upstream: string;
+  price: ModelPrice | null;
+}
+
+export type RouteStrategy = 'fallback' | 'weighted';
+
+export interface RouteConfig {
+  strategy: RouteStrategy;
+  /** Provider name → weight (weighted routes only). */
+  weights: Record<string, number> | null;
+  /** Targets tried for one client request (default: every target once). */
+  attempts: number | null;
+}
+
+export interface CooldownConfig {
+  /** Consecutive failures after which a target is skipped. */
+  failures: number;
+  /** First cooldown; each further one doubles, up to `max_ms`. */
+  base_ms: number;
+  max_ms: number;
+}
+
 export interface ProvidersConfig {
   /** File path, or "built-in default". */
   source: string;
   providers: ProviderConfig[];
+  /** Per model id, when the file sets one (otherwise: a fallback chain in file order). */
+  routes: Record<string, RouteConfig>;
+  cooldown: CooldownConfig;
 }
+
+/** What a provider type says about its providers-file entry (from its adapter's folder). */
+export interface ProviderTypeInfo {
+  type: string;
+  /** Used when the entry gives no base_url; null means base_url is required. */
+  defaultBaseUrl: string | null;
+  /** False for types that reach no network (mock). */
+  usesBaseUrl: boolean;
+}
+
+export const DEFAULT_COOLDOWN: CooldownConfig = { failures: 3, base_ms: 30_000, max_ms: 300_000 };
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const VAR_RE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -46,7 +95,7 @@ export const DEFAULT_MOCK_MODELS = ['mock-1', 'mock-1-mini'];
 /** Providers used when GATEWAY_CONFIG is not set: the offline mock, plus OpenAI if its key is present. */
 export function defaultProviders(env: Env): ProvidersConfig {
   const providers: ProviderConfig[] = [
-    { name: 'mock', type: 'mock', base_url: null, api_key: null, models: [...DEFAULT_MOCK_MODELS], ...DEFAULTS, options: {} },
+    { name: 'mock', type: 'mock', base_url: null, api_key: null, models: DEFAULT_MOCK_MODELS.map(plainModel), ...DEFAULTS, options: {} },
   ];
   const openaiKey = env.OPENAI_API_KEY;
   if (openaiKey) {
@@ -55,15 +104,19 @@ export function defaultProviders(env: Env): ProvidersConfig {
       type: 'openai',
       base_url: env.OPENAI_BASE_URL || 'https://api.openai.com/v1',
       api_key: openaiKey,
-      models: ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'o4-mini'],
+      models: ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'o4-mini'].map(plainModel),
       ...DEFAULTS,
       options: {},
     });
   }
-  return { source: 'built-in default', providers };
+  return { source: 'built-in default', providers, routes: {}, cooldown: DEFAULT_COOLDOWN };
 }
 
-export function loadProvidersConfig(env: Env, knownTypes: readonly string[]): ProvidersConfig {
+function plainModel(id: string): ModelEntry {
+  return { id, upstream: id, price: null };
+}
+
+export function loadProvidersConfig(env: Env, knownTypes: readonly ProviderTypeInfo[]): ProvidersConfig {
   const path = env.GATEWAY_CONFIG;
   if (path === undefined || path === '') return defaultProviders(env);
   let text: string;
@@ -76,7 +129,7 @@ export function loadProvidersConfig(env: Env, knownTypes: readonly string[]): Pr
   return parseProvidersFile(text, path, env, knownTypes);
 }
 
-export function parseProvidersFile(text: string, source: string, env: Env, knownTypes: readonly string[]): ProvidersConfig {
+export function parseProvidersFile(text: string, source: string, env: Env, knownTypes: readonly ProviderTypeInfo[]): ProvidersConfig {
   let doc: unknown;
   try {
     doc = parseYaml(text);
@@ -92,20 +145,63 @@ export function parseProvidersFile(text: string, source: string, env: Env, known
 
   const providers = list.map((entry, i) => parseProvider(entry, `${source}: providers[${i}]`, env, knownTypes));
   const names = new Set<string>();
-  const modelOwner = new Map<string, string>();
   for (const p of providers) {
     if (names.has(p.name)) throw new ConfigError(`${source}: provider name "${p.name}" is used twice`);
     names.add(p.name);
-    for (const m of p.models) {
-      const owner = modelOwner.get(m);
-      if (owner !== undefined) throw new ConfigError(`${source}: model "${m}" is listed by both "${owner}" and "${p.name}"`);
-      modelOwner.set(m, p.name);
-    }
   }
-  return { source, providers };
+  const root = doc as Record<string, unknown>;
+  const routes = parseRoutes(root.routes, `${source}: routes`, providers);
+  const cooldown = parseCooldown(root.cooldown, `${source}: cooldown`);
+  return { source, providers, routes, cooldown };
 }
 
-function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonly string[]): ProviderConfig {
+function parseRoutes(value: unknown, at: string, providers: ProviderConfig[]): Record<string, RouteConfig> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${at}: must be a mapping of model id to route`);
+  const routes: Record<string, RouteConfig> = {};
+  for (const [id, raw] of Object.entries(value as Record<string, unknown>)) {
+    const where = `${at}.${id}`;
+    const serving = providers.filter((p) => p.models.some((m) => m.id === id)).map((p) => p.name);
+    if (serving.length === 0) throw new ConfigError(`${where}: no provider lists the model "${id}"`);
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`${where}: must be a mapping`);
+    const r = raw as Record<string, unknown>;
+    for (const field of Object.keys(r)) {
+      if (!['strategy', 'weights', 'attempts'].includes(field)) throw new ConfigError(`${where}: unknown field "${field}"`);
+    }
+    const strategy = r.strategy ?? 'fallback';
+    if (strategy !== 'fallback' && strategy !== 'weighted') throw new ConfigError(`${where}: "strategy" must be fallback or weighted, got ${JSON.stringify(strategy)}`);
+    let weights: Record<string, number> | null = null;
+    if (strategy === 'fallback' && r.weights !== undefined) throw new ConfigError(`${where}: "weights" applies to a weighted route only`);
+    if (strategy === 'weighted') {
+      if (typeof r.weights !== 'object' || r.weights === null || Array.isArray(r.weights)) throw new ConfigError(`${where}: "weights" (provider name → number) is required for a weighted route`);
+      weights = {};
+      for (const [name, weight] of Object.entries(r.weights as Record<string, unknown>)) {
+        if (!serving.includes(name)) throw new ConfigError(`${where}: "weights" names "${name}", which does not serve "${id}" (served by ${serving.join(', ')})`);
+        if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) throw new ConfigError(`${where}: weights.${name} must be a number, 0 or more`);
+        weights[name] = weight;
+      }
+      if (Object.values(weights).every((w) => w === 0)) throw new ConfigError(`${where}: "weights" must give some provider a weight above 0`);
+    }
+    const attempts = r.attempts === undefined || r.attempts === null ? null : positiveInt(r.attempts, 1, `${where}: "attempts"`);
+    routes[id] = { strategy, weights, attempts };
+  }
+  return routes;
+}
+
+function parseCooldown(value: unknown, at: string): CooldownConfig {
+  if (value === undefined || value === null) return DEFAULT_COOLDOWN;
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${at}: must be a mapping`);
+  const c = value as Record<string, unknown>;
+  const cooldown = {
+    failures: positiveInt(c.failures, DEFAULT_COOLDOWN.failures, `${at}: "failures"`),
+    base_ms: positiveInt(c.base_ms, DEFAULT_COOLDOWN.base_ms, `${at}: "base_ms"`),
+    max_ms: positiveInt(c.max_ms, DEFAULT_COOLDOWN.max_ms, `${at}: "max_ms"`),
+  };
+  if (cooldown.max_ms < cooldown.base_ms) throw new ConfigError(`${at}: "max_ms" must be at least "base_ms"`);
+  return cooldown;
+}
+
+function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonly ProviderTypeInfo[]): ProviderConfig {
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new ConfigError(`${at}: must be a mapping`);
   const e = entry as Record<string, unknown>;
   const name = e.name;
@@ -114,8 +210,9 @@ function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonl
   }
   const where = `${at} (${name})`;
   const type = e.type;
-  if (typeof type !== 'string' || !knownTypes.includes(type)) {
-    throw new ConfigError(`${where}: "type" must be one of ${knownTypes.join(', ')}, got ${JSON.stringify(type ?? null)}`);
+  const info = knownTypes.find((t) => t.type === type);
+  if (typeof type !== 'string' || info === undefined) {
+    throw new ConfigError(`${where}: "type" must be one of ${knownTypes.map((t) => t.type).join(', ')}, got ${JSON.stringify(type ?? null)}`);
   }
 
   let base_url: string | null = null;
@@ -130,8 +227,9 @@ function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonl
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${where}: "base_url" must be http or https`);
     base_url = expanded.replace(/\/+$/, '');
-  } else if (type !== 'mock') {
-    throw new ConfigError(`${where}: "base_url" is required for type ${type}`);
+  } else if (info.usesBaseUrl) {
+    if (info.defaultBaseUrl === null) throw new ConfigError(`${where}: "base_url" is required for type ${type}`);
+    base_url = info.defaultBaseUrl;
   }
 
   let api_key: string | null = null;
@@ -142,11 +240,11 @@ function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonl
 
   const models = e.models;
   if (!Array.isArray(models) || models.length === 0) throw new ConfigError(`${where}: "models" must be a non-empty list`);
+  const entries = models.map((m, j) => parseModel(m, `${where}: models[${j}]`));
   const seen = new Set<string>();
-  for (const [j, m] of models.entries()) {
-    if (typeof m !== 'string' || m.length === 0 || m.length > 256) throw new ConfigError(`${where}: models[${j}] must be a non-empty string`);
-    if (seen.has(m)) throw new ConfigError(`${where}: model "${m}" is listed twice`);
-    seen.add(m);
+  for (const m of entries) {
+    if (seen.has(m.id)) throw new ConfigError(`${where}: model "${m.id}" is listed twice`);
+    seen.add(m.id);
   }
 
   const options = e.options ?? {};
@@ -157,7 +255,7 @@ function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonl
     type,
     base_url,
     api_key,
-    models: models as string[],
+    models: entries,
     connect_timeout_ms: positiveInt(e.connect_timeout_ms, DEFAULTS.connect_timeout_ms, `${where}: "connect_timeout_ms"`),
     timeout_ms: positiveInt(e.timeout_ms, DEFAULTS.timeout_ms, `${where}: "timeout_ms"`),
     idle_timeout_ms: positiveInt(e.idle_timeout_ms, DEFAULTS.idle_timeout_ms, `${where}: "idle_timeout_ms"`),
@@ -165,6 +263,39 @@ function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonl
     max_queued: nonNegativeInt(e.max_queued, DEFAULTS.max_queued, `${where}: "max_queued"`),
     options: options as Record<string, unknown>,
   };
+}
+
+/** A model: its id as a string, or `{ id, upstream?, price? }`. */
+function parseModel(value: unknown, at: string): ModelEntry {
+  if (typeof value === 'string') {
+    if (value.length === 0 || value.length > 256) throw new ConfigError(`${at} must be a non-empty string`);
+    return plainModel(value);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError(`${at} must be a model id or { id, upstream, price }`);
+  const m = value as Record<string, unknown>;
+  for (const field of Object.keys(m)) {
+    if (!['id', 'upstream', 'price'].includes(field)) throw new ConfigError(`${at}: unknown field "${field}"`);
+  }
+  if (typeof m.id !== 'string' || m.id.length === 0 || m.id.length > 256) throw new ConfigError(`${at}: "id" must be a non-empty string`);
+  const upstream = m.upstream ?? m.id;
+  if (typeof upstream !== 'string' || upstream.length === 0 || upstream.length > 256) throw new ConfigError(`${at} (${m.id}): "upstream" must be a non-empty string`);
+  return { id: m.id, upstream, price: parsePrice(m.price, `${at} (${m.id}): "price"`) };
+}
+
+function parsePrice(value: unknown, at: string): ModelPrice | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${at} must be { input, output, cached_input }`);
+  const p = value as Record<string, unknown>;
+  const dollars = (field: string, fallback?: number): number => {
+    const v = p[field] ?? fallback;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new ConfigError(`${at}.${field} must be a number of US dollars per million tokens, 0 or more`);
+    return v;
+  };
+  for (const field of Object.keys(p)) {
+    if (!['input', 'output', 'cached_input'].includes(field)) throw new ConfigError(`${at}: unknown field "${field}"`);
+  }
+  const input = dollars('input');
+  return { input, output: dollars('output'), cached_input: dollars('cached_input', input) };
 }
 
 function nonNegativeInt(value: unknown, fallback: number, what: string): number {

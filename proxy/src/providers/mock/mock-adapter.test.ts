@@ -12,7 +12,7 @@ function mock(chunks = 20, gapMs = 1): MockAdapter {
     type: 'mock',
     base_url: null,
     api_key: null,
-    models: ['mock-1'],
+    models: [{ id: 'mock-1', upstream: 'mock-1', price: null }],
     connect_timeout_ms: 1000,
     timeout_ms: 1000,
     idle_timeout_ms: 1000,
@@ -40,7 +40,7 @@ interface Chunk {
 
 function request(body: Record<string, unknown>, stream = false): ChatRequest {
   const full = { model: 'mock-1', ...body, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) };
-  return { body: full, raw: Buffer.from(JSON.stringify(full)), model: 'mock-1', stream, clientWantsUsage: stream, requestId: 'req-1' };
+  return { body: full, raw: Buffer.from(JSON.stringify(full)), model: 'mock-1', upstreamModel: 'mock-1', stream, clientWantsUsage: stream, requestId: 'req-1' };
 }
 
 async function complete(body: Record<string, unknown>): Promise<Completion> {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { normaliseFinishReason, type ProviderConfig } from '@gateway/shared';
+import { normaliseFinishReason, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { Cancel } from '../cancel.js';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../adapter.js';
 import { newStreamMeta } from '../stream-inspector.js';
@@ -16,7 +16,7 @@ import { countPromptTokens } from './mock-tokens.js';
 export class MockAdapter implements ProviderAdapter {
   readonly type = 'mock';
   readonly name: string;
-  readonly models: readonly string[];
+  readonly models: readonly ModelEntry[];
   private readonly chunks: number;
   private readonly gapMs: number;
 
@@ -97,5 +97,7 @@ function pieces(tokens: readonly string[], n: number): string[][] {
 
 export const mockFactory: AdapterFactory = {
   type: 'mock',
+  defaultBaseUrl: null,
+  usesBaseUrl: false,
   create: (config) => new MockAdapter(config),
 };

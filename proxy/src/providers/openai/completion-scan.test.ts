@@ -14,23 +14,23 @@ const answer = (extra: Record<string, unknown> = {}) =>
 
 describe('scanCompletion', () => {
   it('reads usage and the finish reason, never the same words inside content', () => {
-    expect(scanCompletion(answer())).toEqual({ input: 12, output: 34, finishReason: 'tool_calls' });
+    expect(scanCompletion(answer())).toEqual({ input: 12, output: 34, cached: 3, finishReason: 'tool_calls' });
   });
 
   it('agrees with JSON.parse on pretty-printed answers', () => {
     const pretty = Buffer.from(`\n  ${JSON.stringify(JSON.parse(answer().toString()), null, 2)}\n`);
-    expect(scanCompletion(pretty)).toEqual({ input: 12, output: 34, finishReason: 'tool_calls' });
+    expect(scanCompletion(pretty)).toEqual({ input: 12, output: 34, cached: 3, finishReason: 'tool_calls' });
   });
 
   it('counts no usage when there is none, and refuses what is not a JSON object', () => {
     const none = Buffer.from('{"choices":[{"finish_reason":null}]}');
-    expect(scanCompletion(none)).toEqual({ input: 0, output: 0, finishReason: null });
+    expect(scanCompletion(none)).toEqual({ input: 0, output: 0, cached: 0, finishReason: null });
     expect(scanCompletion(Buffer.from('<html>bad gateway</html>'))).toBeNull();
     expect(scanCompletion(Buffer.from('[1,2]'))).toBeNull();
   });
 
   it('ignores a malformed or negative count', () => {
     const odd = Buffer.from('{"choices":[{"finish_reason":"stop"}],"usage":{"prompt_tokens":-5,"completion_tokens":"x"}}');
-    expect(scanCompletion(odd)).toEqual({ input: 0, output: 0, finishReason: 'stop' });
+    expect(scanCompletion(odd)).toEqual({ input: 0, output: 0, cached: 0, finishReason: 'stop' });
   });
 });

@@ -9,6 +9,7 @@ import { toCount } from '../stream-inspector.js';
 export interface CompletionFacts {
   input: number;
   output: number;
+  cached: number;
   finishReason: string | null;
 }
 
@@ -29,21 +30,23 @@ export function scanCompletion(body: Buffer): CompletionFacts | null {
 
   let input = 0;
   let output = 0;
+  let cached = 0;
   const usageAt = body.lastIndexOf(USAGE);
   if (usageAt >= 0) {
     const open = body.indexOf(OPEN, usageAt + USAGE.length);
     const close = open < 0 ? -1 : matchingBrace(body, open);
     if (close > 0) {
       try {
-        const usage = JSON.parse(body.toString('utf8', open, close + 1)) as { prompt_tokens?: unknown; completion_tokens?: unknown };
+        const usage = JSON.parse(body.toString('utf8', open, close + 1)) as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null };
         input = toCount(usage.prompt_tokens);
         output = toCount(usage.completion_tokens);
+        cached = Math.min(input, toCount(usage.prompt_tokens_details?.cached_tokens));
       } catch {
         // A malformed usage object counts as none; the prompt estimate stands in.
       }
     }
   }
-  return { input, output, finishReason: finishReason(body) };
+  return { input, output, cached, finishReason: finishReason(body) };
 }
 
 /** The usage object holds numbers and nested objects only, so braces need no string tracking. */

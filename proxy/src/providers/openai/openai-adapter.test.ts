@@ -1,29 +1,34 @@
 import { afterAll, beforeAll } from 'vitest';
-import { spawnMockUpstream, type MockUpstreamProcess } from '../../../../test-support/processes.js';
-import { runAdapterConformance } from '../conformance.case.js';
+import type { RunningWireMock } from '../../../../test-support/wire-mock.js';
+import { PROVIDER_KEY, runAdapterConformance } from '../conformance.case.js';
 import { OpenAiAdapter } from './openai-adapter.js';
+import { startOpenAiWireMock } from './openai-wire-mock.case.js';
 
-let upstream: MockUpstreamProcess;
+let mock: RunningWireMock;
 beforeAll(async () => {
-  upstream = await spawnMockUpstream({ MOCK_CHUNKS: '20', MOCK_GAP_MS: '2' });
+  mock = await startOpenAiWireMock();
 });
 afterAll(async () => {
-  await upstream?.stop();
+  await mock?.close();
 });
+
+const adapter = () =>
+  new OpenAiAdapter({
+    name: 'upstream',
+    type: 'openai',
+    base_url: `${mock.baseUrl}/v1`,
+    api_key: PROVIDER_KEY,
+    models: [{ id: 'gw-model', upstream: 'conf-text', price: null }],
+    connect_timeout_ms: 1000,
+    timeout_ms: 300,
+    idle_timeout_ms: 5000,
+    max_connections: 4,
+    max_queued: 1024,
+    options: {},
+  });
 
 runAdapterConformance('openai', () => ({
   model: 'gpt-4o-mini',
-  adapter: () =>
-    new OpenAiAdapter({
-      name: 'upstream',
-      type: 'openai',
-      base_url: upstream.baseUrl,
-      api_key: 'sk-test',
-      models: ['gpt-4o-mini'],
-      connect_timeout_ms: 1000,
-      timeout_ms: 5000,
-      idle_timeout_ms: 5000,
-      max_queued: 1024, max_connections: 4,
-      options: {},
-    }),
+  adapter,
+  wire: () => ({ adapter, mock, reportsCached: true, keyHeader: 'authorization' }),
 }));

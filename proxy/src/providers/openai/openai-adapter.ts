@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import { createSseDecoder, GatewayError, normaliseFinishReason, type ProviderConfig } from '@gateway/shared';
+import { createSseDecoder, GatewayError, normaliseFinishReason, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import { inspectChunk, newStreamMeta } from '../stream-inspector.js';
 import { scanCompletion } from './completion-scan.js';
@@ -16,7 +16,7 @@ import { UpstreamResponse } from '../upstream-request.js';
 export class OpenAiAdapter implements ProviderAdapter {
   readonly type = 'openai';
   readonly name: string;
-  readonly models: readonly string[];
+  readonly models: readonly ModelEntry[];
   private readonly pool: Pool;
   private readonly path: string;
   private readonly headers: Record<string, string>;
@@ -48,7 +48,7 @@ export class OpenAiAdapter implements ProviderAdapter {
   }
 
   async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
-    const res = await this.send(request.raw, cancel);
+    const res = await this.send(this.payload(request), cancel);
     let body: Buffer;
     try {
       body = await res.body();
@@ -60,21 +60,13 @@ export class OpenAiAdapter implements ProviderAdapter {
     return {
       status: 200,
       body,
-      usage: { input: facts.input, output: facts.output },
+      usage: { input: facts.input, output: facts.output, cached: facts.cached },
       finishReason: normaliseFinishReason(facts.finishReason),
     };
   }
 
   async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
-    const payload = request.clientWantsUsage
-      ? request.raw
-      : Buffer.from(
-          JSON.stringify({
-            ...request.body,
-            stream_options: { ...(request.body.stream_options as object | undefined), include_usage: true },
-          }),
-        );
-    const res = await this.send(payload, cancel);
+    const res = await this.send(this.payload(request), cancel);
     const meta = newStreamMeta();
     return { meta, events: this.events(res, meta, request.clientWantsUsage, cancel) };
   }
@@ -119,6 +111,19 @@ export class OpenAiAdapter implements ProviderAdapter {
     }
   }
 
+  /**
+   * The client's bytes when they can go as they are; re-serialised only to name the provider's
+   * own model, or to ask for the usage chunk a stream is billed from.
+   */
+  private payload(request: ChatRequest): Buffer {
+    const renamed = request.upstreamModel !== request.model;
+    const askUsage = request.stream && !request.clientWantsUsage;
+    if (!renamed && !askUsage) return request.raw;
+    const body: Record<string, unknown> = { ...request.body, model: request.upstreamModel };
+    if (askUsage) body.stream_options = { ...(request.body.stream_options as object | undefined), include_usage: true };
+    return Buffer.from(JSON.stringify(body));
+  }
+
   queueDepth(): number {
     return Math.max(0, this.outstanding - this.maxConnections);
   }
@@ -127,7 +132,7 @@ export class OpenAiAdapter implements ProviderAdapter {
     // Past the queue bound a request would wait behind thousands of others: refuse it at once so
     // the client (or a load balancer) can go elsewhere, rather than queue without limit.
     if (this.outstanding - this.maxConnections >= this.maxQueued) {
-      throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1 });
+      throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
     }
     let res: UpstreamResponse;
     this.outstanding++;
@@ -150,5 +155,7 @@ export class OpenAiAdapter implements ProviderAdapter {
 
 export const openAiFactory: AdapterFactory = {
   type: 'openai',
+  defaultBaseUrl: 'https://api.openai.com/v1',
+  usesBaseUrl: true,
   create: (config) => new OpenAiAdapter(config),
 };
