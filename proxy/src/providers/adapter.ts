@@ -35,6 +35,8 @@ export interface CompletionResult {
   body: Buffer;
   usage: Usage;
   finishReason: FinishReason;
+  /** The provider's own finish reason when it maps to none of the gateway's (kept for the record). */
+  rawFinishReason?: string | null;
 }
 
 /** What a stream knows so far; the adapter updates it as events pass. */
@@ -43,6 +45,8 @@ export interface StreamMeta {
   /** Output tokens estimated from the content seen, for when the stream ends early. */
   estimatedOutput: number;
   finishReason: FinishReason | null;
+  /** The provider's own finish reason when it maps to none of the gateway's. */
+  rawFinishReason?: string | null;
   /** The provider sent an error event: the answer failed, whatever follows. */
   failed: boolean;
 }
