@@ -17,6 +17,8 @@ export interface WireRequest {
 }
 
 export interface RunningWireMock extends WireMock {
+  /** Requests received so far. */
+  requests(): number;
   close(): Promise<void>;
 }
 
@@ -25,6 +27,7 @@ export type WireAnswer = (req: WireRequest, res: ServerResponse) => void;
 export async function startWireMock(answer: WireAnswer): Promise<RunningWireMock> {
   let last: WireRequest | null = null;
   let aborted = 0;
+  let requests = 0;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
@@ -37,6 +40,7 @@ export async function startWireMock(answer: WireAnswer): Promise<RunningWireMock
       }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : (v ?? '');
+      requests++;
       last = { method: req.method ?? 'GET', path: req.url ?? '/', headers, body };
       res.on('close', () => {
         if (!res.writableFinished) aborted++;
@@ -50,6 +54,7 @@ export async function startWireMock(answer: WireAnswer): Promise<RunningWireMock
     baseUrl: `http://127.0.0.1:${port}`,
     lastRequest: () => last,
     aborted: () => aborted,
+    requests: () => requests,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

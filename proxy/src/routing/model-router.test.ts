@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { parseProvidersFile } from '@gateway/shared';
+import { PROVIDER_TYPES } from '../providers/registry.js';
+import { ModelRouter } from './model-router.js';
+
+const router = (routes = '') =>
+  new ModelRouter(
+    parseProvidersFile(
+      `providers:
+  - { name: a, type: mock, models: [m, { id: only-a, upstream: inner }] }
+  - { name: b, type: mock, models: [m] }
+  - { name: c, type: mock, models: [m] }
+${routes}`,
+      'p.yaml',
+      {},
+      PROVIDER_TYPES,
+    ),
+  );
+
+const names = (targets: readonly { adapter: { name: string } }[]) => targets.map((t) => t.adapter.name);
+
+describe('ModelRouter', () => {
+  it('makes a fallback chain in file order, and maps the upstream name', () => {
+    const r = router();
+    expect(names(r.route('m').plan(0))).toEqual(['a', 'b', 'c']);
+    expect(r.route('only-a').plan(0)[0]?.entry.upstream).toBe('inner');
+    expect(() => r.route('nope')).toThrow(/not served/);
+  });
+
+  it('limits the attempts a route makes', () => {
+    const r = router('routes:\n  m: { attempts: 2 }');
+    expect(names(r.route('m').plan(0))).toEqual(['a', 'b']);
+  });
+
+  it('draws the first target by weight and keeps the others as fallbacks by weight', () => {
+    const r = router('routes:\n  m: { strategy: weighted, weights: { a: 1, b: 3, c: 0 } }');
+    expect(names(r.route('m').plan(0, () => 0.1))).toEqual(['a', 'b', 'c']);
+    expect(names(r.route('m').plan(0, () => 0.5))).toEqual(['b', 'a', 'c']);
+    expect(names(r.route('m').plan(0, () => 0.999))).toEqual(['b', 'a', 'c']);
+  });
+
+  it('tries providers in a cooldown last', () => {
+    const r = router();
+    const health = r.health.get('a')!;
+    for (let i = 0; i < 3; i++) health.failed(0);
+    expect(names(r.route('m').plan(1))).toEqual(['b', 'c', 'a']);
+  });
+});
