@@ -3,7 +3,6 @@ import {
   GatewayError,
   looksLikeApiKey,
   newRecordId,
-  sseData,
   type AuditOutcome,
   type KeyRecord,
   type ProjectPolicy,
@@ -12,6 +11,7 @@ import {
 import type { Logger } from 'pino';
 import type { InFlightRegistry, Revocable } from '../auth/in-flight.js';
 import type { Cancel } from '../providers/cancel.js';
+import type { ErrorShape } from '../protocols/protocol.js';
 import type { InvalidationSubscriber } from '../auth/invalidation-subscriber.js';
 import type { ProjectPolicies } from '../policy/project-policies.js';
 import type { QuotaLeases, Reservation } from '../policy/quota-leases.js';
@@ -95,6 +95,8 @@ export abstract class GatewayCall implements Revocable {
     protected readonly deps: GatewayDeps,
     protected readonly ex: Exchange,
     readonly info: RequestInfo,
+    /** How this request's API words errors (the OpenAI shape unless the endpoint has its own). */
+    private readonly errors: ErrorShape,
   ) {
     this.id = info.clientRequestId ? newRecordId() : info.requestId;
     deps.metrics.inFlight.inc();
@@ -207,14 +209,14 @@ export abstract class GatewayCall implements Revocable {
   fail(err: GatewayError, outcome: AuditOutcome, usage?: UsageOutcome): void {
     if (this.finished) return;
     if (this.ex.headersSent) {
-      // Mid-stream: one SSE error event, and no [DONE], so the client knows the answer is cut.
-      this.ex.write(sseData(err.toJSON()));
+      // Mid-stream: the protocol's error event and no end marker, so the client knows the answer is cut.
+      this.ex.write(this.errors.streamError(err));
       this.ex.endStream();
       this.finish(outcome, 200, err.code, usage);
       return;
     }
     const closeConnection = err.code === 'PAYLOAD_TOO_LARGE' || this.deps.state.draining;
-    this.ex.sendError(err, closeConnection);
+    this.ex.send(err.status, 'application/json', this.errors.errorBody(err), err.retryAfter, closeConnection);
     this.finish(outcome, err.status, err.code, usage);
   }
 

@@ -1,8 +1,14 @@
 import { GatewayError } from '@gateway/shared';
-import { GatewayCall } from './gateway-call.js';
+import { openAiChat } from '../protocols/openai-chat/openai-chat.js';
+import type { Exchange } from '../http/exchange.js';
+import { GatewayCall, type GatewayDeps, type RequestInfo } from './gateway-call.js';
 
 /** GET /v1/models: the models this key may use (audited like any gateway request). */
 export class ModelsCall extends GatewayCall {
+  constructor(deps: GatewayDeps, ex: Exchange, info: RequestInfo) {
+    super(deps, ex, info, openAiChat);
+  }
+
   async run(): Promise<void> {
     if (!(await this.admitted())) return;
     const policy = await this.projectPolicy();

@@ -1,5 +1,7 @@
 import { clientAddress, GatewayError, requestIdFrom, type TrustedProxies } from '@gateway/shared';
-import { ChatCall } from '../chat/chat-call.js';
+import { InferenceCall } from '../chat/inference-call.js';
+import { openAiChat } from '../protocols/openai-chat/openai-chat.js';
+import type { InboundProtocol } from '../protocols/protocol.js';
 import type { GatewayCall, GatewayDeps, RequestInfo } from '../chat/gateway-call.js';
 import { ModelsCall } from '../chat/models-call.js';
 import { readBody } from './body-reader.js';
@@ -22,6 +24,9 @@ export interface HealthProbe {
 }
 
 const BEARER = /^Bearer\s+(.+)$/i;
+
+/** Inference endpoints and the protocol each speaks. */
+const INFERENCE_ROUTES: readonly (readonly [string, InboundProtocol])[] = [['/v1/chat/completions', openAiChat]];
 
 /** application/json, or a JSON suffix type; an absent content-type is taken as JSON (curl, old SDKs). */
 function declaresJson(contentType: string): boolean {
@@ -75,22 +80,25 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     return true;
   };
 
-  app.post('/v1/chat/completions', (res, req) => {
-    const info = requestInfo(res, req, deps.config.trustProxy);
-    const declared = Number(req.getHeader('content-length') || '0');
-    const ex = new Exchange(res, info.requestId);
-    const call = new ChatCall(deps, ex, info);
-    ex.onAbort = () => call.clientGone();
-    if (refuseWhileDraining(ex, call)) return;
-    call.authenticate();
-    if (declared > limit) return call.tooLarge();
-    readBody(
-      res,
-      limit,
-      (body) => void call.onBody(body).catch((err: unknown) => call.crashed(err)),
-      () => call.tooLarge(),
-    );
-  });
+  /** A model endpoint: the same path for every inbound protocol, which only parses and renders. */
+  const inference = (path: string, protocol: InboundProtocol) =>
+    app.post(path, (res, req) => {
+      const info = requestInfo(res, req, deps.config.trustProxy);
+      const declared = Number(req.getHeader('content-length') || '0');
+      const ex = new Exchange(res, info.requestId);
+      const call = new InferenceCall(deps, ex, info, protocol);
+      ex.onAbort = () => call.clientGone();
+      if (refuseWhileDraining(ex, call)) return;
+      call.authenticate();
+      if (declared > limit) return call.tooLarge();
+      readBody(
+        res,
+        limit,
+        (body) => void call.onBody(body).catch((err: unknown) => call.crashed(err)),
+        () => call.tooLarge(),
+      );
+    });
+  for (const [path, protocol] of INFERENCE_ROUTES) inference(path, protocol);
 
   app.get('/v1/models', (res, req) => {
     const info = requestInfo(res, req, deps.config.trustProxy);
@@ -117,7 +125,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
   app.any('/*', (res, req) => {
     const method = req.getMethod();
     const url = req.getUrl();
-    const known = url === '/v1/chat/completions' || url === '/v1/models';
+    const known = url === '/v1/models' || INFERENCE_ROUTES.some(([path]) => path === url);
     const err = known
       ? new GatewayError('METHOD_NOT_ALLOWED', `${method.toUpperCase()} is not allowed on ${url}.`)
       : new GatewayError('NOT_FOUND', `No route for ${method.toUpperCase()} ${url}.`);

@@ -1,11 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { GatewayError, SSE_DONE, sseData, type FinishReason, type KeyRecord } from '@gateway/shared';
+import { GatewayError, type FinishReason, type KeyRecord } from '@gateway/shared';
 import type { ChatRequest, CompletionResult, StreamMeta, StreamResult } from '../providers/adapter.js';
 import type { Route } from '../routing/model-router.js';
 import { Cancel } from '../providers/cancel.js';
 import { estimatePromptTokens } from '../policy/token-estimate.js';
-import { GatewayCall, type UsageOutcome } from './gateway-call.js';
-import { validateChatRequest, type ValidChatRequest } from './validate-request.js';
+import type { InboundProtocol, ParsedRequest } from '../protocols/protocol.js';
+import { GatewayCall, type GatewayDeps, type RequestInfo, type UsageOutcome } from './gateway-call.js';
+import type { Exchange } from '../http/exchange.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -13,13 +14,29 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export const CLIENT_CLOSED = 499;
 
 /**
- * POST /v1/chat/completions: body → validation → route → provider, answered whole or streamed
- * event by event with backpressure, and cut at once when the client leaves or the key dies.
+ * A model request in any inbound protocol (chat completions, messages, responses): body → the
+ * protocol's parse into the internal request → policy → route → provider, answered whole or
+ * streamed event by event with backpressure in the protocol's own format, and cut at once when
+ * the client leaves or the key dies.
  */
-export class ChatCall extends GatewayCall {
+export class InferenceCall extends GatewayCall {
   private phase: 'reading' | 'running' | 'done' = 'reading';
   private request: ChatRequest | null = null;
+  private parsed: ParsedRequest | null = null;
   private meta: StreamMeta | null = null;
+
+  constructor(
+    deps: GatewayDeps,
+    ex: Exchange,
+    info: RequestInfo,
+    private readonly protocol: InboundProtocol,
+  ) {
+    super(deps, ex, info, protocol);
+  }
+
+  get endpoint(): string {
+    return this.protocol.endpoint;
+  }
 
   /** The client went away: stop the provider too. */
   clientGone(): void {
@@ -46,34 +63,34 @@ export class ChatCall extends GatewayCall {
       return this.fail(new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'The body must be JSON: send content-type: application/json.'), 'error');
     }
 
-    let parsed: unknown;
+    let json: unknown;
     try {
-      parsed = JSON.parse(utf8.decode(raw));
+      json = JSON.parse(utf8.decode(raw));
     } catch (err) {
       const message = err instanceof SyntaxError ? 'The body is not valid JSON.' : 'The body is not valid UTF-8.';
       return this.fail(new GatewayError('INVALID_REQUEST', message, { param: 'body' }), 'error');
     }
     let route: Route;
-    let valid: ValidChatRequest;
+    let parsed: ParsedRequest;
     try {
-      valid = validateChatRequest(parsed);
-      this.model = valid.model;
-      route = this.deps.router.route(valid.model);
+      parsed = this.protocol.parse(json, raw);
+      this.model = parsed.model;
+      route = this.deps.router.route(parsed.model);
     } catch (err) {
       return this.fail(err as GatewayError, 'error');
     }
-    const body = parsed as Record<string, unknown>;
-    const admitted = await this.applyPolicy(body, raw, valid);
-    if (admitted === null) return;
+    this.parsed = parsed;
+    const forward = await this.applyPolicy(parsed);
+    if (forward === null) return;
     this.cancel = new Cancel();
     if (this.ex.aborted) this.cancel.abort();
     await this.serve(route, {
-      body,
-      raw: admitted,
-      model: valid.model,
-      upstreamModel: valid.model,
-      stream: valid.stream,
-      clientWantsUsage: valid.clientWantsUsage,
+      body: parsed.chat,
+      raw: forward,
+      model: parsed.model,
+      upstreamModel: parsed.model,
+      stream: parsed.stream,
+      clientWantsUsage: parsed.wantsUsage,
       requestId: this.info.requestId,
     });
   }
@@ -122,16 +139,17 @@ export class ChatCall extends GatewayCall {
    * (with max_tokens added when the project caps it and the request set none), or null when the
    * request was refused and answered.
    */
-  private async applyPolicy(body: Record<string, unknown>, raw: Buffer, valid: ValidChatRequest): Promise<Buffer | null> {
+  private async applyPolicy(parsed: ParsedRequest): Promise<Buffer | null> {
     const key = this.key as KeyRecord;
+    const body = parsed.chat;
     const policy = await this.projectPolicy();
     if (policy === null) return null;
-    if (policy.allowed_models !== null && !policy.allowed_models.includes(valid.model)) {
-      this.fail(new GatewayError('MODEL_NOT_ALLOWED', `The model \`${valid.model}\` is not allowed for this project.`, { param: 'model' }), 'policy_blocked');
+    if (policy.allowed_models !== null && !policy.allowed_models.includes(parsed.model)) {
+      this.fail(new GatewayError('MODEL_NOT_ALLOWED', `The model \`${parsed.model}\` is not allowed for this project.`, { param: 'model' }), 'policy_blocked');
       return null;
     }
-    let forward = raw;
-    let maxTokens = valid.maxTokens;
+    let forward = parsed.raw;
+    let maxTokens = parsed.maxTokens;
     const cap = policy.max_tokens_cap;
     if (cap !== null) {
       if (maxTokens !== null && maxTokens > cap) {
@@ -140,7 +158,7 @@ export class ChatCall extends GatewayCall {
       }
       if (maxTokens === null) {
         body.max_tokens = cap;
-        forward = Buffer.from(JSON.stringify(body));
+        forward = null;
         maxTokens = cap;
       }
     }
@@ -167,24 +185,29 @@ export class ChatCall extends GatewayCall {
       return null;
     }
     this.reservation = reservation;
-    return forward;
+    // A translated (or capped) request has no client bytes to forward as they are.
+    return forward ?? Buffer.from(JSON.stringify(body));
   }
 
   private completeOnce(result: CompletionResult): void {
     if (this.finished) return;
     if (this.ex.aborted) return this.finish('cancelled', CLIENT_CLOSED, null, this.usage('cancelled', result.usage));
-    this.ex.send(200, 'application/json', result.body);
+    this.ex.send(200, 'application/json', this.protocol.render(result, this.parsed as ParsedRequest));
     this.finish('success', 200, null, this.usage(result.finishReason, result.usage));
   }
 
   private async streamOut(result: StreamResult): Promise<void> {
     this.meta = result.meta;
     if (this.finished) return;
+    const writer = this.protocol.streamWriter(this.parsed as ParsedRequest, this.info.requestId);
     this.ex.startStream();
+    const opening = writer.start();
+    if (opening !== '') this.ex.write(opening);
     try {
       for await (const data of result.events) {
         if (this.finished || this.ex.aborted) break;
-        if (!this.ex.write(sseData(data))) await this.ex.drain();
+        const text = writer.chunk(data);
+        if (text !== '' && !this.ex.write(text)) await this.ex.drain();
       }
     } catch (err) {
       return this.upstreamFailed(err);
@@ -194,7 +217,7 @@ export class ChatCall extends GatewayCall {
       this.cancel?.abort();
       return this.finish('cancelled', CLIENT_CLOSED, null, this.usage('cancelled'));
     }
-    this.ex.endStream(SSE_DONE);
+    this.ex.endStream(writer.end(result.meta));
     this.finish('success', 200, null, this.usage(result.meta.finishReason ?? 'stop'));
   }
 

@@ -1,0 +1,51 @@
+import type { GatewayError } from '@gateway/shared';
+import type { CompletionResult, StreamMeta } from '../providers/adapter.js';
+
+/**
+ * An inbound API the gateway serves (OpenAI Chat Completions, Anthropic Messages, OpenAI
+ * Responses). Each one parses its wire format into the one internal request every provider
+ * adapter consumes — an OpenAI Chat Completions body — and renders the internal answer (an OpenAI
+ * completion, or its chunks) back in its own format, errors included. The request path
+ * (chat/inference-call.ts) knows none of them.
+ */
+export type Endpoint = 'chat.completions' | 'messages' | 'responses' | 'embeddings';
+
+/** How an inbound API words its errors. */
+export interface ErrorShape {
+  /** The JSON body of an error answer (the status is the error's). */
+  errorBody(err: GatewayError): string;
+  /** The SSE text that ends a started stream with an error (no end-of-stream marker after it). */
+  streamError(err: GatewayError): string;
+}
+
+export interface ParsedRequest {
+  /** The internal request: an OpenAI Chat Completions body. */
+  chat: Record<string, unknown>;
+  /** The client's bytes when `chat` is the client's own body (forwarded as they are), else null. */
+  raw: Buffer | null;
+  model: string;
+  stream: boolean;
+  /** Whether the internal stream must end with the usage chunk (always, for protocols that report usage). */
+  wantsUsage: boolean;
+  /** max_completion_tokens, else max_tokens, else null. */
+  maxTokens: number | null;
+}
+
+/** Renders one streamed answer, chunk by chunk; one per request. */
+export interface StreamWriter {
+  /** Text to send first, before any chunk (may be empty). */
+  start(): string;
+  /** An internal chunk (OpenAI chunk JSON) → the text to send for it ('' to send nothing). */
+  chunk(data: string): string;
+  /** The text that ends a complete stream. */
+  end(meta: StreamMeta): string;
+}
+
+export interface InboundProtocol extends ErrorShape {
+  readonly endpoint: Endpoint;
+  /** Validates the client's parsed body; throws INVALID_REQUEST (with `param`) on the first problem. */
+  parse(body: unknown, raw: Buffer): ParsedRequest;
+  /** The answer's body in this protocol (`model` is the id the client asked for). */
+  render(result: CompletionResult, request: ParsedRequest): Buffer;
+  streamWriter(request: ParsedRequest, requestId: string): StreamWriter;
+}
