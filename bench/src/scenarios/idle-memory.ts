@@ -16,7 +16,7 @@ import { sized, type Scenario, type ScenarioOutcome } from './scenario.js';
  * silent, held open by plain sockets. Each target runs in a fresh process; its RSS at each level
  * minus its RSS before the first stream, divided by the streams held, is the cost of one.
  */
-export const TARGET_PER_STREAM_BYTES = 64 * 1024;
+export const TARGET_PER_STREAM_BYTES = 32 * 1024;
 /** Descriptors a process needs besides the streams' sockets (Redis, listeners, stdio, epoll…). */
 const SPARE_FDS = 128;
 
