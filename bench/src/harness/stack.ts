@@ -40,6 +40,8 @@ interface StartOptions {
   raiseFileLimit?: boolean;
   /** PROXY_WORKERS of a gateway (default 1: the comparison with the one-thread bare pass-through). */
   workers?: number;
+  /** A providers file of the scenario's own (default: the mock as one openai-typed provider). */
+  providersFile?: string;
 }
 
 export async function startMock(ctx: RunContext, options: StartOptions = {}): Promise<MockService> {
@@ -111,7 +113,7 @@ export async function startGateway(ctx: RunContext, upstream: string, scenario: 
       PROXY_WORKERS: String(options.workers ?? 1),
       REDIS_URL: ctx.redisUrl,
       REDIS_PREFIX: ctx.prefix,
-      GATEWAY_CONFIG: writeProviders(ctx, upstream),
+      GATEWAY_CONFIG: options.providersFile ?? writeProviders(ctx, upstream),
       LOG_LEVEL: 'info',
       DRAIN_TIMEOUT_MS: '3000',
     },
