@@ -52,9 +52,13 @@ async function seedUsage(h: Harness): Promise<void> {
     input_tokens: 12,
     output_tokens: 30,
     total_tokens: 42,
+    // gpt-4o-mini at $0.15 / $0.60 per million tokens, cached input at $0.075.
+    cached_tokens: 4,
+    cost_usd: 0.0000195,
     latency_ms: 380,
     finish_reason: 'stop',
     stream: i === 2,
+    endpoint: 'chat.completions',
   }));
   await h.sql`insert into usage_records ${h.sql(rows)}`;
 }

@@ -4,6 +4,7 @@ import { auditListQuery } from '../src/db/audit.js';
 import type { Db } from '../src/db/connect.js';
 import type { PageQuery } from '../src/db/record-page.js';
 import { usageListQuery } from '../src/db/usage.js';
+import { usageSummaryQuery, type SummaryQuery } from '../src/db/usage-summary.js';
 import { startHarness, type Harness } from './harness.js';
 
 /**
@@ -43,13 +44,14 @@ afterAll(async () => h?.close());
 
 interface PlanNode {
   'Node Type': string;
+  'Subplans Removed'?: number;
   'Relation Name'?: string;
   'Index Name'?: string;
   'Index Cond'?: string;
   Plans?: PlanNode[];
 }
 
-async function plan(query: ReturnType<typeof usageListQuery>): Promise<PlanNode> {
+async function plan(query: ReturnType<typeof usageListQuery | typeof usageSummaryQuery>): Promise<PlanNode> {
   const [row] = await h.sql`explain (format json) ${query as never}`;
   return (row?.['QUERY PLAN'] as { Plan: PlanNode }[])[0]?.Plan as PlanNode;
 }
@@ -117,5 +119,54 @@ describe('list queries use the indexes', () => {
     const merged = await h.sql`${usageListQuery(db, page({ projectIds: projects, fetch: 200 }), {}) as never}`;
     const direct = await h.sql`select id from usage_records where project_id in ${h.sql(projects)} order by ts desc, id desc limit 200`;
     expect(merged.map((r) => r.id)).toEqual(direct.map((r) => r.id));
+  });
+});
+
+describe('the usage summary', () => {
+  const summary = (over: Partial<SummaryQuery>): SummaryQuery => ({ projectIds: null, groupBy: 'model', from: undefined, to: undefined, ...over });
+  const monthPartition = (ms: number) => {
+    const d = new Date(ms);
+    return `usage_records_p${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
+  };
+
+  /**
+   * The rows are read through the (project_id, ts, id) index (a plain or a bitmap index scan, as
+   * the planner likes), never a sequential scan, and only in the partitions of the time range.
+   */
+  function expectPrunedIndexRead(root: PlanNode, range: { from: number; to: number }) {
+    const all = nodes(root);
+    const summaryText = JSON.stringify(all.map((n) => [n['Node Type'], n['Relation Name'], n['Index Name']]));
+    const reads = all.filter((n) => n['Relation Name'] !== undefined);
+    expect(reads.length, summaryText).toBeGreaterThan(0);
+    for (const read of reads) expect(['Index Scan', 'Index Only Scan', 'Bitmap Heap Scan'], summaryText).toContain(read['Node Type']);
+    for (const index of all.filter((n) => n['Index Name'] !== undefined)) expect(index['Index Name'], summaryText).toMatch(/project_id_ts_id/);
+    const months = new Set<string>();
+    for (let t = range.from; t < range.to; t += DAY) months.add(monthPartition(t));
+    months.add(monthPartition(range.to - 1));
+    for (const read of reads) expect([...months], summaryText).toContain(read['Relation Name']);
+  }
+
+  it('one project and a time range: an index read of the partitions in the range only', async () => {
+    const range = { from: Date.now() - 10 * DAY, to: Date.now() + 10 * DAY };
+    for (const groupBy of ['model', 'key', 'endpoint'] as const) {
+      expectPrunedIndexRead(await plan(usageSummaryQuery(db, summary({ projectIds: [PROJECTS[3] as string], groupBy, ...range }), {})), range);
+    }
+    expectPrunedIndexRead(await plan(usageSummaryQuery(db, summary({ projectIds: [PROJECTS[3] as string], ...range }), { model: 'mock-1', endpoint: 'chat.completions' })), range);
+  });
+
+  it('several projects: the same index, one condition for all of them', async () => {
+    const range = { from: Date.now() - 40 * DAY, to: Date.now() };
+    expectPrunedIndexRead(await plan(usageSummaryQuery(db, summary({ projectIds: PROJECTS.slice(0, 3), groupBy: 'project', ...range }), {})), range);
+  });
+
+  it('adds up the same figures as the rows say', async () => {
+    const range = { from: Date.now() - 40 * DAY, to: Date.now() + 40 * DAY };
+    const rows = await h.sql`${usageSummaryQuery(db, summary({ projectIds: [PROJECTS[5] as string], ...range }), {}) as never}`;
+    const [direct] = await h.sql`
+      select count(*)::int as n, sum(total_tokens)::int as total from usage_records
+      where project_id = ${PROJECTS[5] as string} and ts >= ${range.from} and ts < ${range.to}`;
+    const totals = rows.find((r) => r.is_total);
+    expect({ n: Number(totals?.requests), total: Number(totals?.total) }).toEqual(direct);
+    expect(direct?.n).toBeGreaterThan(0);
   });
 });

@@ -20,6 +20,12 @@ interface UsageSeed {
   provider?: string;
   finish_reason?: string;
   id?: string;
+  input?: number;
+  output?: number;
+  cached?: number;
+  cost?: number | null;
+  endpoint?: string;
+  provider_finish_reason?: string | null;
 }
 
 async function insertUsage(rows: UsageSeed[]): Promise<string[]> {
@@ -31,18 +37,32 @@ async function insertUsage(rows: UsageSeed[]): Promise<string[]> {
     key_id: r.key_id ?? randomUUID(),
     model: r.model ?? 'mock-1',
     provider: r.provider ?? 'mock',
-    input_tokens: 3,
-    output_tokens: 5,
-    total_tokens: 8,
+    input_tokens: r.input ?? 3,
+    output_tokens: r.output ?? 5,
+    total_tokens: (r.input ?? 3) + (r.output ?? 5),
+    cached_tokens: r.cached ?? 0,
+    cost_usd: r.cost ?? null,
     latency_ms: 12,
     finish_reason: r.finish_reason ?? 'stop',
+    provider_finish_reason: r.provider_finish_reason ?? null,
     stream: false,
+    endpoint: r.endpoint ?? 'chat.completions',
   }));
   await h.sql`insert into usage_records ${h.sql(full)}`;
   return full.map((r) => r.id);
 }
 
-async function insertAudit(rows: { ts: number; project_id: string | null; type?: string; outcome?: string }[]): Promise<string[]> {
+interface AuditSeed {
+  ts: number;
+  project_id: string | null;
+  type?: string;
+  outcome?: string;
+  endpoint?: string | null;
+  attempts?: number;
+  providers?: string[];
+}
+
+async function insertAudit(rows: AuditSeed[]): Promise<string[]> {
   const full = rows.map((r) => ({
     ts: r.ts,
     id: newRecordId(),
@@ -51,6 +71,9 @@ async function insertAudit(rows: { ts: number; project_id: string | null; type?:
     outcome: r.outcome ?? 'success',
     status: 200,
     project_id: r.project_id,
+    endpoint: r.endpoint ?? null,
+    attempts: r.attempts ?? 0,
+    providers: r.providers ?? [],
     latency_ms: 5,
   }));
   await h.sql`insert into audit_events ${h.sql(full)}`;
@@ -104,7 +127,11 @@ describe('usage and audit lists', () => {
         key_id: i % 3 === 0 ? keyA : undefined,
         model: i % 2 === 0 ? 'gpt-4o-mini' : 'mock-1',
         provider: i % 4 === 0 ? 'openai' : 'mock',
-        finish_reason: i % 5 === 0 ? 'max_tokens' : 'stop',
+        finish_reason: i % 5 === 0 ? 'max_tokens' : i % 7 === 0 ? 'other' : 'stop',
+        provider_finish_reason: i % 5 !== 0 && i % 7 === 0 ? 'pause_turn' : null,
+        endpoint: i % 6 === 0 ? 'messages' : 'chat.completions',
+        cached: i % 3,
+        cost: i % 2 === 0 ? 0.0001 * i : null,
       });
     }
     for (let i = 0; i < 10; i++) rows.push({ ts: T0 + i * 1000 + 500, project_id: projectB });
@@ -116,7 +143,10 @@ describe('usage and audit lists', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(50);
     expect(res.body.has_more).toBe(true);
-    expect(res.body.data[0]).toEqual({
+    // The newest pair is i = 58 (cost 0.0058, 58 % 3 = 1 cached token) and i = 59 (no price).
+    const [priced] = (await h.sql`select id from usage_records where project_id = ${projectA} and ts = ${T0 + 29_000} and cost_usd is not null`) as unknown as { id: string }[];
+    const first = res.body.data[0];
+    expect(first).toEqual({
       id: expect.any(String),
       request_id: expect.stringMatching(/^req-/),
       project_id: projectA,
@@ -124,11 +154,17 @@ describe('usage and audit lists', () => {
       timestamp: T0 + 29_000,
       model: expect.any(String),
       provider: expect.any(String),
-      tokens: { input: 3, output: 5, total: 8 },
+      tokens: { input: 3, output: 5, total: 8, cached: expect.any(Number) },
+      cost_usd: first.id === priced?.id ? 0.0058 : null,
       latency_ms: 12,
       finish_reason: expect.any(String),
+      provider_finish_reason: null,
       stream: false,
+      endpoint: expect.stringMatching(/^(chat\.completions|messages)$/),
     });
+    expect(res.body.data.find((r: { id: string }) => r.id === priced?.id)).toMatchObject({ cost_usd: 0.0058, tokens: { cached: 1 } });
+    const other = res.body.data.find((r: { finish_reason: string }) => r.finish_reason === 'other');
+    expect(other).toMatchObject({ provider_finish_reason: 'pause_turn' });
     expectStrictOrder(res.body.data, 'desc');
     const explicit = await h.api('GET', `/v1/usage?project_id=${projectA}&order_desc=timestamp&limit=50`, { token: viewer.token });
     expect(explicit.body.data).toEqual(res.body.data);
@@ -158,11 +194,12 @@ describe('usage and audit lists', () => {
   it('filter by key, model, provider, finish reason and time', async () => {
     const all = await pageThrough(h.adminToken, `/v1/usage?project_id=${projectA}&limit=1000`);
     const count = async (query: string) => (await pageThrough(viewer.token, `/v1/usage?project_id=${projectA}&limit=1000&${query}`)).length;
-    const rows = (await h.sql`select key_id, model, provider, finish_reason, ts from usage_records where project_id = ${projectA}`) as unknown as {
+    const rows = (await h.sql`select key_id, model, provider, finish_reason, endpoint, ts from usage_records where project_id = ${projectA}`) as unknown as {
       key_id: string;
       model: string;
       provider: string;
       finish_reason: string;
+      endpoint: string;
       ts: string;
     }[];
     expect(all).toHaveLength(rows.length);
@@ -170,6 +207,9 @@ describe('usage and audit lists', () => {
     expect(await count('model=gpt-4o-mini')).toBe(rows.filter((r) => r.model === 'gpt-4o-mini').length);
     expect(await count('provider=openai')).toBe(rows.filter((r) => r.provider === 'openai').length);
     expect(await count('finish_reason=max_tokens')).toBe(rows.filter((r) => r.finish_reason === 'max_tokens').length);
+    expect(await count('finish_reason=other')).toBe(rows.filter((r) => r.finish_reason === 'other').length);
+    expect(await count('endpoint=messages')).toBe(rows.filter((r) => r.endpoint === 'messages').length);
+    expect(rows.filter((r) => r.endpoint === 'messages').length).toBeGreaterThan(0);
     expect(await count('model=gpt-4o-mini&provider=openai')).toBe(rows.filter((r) => r.model === 'gpt-4o-mini' && r.provider === 'openai').length);
     const from = T0 + 5000;
     const to = T0 + 10_000;
@@ -185,6 +225,7 @@ describe('usage and audit lists', () => {
       ['order_desc=model', 'query.order_desc must be equal to one of the allowed values'],
       ['order_desc=timestamp&order_asc=timestamp', 'query: give order_desc or order_asc, not both'],
       ['finish_reason=length', 'query.finish_reason must be equal to one of the allowed values'],
+      ['endpoint=completions', 'query.endpoint must be equal to one of the allowed values'],
       ['project_id=123', 'query.project_id must match format "uuid"'],
       ['key_id=abc', 'query.key_id must match format "uuid"'],
       ['from=-1', 'query.from must be >= 0'],
@@ -200,6 +241,7 @@ describe('usage and audit lists', () => {
     }
     expect((await h.api('GET', '/v1/audit?finish_reason=stop', { token: viewer.token })).status).toBe(400);
     expect((await h.api('GET', '/v1/audit?outcome=maybe', { token: viewer.token })).status).toBe(400);
+    expect((await h.api('GET', '/v1/audit?endpoint=models', { token: viewer.token })).status).toBe(400);
 
     const first = await h.api('GET', `/v1/usage?project_id=${projectA}&limit=2`, { token: viewer.token });
     const cursor = first.body.next_cursor as string;
@@ -243,7 +285,7 @@ describe('usage and audit lists', () => {
   it('list audit events with their filters; gateway-level events are for admins only', async () => {
     await insertAudit([
       { ts: T0 + 1, project_id: projectA, outcome: 'auth_failed' },
-      { ts: T0 + 2, project_id: projectA, outcome: 'success' },
+      { ts: T0 + 2, project_id: projectA, outcome: 'success', endpoint: 'messages', attempts: 2, providers: ['flaky', 'claude'] },
       { ts: T0 + 3, project_id: projectB, outcome: 'auth_failed' },
       { ts: T0 + 4, project_id: null, outcome: 'auth_failed' },
     ]);
@@ -267,10 +309,16 @@ describe('usage and audit lists', () => {
       actor: null,
       model: null,
       provider: null,
+      endpoint: null,
+      attempts: 0,
+      providers: [],
       client_ip: null,
       user_agent: null,
       latency_ms: 5,
     });
+    const onMessages = await pageThrough(viewer.token, `/v1/audit?project_id=${projectA}&endpoint=messages`);
+    expect(onMessages).toHaveLength(1);
+    expect(onMessages[0]).toMatchObject({ timestamp: T0 + 2, endpoint: 'messages', attempts: 2, providers: ['flaky', 'claude'] });
     const managed = await pageThrough(viewer.token, `/v1/audit?project_id=${projectA}&type=member.added`);
     expect(managed.length).toBeGreaterThan(0);
     expect(new Set(managed.map((e) => (e as unknown as { actor: string }).actor))).toEqual(new Set([h.adminId]));
@@ -280,5 +328,153 @@ describe('usage and audit lists', () => {
     expect(kinds).toContain(null);
     expect(everything.some((e) => (e as unknown as { type: string }).type === 'signin.succeeded')).toBe(true);
     expect(mine.some((e) => (e as unknown as { type: string }).type.startsWith('signin.'))).toBe(false);
+  });
+});
+
+describe('usage summary', () => {
+  const T1 = Date.UTC(2026, 2, 1);
+  let viewer: User;
+  let projectP: string;
+  let projectQ: string;
+  let projectR: string;
+  const k1 = randomUUID();
+  const k2 = randomUUID();
+  let seeds: UsageSeed[];
+
+  beforeAll(async () => {
+    viewer = await h.createUser();
+    const create = async (name: string) => (await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name } })).body.id as string;
+    projectP = await create('P');
+    projectQ = await create('Q');
+    projectR = await create('R');
+    for (const project of [projectP, projectR]) {
+      await h.api('POST', `/v1/projects/${project}/members`, { token: h.adminToken, body: { user_id: viewer.id, role: 'viewer' } });
+    }
+    seeds = [
+      { ts: T1, project_id: projectP, key_id: k1, model: 'a', provider: 'openai', endpoint: 'chat.completions', input: 10, output: 20, cached: 4, cost: 0.001 },
+      { ts: T1 + 1000, project_id: projectP, key_id: k2, model: 'a', provider: 'openai', endpoint: 'messages', input: 5, output: 5, cost: null },
+      { ts: T1 + 2000, project_id: projectP, key_id: k1, model: 'b', provider: 'claude', endpoint: 'messages', input: 7, output: 3, cached: 2, finish_reason: 'other', provider_finish_reason: 'pause_turn' },
+      { ts: T1 + 3000, project_id: projectP, key_id: k2, model: 'c', provider: 'openai', endpoint: 'embeddings', input: 100, output: 0, cost: 0.000_000_2 },
+      { ts: T1 + 10_000, project_id: projectP, key_id: k1, model: 'a', provider: 'claude', endpoint: 'chat.completions', input: 1, output: 1, cost: 0.0025 },
+      { ts: T1, project_id: projectQ, model: 'a', input: 1000, output: 0, cost: 1 },
+      { ts: T1 + 5000, project_id: projectR, model: 'a', input: 2, output: 2, cost: 0.5 },
+    ];
+    await insertUsage(seeds);
+  });
+
+  const summary = (query: string, token = viewer.token) => h.api('GET', `/v1/usage/summary?${query}`, { token });
+
+  /** What the summary must say, added up here from the seeds. */
+  function expected(rows: UsageSeed[], key: (r: UsageSeed) => string, name: string) {
+    const figures = (group: UsageSeed[]) => {
+      const costs = group.map((r) => r.cost).filter((c): c is number => typeof c === 'number');
+      const input = group.reduce((n, r) => n + (r.input ?? 3), 0);
+      const output = group.reduce((n, r) => n + (r.output ?? 5), 0);
+      return {
+        requests: group.length,
+        tokens: { input, output, total: input + output, cached: group.reduce((n, r) => n + (r.cached ?? 0), 0) },
+        cost_usd: costs.length === 0 ? null : costs.reduce((a, b) => a + b, 0),
+      };
+    };
+    const groups = new Map<string, UsageSeed[]>();
+    for (const r of rows) groups.set(key(r), [...(groups.get(key(r)) ?? []), r]);
+    const data = [...groups.entries()]
+      .sort(([a, am], [b, bm]) => figures(bm).tokens.total - figures(am).tokens.total || a.localeCompare(b))
+      .map(([group, members]) => ({ [name]: group, ...figures(members) }));
+    return { data, totals: figures(rows) };
+  }
+
+  /** Equal, with costs compared to the 10th decimal (the column's scale). */
+  function expectSummary(actual: unknown, wanted: ReturnType<typeof expected>) {
+    const rounded = (v: unknown): unknown =>
+      typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 1e10) / 1e10 : Array.isArray(v) ? v.map(rounded) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, rounded(x)])) : v;
+    expect(rounded(actual)).toEqual(rounded(wanted));
+  }
+
+  const inP = () => seeds.filter((r) => r.project_id === projectP);
+
+  it('sums requests, tokens and cost per model by default, busiest first, with totals', async () => {
+    const res = await summary(`project_id=${projectP}`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({
+      data: [
+        { model: 'c', requests: 1, tokens: { input: 100, output: 0, total: 100, cached: 0 }, cost_usd: 0.0000002 },
+        { model: 'a', requests: 3, tokens: { input: 16, output: 26, total: 42, cached: 4 }, cost_usd: 0.0035 },
+        // No record of b has a price: its cost is unknown, not zero.
+        { model: 'b', requests: 1, tokens: { input: 7, output: 3, total: 10, cached: 2 }, cost_usd: null },
+      ],
+      totals: { requests: 5, tokens: { input: 123, output: 29, total: 152, cached: 6 }, cost_usd: 0.0035002 },
+    });
+  });
+
+  it('groups by project, provider, key and endpoint', async () => {
+    const groups: [string, (r: UsageSeed) => string][] = [
+      ['provider', (r) => r.provider ?? 'mock'],
+      ['key', (r) => r.key_id as string],
+      ['endpoint', (r) => r.endpoint ?? 'chat.completions'],
+      ['project', (r) => r.project_id],
+    ];
+    for (const [group, key] of groups) {
+      const res = await summary(`project_id=${projectP}&group_by=${group}`);
+      expect(res.status, group).toBe(200);
+      expectSummary(res.body, expected(inP(), key, group));
+    }
+    const byEndpoint = (await summary(`project_id=${projectP}&group_by=endpoint`)).body;
+    expect(byEndpoint.data.find((g: { endpoint: string }) => g.endpoint === 'messages').cost_usd).toBeNull();
+  });
+
+  it('applies the filters and the time range', async () => {
+    const cases: [string, (r: UsageSeed) => boolean][] = [
+      [`from=${T1}&to=${T1 + 10_000}`, (r) => r.ts < T1 + 10_000],
+      [`from=${T1 + 1000}`, (r) => r.ts >= T1 + 1000],
+      [`key_id=${k2}`, (r) => r.key_id === k2],
+      ['model=a', (r) => r.model === 'a'],
+      ['provider=claude', (r) => r.provider === 'claude'],
+      ['endpoint=messages', (r) => r.endpoint === 'messages'],
+      ['finish_reason=other', (r) => r.finish_reason === 'other'],
+      [`model=a&key_id=${k1}&from=${T1}&to=${T1 + 1}`, (r) => r.model === 'a' && r.key_id === k1 && r.ts === T1],
+    ];
+    for (const [query, keep] of cases) {
+      const res = await summary(`project_id=${projectP}&group_by=provider&${query}`);
+      expect(res.status, query).toBe(200);
+      expectSummary(res.body, expected(inP().filter(keep), (r) => r.provider ?? 'mock', 'provider'));
+    }
+    // Only unpriced records: the total cost is unknown too.
+    expect((await summary(`project_id=${projectP}&endpoint=messages`)).body.totals.cost_usd).toBeNull();
+    expect((await summary(`project_id=${projectP}&from=${T1 - 10}&to=${T1 - 1}`)).body).toEqual({
+      data: [],
+      totals: { requests: 0, tokens: { input: 0, output: 0, total: 0, cached: 0 }, cost_usd: null },
+    });
+  });
+
+  it("covers only the caller's projects; another project is a 404", async () => {
+    const mine = await summary(`group_by=project&from=${T1}&to=${T1 + 60_000}`);
+    expectSummary(mine.body, expected(seeds.filter((r) => r.project_id !== projectQ), (r) => r.project_id, 'project'));
+    expect((await summary(`project_id=${projectQ}`)).status).toBe(404);
+    expect((await summary(`project_id=${randomUUID()}`, h.adminToken)).status).toBe(404);
+
+    const all = await summary(`group_by=project&from=${T1}&to=${T1 + 60_000}`, h.adminToken);
+    expectSummary(all.body, expected(seeds, (r) => r.project_id, 'project'));
+    expect(all.body.data[0]).toEqual({ project: projectQ, requests: 1, tokens: { input: 1000, output: 0, total: 1000, cached: 0 }, cost_usd: 1 });
+
+    const loner = await h.createUser();
+    expect((await summary('', loner.token)).body).toEqual({ data: [], totals: { requests: 0, tokens: { input: 0, output: 0, total: 0, cached: 0 }, cost_usd: null } });
+    expect((await h.api('GET', '/v1/usage/summary')).status).toBe(401);
+  });
+
+  it('validates its parameters', async () => {
+    const bad: [string, string][] = [
+      ['group_by=day', 'query.group_by must be equal to one of the allowed values'],
+      ['endpoint=completions', 'query.endpoint must be equal to one of the allowed values'],
+      ['from=10&to=5', 'query.from must not be after query.to'],
+      ['limit=5', 'query.limit is not a known field'],
+      ['cursor=abc', 'query.cursor is not a known field'],
+      ['project_id=123', 'query.project_id must match format "uuid"'],
+    ];
+    for (const [query, message] of bad) {
+      const res = await summary(query);
+      expect(res.status, query).toBe(400);
+      expect(res.body.error, query).toMatchObject({ code: 'INVALID_REQUEST', message });
+    }
   });
 });

@@ -8,6 +8,7 @@ export * from './contracts/key-record.js';
 export * from './contracts/invalidation.js';
 export * from './contracts/usage-record.js';
 export * from './contracts/audit-event.js';
+export * from './contracts/gateway-endpoint.js';
 export * from './contracts/record-batch.js';
 export * from './config/env.js';
 export * from './config/providers-file.js';

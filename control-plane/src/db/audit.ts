@@ -1,5 +1,5 @@
 import type { Fragment } from 'postgres';
-import type { AuditEvent, AuditOutcome } from '@gateway/shared';
+import type { AuditOutcome, GatewayEndpoint, StoredAuditEvent } from '@gateway/shared';
 import type { Queryable } from './connect.js';
 import { pageQuery, type PageQuery } from './record-page.js';
 
@@ -10,6 +10,7 @@ export interface AuditFilter {
   provider?: string | undefined;
   outcome?: AuditOutcome | undefined;
   type?: string | undefined;
+  endpoint?: GatewayEndpoint | undefined;
 }
 
 interface AuditRow {
@@ -25,15 +26,18 @@ interface AuditRow {
   actor: string | null;
   model: string | null;
   provider: string | null;
+  endpoint: GatewayEndpoint | null;
+  attempts: number;
+  providers: string[];
   client_ip: string | null;
   user_agent: string | null;
   latency_ms: number;
 }
 
 const COLUMNS =
-  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, model, provider, client_ip, user_agent, latency_ms';
+  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms';
 
-function toAuditEvent(row: AuditRow): AuditEvent {
+function toAuditEvent(row: AuditRow): StoredAuditEvent {
   return {
     id: row.id,
     request_id: row.request_id,
@@ -47,6 +51,9 @@ function toAuditEvent(row: AuditRow): AuditEvent {
     actor: row.actor,
     model: row.model,
     provider: row.provider,
+    endpoint: row.endpoint,
+    attempts: row.attempts,
+    providers: row.providers,
     client_ip: row.client_ip,
     user_agent: row.user_agent,
     latency_ms: row.latency_ms,
@@ -61,10 +68,11 @@ export function auditListQuery(sql: Queryable, page: PageQuery, filter: AuditFil
   if (filter.provider !== undefined) extra.push(sql`provider = ${filter.provider}`);
   if (filter.outcome !== undefined) extra.push(sql`outcome = ${filter.outcome}`);
   if (filter.type !== undefined) extra.push(sql`type = ${filter.type}`);
+  if (filter.endpoint !== undefined) extra.push(sql`endpoint = ${filter.endpoint}`);
   return pageQuery(sql, 'audit_events', COLUMNS, page, extra);
 }
 
-export async function listAudit(sql: Queryable, page: PageQuery, filter: AuditFilter): Promise<AuditEvent[]> {
+export async function listAudit(sql: Queryable, page: PageQuery, filter: AuditFilter): Promise<StoredAuditEvent[]> {
   const rows = (await auditListQuery(sql, page, filter)) as unknown as AuditRow[];
   return rows.map(toAuditEvent);
 }

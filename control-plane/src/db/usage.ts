@@ -1,5 +1,5 @@
 import type { Fragment } from 'postgres';
-import type { FinishReason, UsageRecord } from '@gateway/shared';
+import type { FinishReason, GatewayEndpoint, StoredUsageRecord } from '@gateway/shared';
 import type { Queryable } from './connect.js';
 import { pageQuery, type PageQuery } from './record-page.js';
 
@@ -9,6 +9,7 @@ export interface UsageFilter {
   model?: string | undefined;
   provider?: string | undefined;
   finishReason?: FinishReason | undefined;
+  endpoint?: GatewayEndpoint | undefined;
 }
 
 interface UsageRow {
@@ -22,15 +23,25 @@ interface UsageRow {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
+  cached_tokens: number;
+  /** numeric arrives as text: exact, for the caller to read. */
+  cost_usd: string | null;
   latency_ms: number;
   finish_reason: FinishReason;
+  provider_finish_reason: string | null;
   stream: boolean;
+  endpoint: GatewayEndpoint;
 }
 
 const COLUMNS =
-  'ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens, total_tokens, latency_ms, finish_reason, stream';
+  'ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens, total_tokens, cached_tokens, cost_usd, latency_ms, finish_reason, provider_finish_reason, stream, endpoint';
 
-function toUsageRecord(row: UsageRow): UsageRecord {
+/** Dollars as JSON numbers: a double holds numeric(20, 10)'s costs to well under a millionth of a cent. */
+export function dollars(value: string | null): number | null {
+  return value === null ? null : Number(value);
+}
+
+function toUsageRecord(row: UsageRow): StoredUsageRecord {
   return {
     id: row.id,
     request_id: row.request_id,
@@ -39,10 +50,13 @@ function toUsageRecord(row: UsageRow): UsageRecord {
     timestamp: Number(row.ts),
     model: row.model,
     provider: row.provider,
-    tokens: { input: row.input_tokens, output: row.output_tokens, total: row.total_tokens },
+    tokens: { input: row.input_tokens, output: row.output_tokens, total: row.total_tokens, cached: row.cached_tokens },
+    cost_usd: dollars(row.cost_usd),
     latency_ms: row.latency_ms,
     finish_reason: row.finish_reason,
+    provider_finish_reason: row.provider_finish_reason,
     stream: row.stream,
+    endpoint: row.endpoint,
   };
 }
 
@@ -53,10 +67,11 @@ export function usageListQuery(sql: Queryable, page: PageQuery, filter: UsageFil
   if (filter.model !== undefined) extra.push(sql`model = ${filter.model}`);
   if (filter.provider !== undefined) extra.push(sql`provider = ${filter.provider}`);
   if (filter.finishReason !== undefined) extra.push(sql`finish_reason = ${filter.finishReason}`);
+  if (filter.endpoint !== undefined) extra.push(sql`endpoint = ${filter.endpoint}`);
   return pageQuery(sql, 'usage_records', COLUMNS, page, extra);
 }
 
-export async function listUsage(sql: Queryable, page: PageQuery, filter: UsageFilter): Promise<UsageRecord[]> {
+export async function listUsage(sql: Queryable, page: PageQuery, filter: UsageFilter): Promise<StoredUsageRecord[]> {
   const rows = (await usageListQuery(sql, page, filter)) as unknown as UsageRow[];
   return rows.map(toUsageRecord);
 }

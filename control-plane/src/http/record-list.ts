@@ -97,7 +97,7 @@ export async function recordPage<T extends { id: string; timestamp: number }>(
  * null: no restriction (an account admin without project_id, gateway-level events included).
  * Otherwise the projects to read; a project the caller may not see is a 404, as anywhere else.
  */
-async function visibleProjects(ctx: AppContext, req: FastifyRequest, projectId: string | undefined): Promise<string[] | null> {
+export async function visibleProjects(ctx: AppContext, req: FastifyRequest, projectId: string | undefined): Promise<string[] | null> {
   const principal = principalOf(req);
   if (projectId !== undefined) {
     if (principal.role === 'admin') {

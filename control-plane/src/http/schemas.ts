@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { AUDIT_OUTCOMES, ERROR_CODES, FINISH_REASONS } from '@gateway/shared';
+import { AUDIT_OUTCOMES, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS } from '@gateway/shared';
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
 
 export { nameSchema } from './names.js';
@@ -13,6 +13,23 @@ export { nameSchema } from './names.js';
 const uuid = { type: 'string', format: 'uuid' } as const;
 const dateTime = { type: 'string', format: 'date-time' } as const;
 const nullable = <T extends object>(schema: T) => ({ ...schema, type: [(schema as { type: string }).type, 'null'] });
+const endpoint = { type: 'string', enum: GATEWAY_ENDPOINTS, description: 'The gateway API the request came in on.' } as const;
+const dollars = { type: ['number', 'null'], description: 'US dollars; null when no price is known.' } as const;
+const tokens = {
+  type: 'object',
+  required: ['input', 'output', 'total', 'cached'],
+  properties: {
+    input: { type: 'integer' },
+    output: { type: 'integer' },
+    total: { type: 'integer' },
+    cached: { type: 'integer', description: "Prompt tokens read from the provider's cache; counted in `input` too." },
+  },
+} as const;
+const summaryFigures = {
+  requests: { type: 'integer' },
+  tokens,
+  cost_usd: { ...dollars, description: 'US dollars; null only when no record counted here has a cost.' },
+} as const;
 
 export const SHARED_SCHEMAS = [
   {
@@ -121,7 +138,22 @@ export const SHARED_SCHEMAS = [
   {
     $id: 'UsageRecord',
     type: 'object',
-    required: ['id', 'request_id', 'project_id', 'key_id', 'timestamp', 'model', 'provider', 'tokens', 'latency_ms', 'finish_reason', 'stream'],
+    required: [
+      'id',
+      'request_id',
+      'project_id',
+      'key_id',
+      'timestamp',
+      'model',
+      'provider',
+      'tokens',
+      'cost_usd',
+      'latency_ms',
+      'finish_reason',
+      'provider_finish_reason',
+      'stream',
+      'endpoint',
+    ],
     properties: {
       id: uuid,
       request_id: { type: 'string' },
@@ -129,21 +161,39 @@ export const SHARED_SCHEMAS = [
       key_id: uuid,
       timestamp: { type: 'integer', description: 'Unix ms when the request completed.' },
       model: { type: 'string' },
-      provider: { type: 'string' },
-      tokens: {
-        type: 'object',
-        required: ['input', 'output', 'total'],
-        properties: { input: { type: 'integer' }, output: { type: 'integer' }, total: { type: 'integer' } },
-      },
+      provider: { type: 'string', description: 'The provider that answered.' },
+      tokens,
+      cost_usd: { ...dollars, description: 'US dollars for this request; null when its model has no price.' },
       latency_ms: { type: 'integer' },
       finish_reason: { type: 'string', enum: FINISH_REASONS },
+      provider_finish_reason: { type: ['string', 'null'], description: "The provider's own finish reason when `finish_reason` is `other`, else null." },
       stream: { type: 'boolean' },
+      endpoint,
     },
   },
   {
     $id: 'AuditEvent',
     type: 'object',
-    required: ['id', 'request_id', 'timestamp', 'type', 'outcome', 'status', 'error_code', 'project_id', 'key_id', 'actor', 'model', 'provider', 'client_ip', 'user_agent', 'latency_ms'],
+    required: [
+      'id',
+      'request_id',
+      'timestamp',
+      'type',
+      'outcome',
+      'status',
+      'error_code',
+      'project_id',
+      'key_id',
+      'actor',
+      'model',
+      'provider',
+      'endpoint',
+      'attempts',
+      'providers',
+      'client_ip',
+      'user_agent',
+      'latency_ms',
+    ],
     properties: {
       id: uuid,
       request_id: { type: 'string' },
@@ -156,10 +206,38 @@ export const SHARED_SCHEMAS = [
       key_id: nullable(uuid),
       actor: { ...nullable(uuid), description: 'The acting user id of a management action.' },
       model: { type: ['string', 'null'] },
-      provider: { type: ['string', 'null'] },
+      provider: { type: ['string', 'null'], description: 'The provider that answered (the last one tried).' },
+      endpoint: { ...nullable(endpoint), enum: [...GATEWAY_ENDPOINTS, null], description: 'The gateway API of a gateway request; null for management actions and `/v1/models`.' },
+      attempts: { type: 'integer', description: 'Provider attempts made for this request; 0 when none.' },
+      providers: { type: 'array', items: { type: 'string' }, description: 'The providers tried, in order; empty when none.' },
       client_ip: { type: ['string', 'null'] },
       user_agent: { type: ['string', 'null'] },
       latency_ms: { type: 'integer' },
+    },
+  },
+  {
+    $id: 'UsageSummary',
+    description: 'Sums of the usage records the filters select: per group (busiest first) and in total.',
+    type: 'object',
+    required: ['data', 'totals'],
+    properties: {
+      data: {
+        type: 'array',
+        items: {
+          type: 'object',
+          description: 'One group: its name under the key `group_by` names (`project` and `key` hold ids).',
+          required: ['requests', 'tokens', 'cost_usd'],
+          properties: {
+            project: uuid,
+            model: { type: 'string' },
+            provider: { type: 'string' },
+            key: uuid,
+            endpoint,
+            ...summaryFigures,
+          },
+        },
+      },
+      totals: { type: 'object', required: ['requests', 'tokens', 'cost_usd'], properties: summaryFigures },
     },
   },
 ] as const;

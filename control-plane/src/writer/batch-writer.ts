@@ -77,30 +77,41 @@ function lockCounters(q: Q, projectIds: readonly string[], keyIds: readonly stri
 function insertUsage(q: Q, rows: UsageRows) {
   return q<{ project_id: string; tokens: string; n: number }[]>`
     with ins as (
-      insert into usage_records (ts, id, request_id, project_id, key_id, model, provider,
-                                 input_tokens, output_tokens, total_tokens, latency_ms, finish_reason, stream)
+      insert into usage_records (ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens,
+                                 total_tokens, cached_tokens, cost_usd, latency_ms, finish_reason, provider_finish_reason,
+                                 stream, endpoint)
       select * from unnest(
         ${plainArray(rows.ts)}::int8[], ${plainArray(rows.id)}::uuid[], ${textArray(rows.requestId)}::text[],
         ${plainArray(rows.projectId)}::uuid[], ${plainArray(rows.keyId)}::uuid[], ${textArray(rows.model)}::text[],
         ${textArray(rows.provider)}::text[], ${plainArray(rows.inputTokens)}::int4[], ${plainArray(rows.outputTokens)}::int4[],
-        ${plainArray(rows.totalTokens)}::int4[], ${plainArray(rows.latencyMs)}::int4[], ${textArray(rows.finishReason)}::text[],
-        ${boolArray(rows.stream)}::bool[])
+        ${plainArray(rows.totalTokens)}::int4[], ${plainArray(rows.cachedTokens)}::int4[], ${plainArray(rows.costUsd)}::numeric[],
+        ${plainArray(rows.latencyMs)}::int4[], ${textArray(rows.finishReason)}::text[], ${textArray(rows.providerFinishReason)}::text[],
+        ${boolArray(rows.stream)}::bool[], ${textArray(rows.endpoint)}::text[])
       on conflict do nothing
       returning project_id, total_tokens
     )
     select project_id, sum(total_tokens)::text as tokens, count(*)::int as n from ins group by project_id`;
 }
 
+/**
+ * unnest() of a two-dimensional array yields its elements one by one, and Postgres arrays cannot
+ * be ragged besides: each event's providers travel as one array literal, cast back per row.
+ */
 function insertAudit(q: Q, rows: AuditRows) {
   return q`
     insert into audit_events (ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
-                              actor, model, provider, client_ip, user_agent, latency_ms)
-    select * from unnest(
+                              actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms)
+    select ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
+           actor, model, provider, endpoint, attempts, providers::text[], client_ip, user_agent, latency_ms
+    from unnest(
       ${plainArray(rows.ts)}::int8[], ${plainArray(rows.id)}::uuid[], ${textArray(rows.requestId)}::text[],
       ${textArray(rows.type)}::text[], ${textArray(rows.outcome)}::text[], ${plainArray(rows.status)}::int2[],
       ${textArray(rows.errorCode)}::text[], ${plainArray(rows.projectId)}::uuid[], ${plainArray(rows.keyId)}::uuid[],
       ${plainArray(rows.actor)}::uuid[], ${textArray(rows.model)}::text[], ${textArray(rows.provider)}::text[],
+      ${textArray(rows.endpoint)}::text[], ${plainArray(rows.attempts)}::int2[], ${textArray(rows.providers.map(textArray))}::text[],
       ${textArray(rows.clientIp)}::text[], ${textArray(rows.userAgent)}::text[], ${plainArray(rows.latencyMs)}::int4[])
+      as r(ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
+           actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms)
     on conflict do nothing`;
 }
 

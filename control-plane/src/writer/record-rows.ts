@@ -1,4 +1,15 @@
-import { AUDIT_OUTCOMES, FINISH_REASONS, type AuditEvent, type UsageRecord } from '@gateway/shared';
+import {
+  AUDIT_OUTCOMES,
+  FINISH_REASONS,
+  GATEWAY_ENDPOINTS,
+  MAX_PROVIDER_NAME_LENGTH,
+  MAX_RECORD_ATTEMPTS,
+  MAX_RECORD_PROVIDERS,
+  V1_BATCH_ENDPOINT,
+  type AuditEvent,
+  type RecordBatchVersion,
+  type UsageRecord,
+} from '@gateway/shared';
 
 /**
  * Records as column arrays, the shape `insert … select * from unnest(…)` takes: one parameter
@@ -7,7 +18,11 @@ import { AUDIT_OUTCOMES, FINISH_REASONS, type AuditEvent, type UsageRecord } fro
  * Every record is checked here, before Postgres sees it: one record Postgres would refuse would
  * fail its whole batch on every retry, forever. A record that fails a check is left out and
  * reported, never fixed up, except for NUL characters, which text columns cannot store and which
- * only a client-supplied field (a user agent) could carry.
+ * only a client- or provider-supplied field (a user agent, a finish reason) could carry.
+ *
+ * A record leaves out what its batch version does not know (a v1 record has no cost) or what its
+ * proxy does not fill yet; those columns get the defaults documented on the contract's fields.
+ * A v1 record's later fields are not read at all: version 1 gave them no meaning.
  */
 export interface UsageRows {
   ts: number[];
@@ -20,9 +35,13 @@ export interface UsageRows {
   inputTokens: number[];
   outputTokens: number[];
   totalTokens: number[];
+  cachedTokens: number[];
+  costUsd: (number | null)[];
   latencyMs: number[];
   finishReason: string[];
+  providerFinishReason: (string | null)[];
   stream: boolean[];
+  endpoint: string[];
 }
 
 export interface AuditRows {
@@ -38,6 +57,10 @@ export interface AuditRows {
   actor: (string | null)[];
   model: (string | null)[];
   provider: (string | null)[];
+  endpoint: (string | null)[];
+  attempts: number[];
+  /** One array per event. */
+  providers: string[][];
   clientIp: (string | null)[];
   userAgent: (string | null)[];
   latencyMs: number[];
@@ -53,8 +76,11 @@ export interface RejectedRecord {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INT32_MAX = 2_147_483_647;
 const SMALLINT_MAX = 32_767;
+/** numeric(20, 10) holds ten digits before the point. */
+const COST_LIMIT = 1e10;
 const finishReasons = new Set<string>(FINISH_REASONS);
 const outcomes = new Set<string>(AUDIT_OUTCOMES);
+const endpoints = new Set<string>(GATEWAY_ENDPOINTS);
 
 class Invalid extends Error {}
 
@@ -87,21 +113,77 @@ function nullableText(value: unknown, field: string): string | null {
   return value === null || value === undefined ? null : text(value, field, true);
 }
 
+function cost(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value >= COST_LIMIT) throw new Invalid(`cost_usd is not a number in 0..${COST_LIMIT} or null`);
+  return value;
+}
+
+function endpoint(value: unknown): string {
+  if (typeof value !== 'string' || !endpoints.has(value)) throw new Invalid('endpoint is not a known value');
+  return value;
+}
+
+function providerNames(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length > MAX_RECORD_PROVIDERS) throw new Invalid(`providers is not a list of at most ${MAX_RECORD_PROVIDERS} names`);
+  return value.map((name: unknown) => {
+    if (typeof name === 'string' && name.length > MAX_PROVIDER_NAME_LENGTH) throw new Invalid(`providers has a name over ${MAX_PROVIDER_NAME_LENGTH} characters`);
+    return text(name, 'providers[]');
+  });
+}
+
 function idOf(record: unknown): string | null {
   const id = (record as { id?: unknown } | null)?.id;
   return typeof id === 'string' && UUID.test(id) ? id : null;
 }
 
 export function emptyUsageRows(): UsageRows {
-  return { ts: [], id: [], requestId: [], projectId: [], keyId: [], model: [], provider: [], inputTokens: [], outputTokens: [], totalTokens: [], latencyMs: [], finishReason: [], stream: [] };
+  return {
+    ts: [],
+    id: [],
+    requestId: [],
+    projectId: [],
+    keyId: [],
+    model: [],
+    provider: [],
+    inputTokens: [],
+    outputTokens: [],
+    totalTokens: [],
+    cachedTokens: [],
+    costUsd: [],
+    latencyMs: [],
+    finishReason: [],
+    providerFinishReason: [],
+    stream: [],
+    endpoint: [],
+  };
 }
 
 export function emptyAuditRows(): AuditRows {
-  return { ts: [], id: [], requestId: [], type: [], outcome: [], status: [], errorCode: [], projectId: [], keyId: [], actor: [], model: [], provider: [], clientIp: [], userAgent: [], latencyMs: [] };
+  return {
+    ts: [],
+    id: [],
+    requestId: [],
+    type: [],
+    outcome: [],
+    status: [],
+    errorCode: [],
+    projectId: [],
+    keyId: [],
+    actor: [],
+    model: [],
+    provider: [],
+    endpoint: [],
+    attempts: [],
+    providers: [],
+    clientIp: [],
+    userAgent: [],
+    latencyMs: [],
+  };
 }
 
-/** Appends each valid usage record to `rows`; returns the ones left out. */
-export function addUsageRows(rows: UsageRows, records: readonly unknown[]): RejectedRecord[] {
+/** Appends each valid usage record of a batch of version `v` to `rows`; returns the ones left out. */
+export function addUsageRows(rows: UsageRows, records: readonly unknown[], v: RecordBatchVersion): RejectedRecord[] {
   const rejected: RejectedRecord[] = [];
   for (const raw of records) {
     try {
@@ -114,6 +196,14 @@ export function addUsageRows(rows: UsageRows, records: readonly unknown[]): Reje
       const total = int(tokens.total, 'tokens.total', INT32_MAX);
       if (typeof r.finish_reason !== 'string' || !finishReasons.has(r.finish_reason)) throw new Invalid('finish_reason is not a known value');
       if (typeof r.stream !== 'boolean') throw new Invalid('stream is not a boolean');
+      const v2 = v >= 2;
+      const cached = v2 && tokens.cached !== undefined ? int(tokens.cached, 'tokens.cached', INT32_MAX) : 0;
+      if (cached > input) throw new Invalid('tokens.cached is more than tokens.input');
+      const v2Fields = {
+        cost: v2 ? cost(r.cost_usd) : null,
+        endpoint: v2 && r.endpoint !== undefined ? endpoint(r.endpoint) : V1_BATCH_ENDPOINT,
+        providerFinishReason: v2 ? nullableText(r.provider_finish_reason, 'provider_finish_reason') : null,
+      };
       const row = {
         ts: timestamp(r.timestamp),
         id: uuid(r.id, 'id'),
@@ -134,9 +224,13 @@ export function addUsageRows(rows: UsageRows, records: readonly unknown[]): Reje
       rows.inputTokens.push(input);
       rows.outputTokens.push(output);
       rows.totalTokens.push(total);
+      rows.cachedTokens.push(cached);
+      rows.costUsd.push(v2Fields.cost);
       rows.latencyMs.push(row.latencyMs);
       rows.finishReason.push(r.finish_reason);
+      rows.providerFinishReason.push(v2Fields.providerFinishReason);
       rows.stream.push(r.stream);
+      rows.endpoint.push(v2Fields.endpoint);
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       rejected.push({ table: 'usage_records', id: idOf(raw), reason: err.message });
@@ -145,8 +239,8 @@ export function addUsageRows(rows: UsageRows, records: readonly unknown[]): Reje
   return rejected;
 }
 
-/** Appends each valid audit event to `rows`; returns the ones left out. */
-export function addAuditRows(rows: AuditRows, events: readonly unknown[]): RejectedRecord[] {
+/** Appends each valid audit event of a batch of version `v` to `rows`; returns the ones left out. */
+export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: RecordBatchVersion): RejectedRecord[] {
   const rejected: RejectedRecord[] = [];
   for (const raw of events) {
     try {
@@ -169,6 +263,14 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[]): Rejec
         userAgent: nullableText(e.user_agent, 'user_agent'),
         latencyMs: int(e.latency_ms, 'latency_ms', INT32_MAX),
       };
+      const v2 = v >= 2;
+      const provider = row.provider;
+      // Before version 2 a provider was called at most once per request.
+      const tried = {
+        endpoint: v2 && e.endpoint !== undefined ? (e.endpoint === null ? null : endpoint(e.endpoint)) : row.type === 'gateway.request' ? V1_BATCH_ENDPOINT : null,
+        attempts: v2 && e.attempts !== undefined ? int(e.attempts, 'attempts', MAX_RECORD_ATTEMPTS) : provider === null ? 0 : 1,
+        providers: v2 && e.providers !== undefined ? providerNames(e.providers) : provider === null ? [] : [provider],
+      };
       rows.ts.push(row.ts);
       rows.id.push(row.id);
       rows.requestId.push(row.requestId);
@@ -181,6 +283,9 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[]): Rejec
       rows.actor.push(row.actor);
       rows.model.push(row.model);
       rows.provider.push(row.provider);
+      rows.endpoint.push(tried.endpoint);
+      rows.attempts.push(tried.attempts);
+      rows.providers.push(tried.providers);
       rows.clientIp.push(row.clientIp);
       rows.userAgent.push(row.userAgent);
       rows.latencyMs.push(row.latencyMs);

@@ -2,7 +2,7 @@ import { Worker, type Job, type MinimalJob } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Unpackr } from 'msgpackr';
 import type { Logger } from 'pino';
-import { ContractError, decodeRecordBatch, RECORD_BACKOFF_TYPE, type RedisKeys } from '@gateway/shared';
+import { ContractError, decodeRecordBatch, RECORD_BACKOFF_TYPE, RECORD_BATCH_VERSIONS, type RecordBatch, type RecordBatchVersion, type RedisKeys } from '@gateway/shared';
 import { writeBatch } from './batch-writer.js';
 import { isUnavailable } from './postgres-errors.js';
 import { addAuditRows, addUsageRows, emptyAuditRows, emptyUsageRows, rowCount, type RejectedRecord } from './record-rows.js';
@@ -18,6 +18,11 @@ export interface RecordWorkerOptions {
   /** How often each writer looks for batches whose writer died. */
   stalledIntervalMs: number;
   maxBackoffMs: number;
+  /**
+   * Batch versions this writer reads: every version this build knows, unless a test stands in
+   * for a writer of an older release.
+   */
+  batchVersions?: readonly RecordBatchVersion[];
 }
 
 export interface BatchOutcome {
@@ -26,7 +31,6 @@ export interface BatchOutcome {
   invalid: number;
 }
 
-const KNOWN_BATCH_VERSION = 1;
 const PROBE_MIN_MS = 250;
 const PROBE_MAX_MS = 5_000;
 const peek = new Unpackr({ useRecords: false, moreTypes: false });
@@ -45,6 +49,7 @@ export class RecordWorker {
   private probing = false;
   private closing = false;
   private lastVersionWarning = 0;
+  private readonly batchVersions: readonly number[];
 
   constructor(
     private readonly db: WriterDb,
@@ -54,6 +59,7 @@ export class RecordWorker {
     private readonly log: Logger,
     options: RecordWorkerOptions,
   ) {
+    this.batchVersions = options.batchVersions ?? RECORD_BATCH_VERSIONS;
     metrics.postgresUp.set(1);
     this.worker = new Worker(keys.recordsQueue, (job) => this.process(job), {
       connection,
@@ -100,7 +106,7 @@ export class RecordWorker {
     if (batch === null) return { written: 0, replayed: 0, invalid: 1 };
     const usage = emptyUsageRows();
     const audit = emptyAuditRows();
-    const rejected = [...addUsageRows(usage, batch.usage), ...addAuditRows(audit, batch.audit)];
+    const rejected = [...addUsageRows(usage, batch.usage, batch.v), ...addAuditRows(audit, batch.audit, batch.v)];
     const started = performance.now();
     const pool = this.db.current;
     let result;
@@ -131,16 +137,19 @@ export class RecordWorker {
   }
 
   /**
-   * A batch of a newer format is thrown back for a newer writer (rolling deploys run both);
-   * anything else unreadable can never be written, so it is counted and completed.
+   * A batch of a newer format is thrown back for a newer writer (rolling deploys run both):
+   * BullMQ retries it with backoff, never failing it, until a writer that reads it takes it.
+   * Anything else unreadable can never be written, so it is counted and completed.
    */
-  private decode(job: Job) {
+  private decode(job: Job): RecordBatch | null {
     try {
-      return decodeRecordBatch(job.data);
+      const batch = decodeRecordBatch(job.data);
+      if (!this.batchVersions.includes(batch.v)) throw new ContractError('RecordBatch', `unsupported version ${batch.v}`);
+      return batch;
     } catch (err) {
       if (!(err instanceof ContractError)) throw err;
       const version = peekVersion(job.data);
-      if (version !== null && version > KNOWN_BATCH_VERSION) {
+      if (version !== null && version > Math.max(...this.batchVersions)) {
         const now = Date.now();
         if (now - this.lastVersionWarning > 60_000) {
           this.lastVersionWarning = now;

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { connectRedis, loadWriterConfig, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type WriterConfig } from '@gateway/shared';
+import { connectRedis, loadWriterConfig, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type RecordBatchVersion, type WriterConfig } from '@gateway/shared';
 import { migrate } from '../db/migrate.js';
 import { ensurePartitions } from '../db/partitions.js';
 import { createLogger } from '../logger.js';
@@ -19,6 +19,8 @@ export interface WriterOptions {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   maxBackoffMs?: number;
+  /** Batch versions read (default: all this build knows); a test stands in an older writer with fewer. */
+  batchVersions?: readonly RecordBatchVersion[];
 }
 
 export interface Writer {
@@ -83,6 +85,7 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
       lockDurationMs: options.lockDurationMs ?? LOCK_DURATION_MS,
       stalledIntervalMs: options.stalledIntervalMs ?? STALLED_INTERVAL_MS,
       maxBackoffMs: options.maxBackoffMs ?? MAX_BACKOFF_MS,
+      ...(options.batchVersions ? { batchVersions: options.batchVersions } : {}),
     });
     const { redis, probe, server, queue } = opened;
     let closing: Promise<void> | null = null;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AUDIT_OUTCOMES, FINISH_REASONS } from '@gateway/shared';
+import { AUDIT_OUTCOMES, FINISH_REASONS, GATEWAY_ENDPOINTS } from '@gateway/shared';
 import { PROJECT_ROLES as SERVER_ROLES } from '../../src/auth/permissions.js';
 import { ApiError } from '../../dashboard/src/api/api-error.js';
 import { createApiClient } from '../../dashboard/src/api/client.js';
@@ -9,6 +9,7 @@ describe('the dashboard agrees with the server', () => {
   it('on the enumerations it offers as filters and roles', () => {
     expect([...types.FINISH_REASONS]).toEqual([...FINISH_REASONS]);
     expect([...types.AUDIT_OUTCOMES]).toEqual([...AUDIT_OUTCOMES]);
+    expect([...types.GATEWAY_ENDPOINTS]).toEqual([...GATEWAY_ENDPOINTS]);
     expect([...types.PROJECT_ROLES].sort()).toEqual([...SERVER_ROLES].sort());
   });
 });

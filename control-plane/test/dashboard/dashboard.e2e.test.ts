@@ -1,8 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { encodeRecordBatch, newRecordId, RECORD_JOB_NAME, RECORD_JOB_OPTIONS, RedisKeys } from '@gateway/shared';
 import { startProxy, type Proxy } from '../../../proxy/src/proxy.js';
 import { TEST_REDIS_URL } from '../../../test-support/databases.js';
 import { eventually, ROOT } from '../../../test-support/processes.js';
@@ -113,6 +116,39 @@ async function refreshUntilVisible(page: Page, target: Locator, what: string): P
     await page.waitForTimeout(200);
     return target.first().isVisible();
   }, what, 20_000);
+}
+
+/**
+ * A usage record with a price, as a proxy that knows the model's price writes it, queued for the
+ * writer like any batch (the built-in mock provider of this test has no price).
+ */
+async function queuePricedRecord(projectId: string, keyId: string): Promise<void> {
+  const keys = new RedisKeys(h.prefix);
+  const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = new Queue(keys.recordsQueue, { connection, prefix: keys.bullPrefix });
+  try {
+    const id = newRecordId();
+    const usage = {
+      id,
+      request_id: `req-${id}`,
+      project_id: projectId,
+      key_id: keyId,
+      timestamp: Date.now(),
+      model: 'priced-model',
+      provider: 'mock',
+      tokens: { input: 40, output: 10, total: 50, cached: 30 },
+      cost_usd: 0.0042,
+      latency_ms: 25,
+      finish_reason: 'stop' as const,
+      provider_finish_reason: null,
+      stream: false,
+      endpoint: 'chat.completions' as const,
+    };
+    await queue.add(RECORD_JOB_NAME, encodeRecordBatch([usage], []), { ...RECORD_JOB_OPTIONS, jobId: id });
+  } finally {
+    await queue.close();
+    await connection.quit();
+  }
 }
 
 async function signIn(page: Page, email: string, password: string): Promise<void> {
@@ -255,6 +291,20 @@ it('signs in, manages a project and its key, shows traffic in usage and audit, a
   await page.getByLabel('Key', { exact: true }).selectOption({ label: `billing-prod (${secret.slice(0, 11)}…)` });
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await expect.poll(() => recordsRegion.getByRole('row').count()).toBe(5);
+
+  // Cost beside tokens: in the totals, per model and in the record's row.
+  const keyId = (await h.api('GET', `/v1/projects/${projectId}/keys`, { token: h.adminToken })).body.data.find((k: { name: string }) => k.name === 'billing-prod').id as string;
+  await queuePricedRecord(projectId, keyId);
+  const pricedRow = recordsRegion.getByRole('row', { name: /priced-model/ });
+  await refreshUntilVisible(page, pricedRow, 'the priced record in the table');
+  expect(await pricedRow.getByRole('cell').allTextContents()).toEqual(expect.arrayContaining(['priced-model', '40', '30', '10', '50', '$0.0042']));
+  await expect.poll(() => recordsRegion.getByRole('row').count()).toBe(6);
+  await expect.poll(() => page.locator('.stats').textContent()).toContain('Requests5');
+  expect(await page.locator('.stats').textContent()).toMatch(/Cost\$\d/);
+  expect(await page.locator('.stats').textContent()).toMatch(/Cached input30(?![\d,])/);
+  const byModel = page.getByRole('region', { name: 'By model' });
+  expect(await byModel.getByRole('row', { name: /priced-model/ }).textContent()).toContain('$0.0042');
+  expect(await byModel.getByRole('columnheader', { name: 'Cost' }).count()).toBe(1);
   await shot(page, 'usage');
 
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Projects' }).click();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { apiErrorFrom, ApiError, describeError } from '../../dashboard/src/api/api-error.js';
-import { formatCompact, formatDateTime, formatLatency, formatNumber, formatRelative, parseQuota, quotaUse, shortId } from '../../dashboard/src/lib/format.js';
+import { formatCompact, formatCost, formatDateTime, formatLatency, formatNumber, formatRelative, parseQuota, quotaUse, shortId } from '../../dashboard/src/lib/format.js';
 
 describe('numbers and times', () => {
   it('groups thousands and compacts axis labels', () => {
@@ -29,6 +29,20 @@ describe('numbers and times', () => {
 
   it('writes latency in ms below a second', () => {
     expect([12, 999, 1234, 15_000].map(formatLatency)).toEqual(['12 ms', '999 ms', '1.23 s', '15.0 s']);
+  });
+
+  it('writes costs in dollars, sub-cent ones to two significant digits, and a dash for no price', () => {
+    expect([1234.5, 12.345, 1, 0.5, 0.0042, 0.0000195, 0.0000002, 0].map(formatCost)).toEqual([
+      '$1,234.50',
+      '$12.35',
+      '$1.00',
+      '$0.50',
+      '$0.0042',
+      '$0.000020',
+      '$0.00000020',
+      '$0.00',
+    ]);
+    expect(formatCost(null)).toBe('—');
   });
 
   it('shortens ids for display', () => {

@@ -24,10 +24,13 @@ function record(timestamp: number, model: string, input: number, output: number)
     timestamp,
     model,
     provider: 'mock',
-    tokens: { input, output, total: input + output },
+    tokens: { input, output, total: input + output, cached: 0 },
+    cost_usd: null,
     latency_ms: 5,
     finish_reason: 'stop',
+    provider_finish_reason: null,
     stream: false,
+    endpoint: 'chat.completions',
   };
 }
 

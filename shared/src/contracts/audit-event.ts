@@ -1,10 +1,21 @@
+import type { GatewayEndpoint } from './gateway-endpoint.js';
+
 /**
  * One per gateway request, and one per management action (DESIGN §4). Never carries a secret:
  * keys appear as key_id, users as actor (a user id), tokens and passwords not at all.
+ *
+ * The fields added with batch version 2 are optional here, and the writer stores their defaults
+ * when an event leaves them out (see `StoredAuditEvent`).
  */
 export type AuditOutcome = 'success' | 'auth_failed' | 'policy_blocked' | 'error' | 'cancelled';
 
 export const AUDIT_OUTCOMES: readonly AuditOutcome[] = ['success', 'auth_failed', 'policy_blocked', 'error', 'cancelled'];
+
+/** Most provider attempts one request may record (a fallback chain is a handful). */
+export const MAX_RECORD_ATTEMPTS = 1000;
+/** Most provider names one request may record, and the longest name. */
+export const MAX_RECORD_PROVIDERS = 20;
+export const MAX_PROVIDER_NAME_LENGTH = 64;
 
 export interface AuditEvent {
   id: string;
@@ -21,8 +32,25 @@ export interface AuditEvent {
   /** The acting user's id for management actions; null for gateway traffic. */
   actor: string | null;
   model: string | null;
+  /** The provider that answered (the last one tried), or null. */
   provider: string | null;
+  /**
+   * The inbound API of a gateway request; null for management actions and for requests on no
+   * inference endpoint (`/v1/models`). Absent: `chat.completions` for gateway.request, else null.
+   */
+  endpoint?: GatewayEndpoint | null;
+  /** Provider attempts made for this request, 0 when none. Absent: 1 with a provider, else 0. */
+  attempts?: number;
+  /** Names of the providers tried, in order; empty when none. Absent: `[provider]` or `[]`. */
+  providers?: string[];
   client_ip: string | null;
   user_agent: string | null;
   latency_ms: number;
+}
+
+/** An audit event as Postgres holds it and the management API serves it: every field present. */
+export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers'> {
+  endpoint: GatewayEndpoint | null;
+  attempts: number;
+  providers: string[];
 }

@@ -1,10 +1,11 @@
+import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { decodeInvalidation, encodeInvalidation } from './invalidation.js';
 import { decodeKeyRecord, encodeKeyRecord } from './key-record.js';
 import { decodeRecordBatch, encodeRecordBatch } from './record-batch.js';
 import type { AuditEvent } from './audit-event.js';
 import type { UsageRecord } from './usage-record.js';
-import { normaliseFinishReason } from './usage-record.js';
+import { FINISH_REASONS, finishReasonFields, normaliseFinishReason } from './usage-record.js';
 import { ContractError } from './version.js';
 import { decodeProjectPolicy, encodeProjectPolicy, quotaPeriodId, quotaPeriodRange } from './project-policy.js';
 
@@ -16,10 +17,13 @@ const usage: UsageRecord = {
   timestamp: 1_763_000_000_000,
   model: 'mock-1',
   provider: 'mock',
-  tokens: { input: 3, output: 5, total: 8 },
+  tokens: { input: 3, output: 5, total: 8, cached: 2 },
+  cost_usd: 0.000_012_5,
   latency_ms: 12,
-  finish_reason: 'stop',
+  finish_reason: 'other',
+  provider_finish_reason: 'pause_turn',
   stream: false,
+  endpoint: 'messages',
 };
 const audit: AuditEvent = {
   id: usage.id,
@@ -34,6 +38,9 @@ const audit: AuditEvent = {
   actor: null,
   model: 'mock-1',
   provider: 'mock',
+  endpoint: 'messages',
+  attempts: 2,
+  providers: ['flaky', 'mock'],
   client_ip: '127.0.0.1',
   user_agent: 'test',
   latency_ms: 12,
@@ -54,19 +61,43 @@ describe('versioned contracts', () => {
     expect(() => decodeInvalidation(raw.replace('key.deleted', 'key.exploded'))).toThrow(/unknown kind/);
   });
 
-  it('round-trips a record batch through msgpack', () => {
+  it('round-trips a record batch through msgpack, as version 2', () => {
     const job = encodeRecordBatch([usage], [audit]);
     expect(typeof job.b).toBe('string');
-    expect(decodeRecordBatch(job)).toEqual({ v: 1, usage: [usage], audit: [audit] });
+    expect(decodeRecordBatch(job)).toEqual({ v: 2, usage: [usage], audit: [audit] });
     expect(() => decodeRecordBatch({ b: 'not msgpack at all' })).toThrow(ContractError);
     expect(() => decodeRecordBatch({})).toThrow(/no payload/);
   });
 
-  it("maps provider finish reasons onto the gateway's set", () => {
+  // Batches as a proxy of each release wrote them (msgpack with records, as encodeRecordBatch packs).
+  const packed = (batch: object) => ({ b: new Packr({ useRecords: true, moreTypes: false }).pack(batch).toString('base64') });
+
+  it('still reads version 1 batches, records as they were sent', () => {
+    const { cost_usd: _c, provider_finish_reason: _p, endpoint: _e, ...v1Usage } = { ...usage, tokens: { input: 3, output: 5, total: 8 }, finish_reason: 'stop' as const };
+    const { endpoint: _ae, attempts: _a, providers: _ps, ...v1Audit } = audit;
+    expect(decodeRecordBatch(packed({ v: 1, usage: [v1Usage], audit: [v1Audit] }))).toEqual({ v: 1, usage: [v1Usage], audit: [v1Audit] });
+  });
+
+  it('refuses a batch of a newer version, or of none', () => {
+    expect(() => decodeRecordBatch(packed({ v: 3, usage: [], audit: [] }))).toThrow(ContractError);
+    expect(() => decodeRecordBatch(packed({ v: 3, usage: [], audit: [] }))).toThrow(/unsupported version 3 \(this build reads 1, 2\)/);
+    expect(() => decodeRecordBatch(packed({ usage: [], audit: [] }))).toThrow(/unsupported version undefined/);
+    expect(() => decodeRecordBatch(packed({ v: 2, usage: {}, audit: [] }))).toThrow(/must be arrays/);
+  });
+
+  it("maps provider finish reasons onto the gateway's set, keeping unknown ones as other", () => {
     expect(normaliseFinishReason('length')).toBe('max_tokens');
     expect(normaliseFinishReason('tool_calls')).toBe('tool_calls');
+    expect(normaliseFinishReason('tool_use')).toBe('tool_calls');
     expect(normaliseFinishReason('content_filter')).toBe('content_filter');
     expect(normaliseFinishReason('stop')).toBe('stop');
+    expect(normaliseFinishReason('end_turn')).toBe('stop');
+    expect(normaliseFinishReason(null)).toBe('stop');
+    expect(normaliseFinishReason('pause_turn')).toBe('other');
+    expect(FINISH_REASONS).toContain('other');
+    expect(finishReasonFields('pause_turn')).toEqual({ finish_reason: 'other', provider_finish_reason: 'pause_turn' });
+    expect(finishReasonFields('length')).toEqual({ finish_reason: 'max_tokens', provider_finish_reason: null });
+    expect(finishReasonFields(undefined)).toEqual({ finish_reason: 'stop', provider_finish_reason: null });
   });
 
   it('round-trips a project policy and refuses malformed limits', () => {

@@ -7,9 +7,25 @@ import { ContractError, expectObject, expectVersion } from './version.js';
  * The payload of one BullMQ job on RedisKeys.recordsQueue: many records, msgpack-encoded and carried
  * as base64 in the job data (BullMQ stores job data as JSON). Versioned so an old writer refuses,
  * rather than misreads, a batch from a newer proxy, and a newer writer keeps reading old batches.
+ *
+ * Versions:
+ * - 1: the first record shapes.
+ * - 2: usage records add tokens.cached, cost_usd, endpoint, provider_finish_reason and the
+ *   finish reason `other`; audit events add endpoint, attempts, providers. A writer reading a
+ *   v1 record stores the defaults documented on each field.
+ *
+ * Upgrade writers before proxies: a writer refuses a version it does not know, and the batch is
+ * retried until a writer that knows it takes it (docs/pipeline.md).
  */
+export type RecordBatchVersion = 1 | 2;
+
+/** What proxies write. */
+export const RECORD_BATCH_VERSION = 2;
+/** What writers read. */
+export const RECORD_BATCH_VERSIONS: readonly RecordBatchVersion[] = [1, 2];
+
 export interface RecordBatch {
-  v: 1;
+  v: RecordBatchVersion;
   usage: UsageRecord[];
   audit: AuditEvent[];
 }
@@ -44,11 +60,16 @@ export const RECORD_JOB_OPTIONS = {
 // a batch still decodes on its own in any writer: no structure table is shared between processes.
 const packr = new Packr({ useRecords: true, moreTypes: false });
 
+/** The proxy's entry point: a batch of the current version. */
 export function encodeRecordBatch(usage: UsageRecord[], audit: AuditEvent[]): RecordBatchJobData {
-  const batch: RecordBatch = { v: 1, usage, audit };
+  const batch: RecordBatch = { v: RECORD_BATCH_VERSION, usage, audit };
   return { b: packr.pack(batch).toString('base64') };
 }
 
+/**
+ * The batch as sent, records unchanged: the writer checks every record and applies the defaults
+ * of the batch's version itself (control-plane/src/writer/record-rows.ts), in one pass.
+ */
 export function decodeRecordBatch(data: unknown): RecordBatch {
   const job = expectObject(NAME, data);
   if (typeof job.b !== 'string') throw new ContractError(NAME, 'job data has no payload');
@@ -59,7 +80,7 @@ export function decodeRecordBatch(data: unknown): RecordBatch {
     throw new ContractError(NAME, 'payload is not msgpack');
   }
   const obj = expectObject(NAME, decoded);
-  expectVersion(NAME, obj, [1]);
+  const v = expectVersion(NAME, obj, RECORD_BATCH_VERSIONS) as RecordBatchVersion;
   if (!Array.isArray(obj.usage) || !Array.isArray(obj.audit)) throw new ContractError(NAME, 'usage and audit must be arrays');
-  return { v: 1, usage: obj.usage as UsageRecord[], audit: obj.audit as AuditEvent[] };
+  return { v, usage: obj.usage as UsageRecord[], audit: obj.audit as AuditEvent[] };
 }

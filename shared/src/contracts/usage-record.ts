@@ -1,10 +1,24 @@
+import type { GatewayEndpoint } from './gateway-endpoint.js';
+
 /**
  * One per gateway request that reached a provider (DESIGN §4). `id` is the primary key in Postgres,
  * so a batch delivered twice inserts nothing twice.
+ *
+ * The fields added with batch version 2 are optional here, and the writer stores their defaults
+ * when a record leaves them out (see `StoredUsageRecord`), so a proxy that does not fill them yet
+ * still writes valid batches.
  */
-export type FinishReason = 'stop' | 'max_tokens' | 'tool_calls' | 'content_filter' | 'error' | 'cancelled';
+export type FinishReason = 'stop' | 'max_tokens' | 'tool_calls' | 'content_filter' | 'error' | 'cancelled' | 'other';
 
-export const FINISH_REASONS: readonly FinishReason[] = ['stop', 'max_tokens', 'tool_calls', 'content_filter', 'error', 'cancelled'];
+export const FINISH_REASONS: readonly FinishReason[] = ['stop', 'max_tokens', 'tool_calls', 'content_filter', 'error', 'cancelled', 'other'];
+
+export interface UsageTokens {
+  input: number;
+  output: number;
+  total: number;
+  /** Prompt tokens read from the provider's cache; counted in `input` too. Absent: 0. */
+  cached?: number;
+}
 
 export interface UsageRecord {
   id: string;
@@ -15,32 +29,56 @@ export interface UsageRecord {
   timestamp: number;
   model: string;
   provider: string;
-  tokens: { input: number; output: number; total: number };
+  tokens: UsageTokens;
+  /** US dollars for this request; null when the model has no price. Absent: null. */
+  cost_usd?: number | null;
   latency_ms: number;
   finish_reason: FinishReason;
+  /** The provider's own finish reason when it maps to `other`, else null. Absent: null. */
+  provider_finish_reason?: string | null;
   stream: boolean;
+  /** The inbound API the request came in on. Absent: `chat.completions`. */
+  endpoint?: GatewayEndpoint;
 }
 
-/** Maps a provider's OpenAI-style finish_reason onto the gateway's set. */
+/** A usage record as Postgres holds it and the management API serves it: every field present. */
+export interface StoredUsageRecord extends Omit<UsageRecord, 'tokens' | 'cost_usd' | 'provider_finish_reason' | 'endpoint'> {
+  tokens: Required<UsageTokens>;
+  cost_usd: number | null;
+  provider_finish_reason: string | null;
+  endpoint: GatewayEndpoint;
+}
+
+/** Maps a provider's finish reason (OpenAI, Anthropic or Gemini spelling) onto the gateway's set. */
 export function normaliseFinishReason(raw: string | null | undefined): FinishReason {
   switch (raw) {
     case 'stop':
     case 'end_turn':
     case 'stop_sequence':
+    case 'STOP':
       return 'stop';
     case 'length':
     case 'max_tokens':
+    case 'MAX_TOKENS':
       return 'max_tokens';
     case 'tool_calls':
     case 'function_call':
     case 'tool_use':
       return 'tool_calls';
     case 'content_filter':
+    case 'refusal':
+    case 'SAFETY':
       return 'content_filter';
     case null:
     case undefined:
       return 'stop';
     default:
-      return 'stop';
+      return 'other';
   }
+}
+
+/** `finish_reason` and `provider_finish_reason` of a record, from the provider's finish reason. */
+export function finishReasonFields(raw: string | null | undefined): { finish_reason: FinishReason; provider_finish_reason: string | null } {
+  const finish_reason = normaliseFinishReason(raw);
+  return { finish_reason, provider_finish_reason: finish_reason === 'other' ? (raw as string) : null };
 }

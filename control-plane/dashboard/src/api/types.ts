@@ -3,8 +3,10 @@
  * from the server's schemas because the browser bundle must not pull in server modules; a test
  * compares the enumerations with the server's.
  */
-export const FINISH_REASONS = ['stop', 'max_tokens', 'tool_calls', 'content_filter', 'error', 'cancelled'] as const;
+export const FINISH_REASONS = ['stop', 'max_tokens', 'tool_calls', 'content_filter', 'error', 'cancelled', 'other'] as const;
 export type FinishReason = (typeof FINISH_REASONS)[number];
+
+export const GATEWAY_ENDPOINTS = ['chat.completions', 'messages', 'responses', 'embeddings'] as const;
 
 export const AUDIT_OUTCOMES = ['success', 'auth_failed', 'policy_blocked', 'error', 'cancelled'] as const;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
@@ -84,9 +86,25 @@ export interface Member {
   created_at: string;
 }
 
-// The record shapes are the gateway's own contracts; a type-only import adds nothing to the bundle.
-export type { UsageRecord } from '../../../../shared/src/contracts/usage-record.js';
-export type { AuditEvent } from '../../../../shared/src/contracts/audit-event.js';
+// The record shapes are the gateway's own contracts, as the API serves them (every field present);
+// a type-only import adds nothing to the bundle.
+export type { StoredUsageRecord as UsageRecord } from '../../../../shared/src/contracts/usage-record.js';
+export type { StoredAuditEvent as AuditEvent } from '../../../../shared/src/contracts/audit-event.js';
+
+/** Sums of GET /v1/usage/summary: per group, and in total. */
+export interface SummaryFigures {
+  requests: number;
+  tokens: { input: number; output: number; total: number; cached: number };
+  /** US dollars; null when no record counted has a cost. */
+  cost_usd: number | null;
+}
+
+export type SummaryGroup = 'project' | 'model' | 'provider' | 'key' | 'endpoint';
+
+export interface UsageSummary<G extends SummaryGroup = 'model'> {
+  data: (SummaryFigures & Record<G, string>)[];
+  totals: SummaryFigures;
+}
 
 export interface List<T> {
   data: T[];

@@ -10,6 +10,19 @@ export function formatNumber(n: number): string {
   return integer.format(n);
 }
 
+const dollars = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const cents = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumSignificantDigits: 2, maximumSignificantDigits: 2 });
+
+/**
+ * US dollars: cents from a dollar up, two significant digits below (a request often costs a
+ * fraction of a cent, which "$0.00" would hide); a dash when the price is unknown.
+ */
+export function formatCost(usd: number | null): string {
+  if (usd === null) return '—';
+  if (usd === 0) return '$0.00';
+  return usd >= 1 ? dollars.format(usd) : cents.format(usd);
+}
+
 /** 950, 12.3k, 4.5M: for axis ticks and tight spots; tables use formatNumber. */
 export function formatCompact(n: number): string {
   const abs = Math.abs(n);

@@ -2,9 +2,10 @@ import type { UsageRecord } from '../api/types.js';
 import { formatDateTime, formatNumber } from './format.js';
 
 /**
- * Usage records turned into what the chart and the totals show: total tokens per model per time
- * bucket, and sums over the range. The API has no aggregate endpoint, so the dashboard pages
- * through the records of the range and adds them up here.
+ * Usage records turned into what the chart shows: total tokens per model per time bucket. The
+ * totals on the page come from GET /v1/usage/summary, which sums in the database but not per
+ * time bucket, so for the chart the dashboard pages through the records of the range and buckets
+ * them here (the sums kept here describe the chart to screen readers).
  */
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { FINISH_REASONS, type ApiKey, type List, type Page, type UsageRecord } from '../api/types.js';
+import { FINISH_REASONS, type ApiKey, type List, type Page, type UsageRecord, type UsageSummary } from '../api/types.js';
 import { useApi } from '../auth/session-context.js';
 import { ErrorBanner } from '../components/error-banner.js';
 import { PageHeading } from '../components/page-heading.js';
@@ -8,15 +8,16 @@ import { ProjectPicker, useSelectedProject } from '../components/projects-contex
 import { RangeFields } from '../components/range-fields.js';
 import { UsageChart } from '../components/usage-chart.js';
 import { collectPages } from '../lib/collect-pages.js';
-import { formatDateTime, formatLatency, formatNumber, shortId } from '../lib/format.js';
+import { formatCost, formatDateTime, formatLatency, formatNumber, shortId } from '../lib/format.js';
 import { presetChoice, resolveRange, type RangeChoice, type TimeRange } from '../lib/record-query.js';
 import { useAsync } from '../lib/use-async.js';
 import { buildUsageSeries } from '../lib/usage-series.js';
 
 /**
- * Usage of one project or all: the totals and chart of a time range, and the records
- * themselves, page by page. The API has no sums, so the totals walk the whole range (in pages
- * of 1000, up to SUMMARY_PAGES); the table reads only the page on screen.
+ * Usage of one project or all: the totals of a time range, overall and per model, with their
+ * cost (summed by the API over the whole range), a chart of tokens over time, and the records
+ * themselves, page by page. The API sums but not per time bucket, so the chart walks the records
+ * of the range (in pages of 1000, up to CHART_PAGES); the table reads only the page on screen.
  */
 interface UsageFilters {
   model: string;
@@ -26,8 +27,8 @@ interface UsageFilters {
   range: RangeChoice;
 }
 
-const SUMMARY_PAGES = 20;
-const SUMMARY_PAGE_SIZE = 1000;
+const CHART_PAGES = 20;
+const CHART_PAGE_SIZE = 1000;
 const PAGE_SIZES = [25, 50, 100, 200];
 
 const initialFilters = (): UsageFilters => ({ model: '', provider: '', finish_reason: '', key_id: '', range: presetChoice('24h', Date.now()) });
@@ -75,10 +76,12 @@ export function UsagePage() {
   };
   const queryKey = JSON.stringify(query);
 
-  const summary = useAsync(async () => {
+  const summary = useAsync(() => api.get<UsageSummary>('/v1/usage/summary', { ...query, group_by: 'model' }), [queryKey, tick]);
+
+  const chart = useAsync(async () => {
     const { items, complete } = await collectPages(
-      (cursor) => api.get<Page<UsageRecord>>('/v1/usage', { ...query, order_asc: 'timestamp', limit: SUMMARY_PAGE_SIZE, cursor }),
-      SUMMARY_PAGES,
+      (cursor) => api.get<Page<UsageRecord>>('/v1/usage', { ...query, order_asc: 'timestamp', limit: CHART_PAGE_SIZE, cursor }),
+      CHART_PAGES,
     );
     return { complete, series: buildUsageSeries(items, range.from, range.to) };
   }, [queryKey, tick]);
@@ -113,8 +116,9 @@ export function UsagePage() {
     setTick((t) => t + 1);
   };
 
-  const series = summary.data?.series;
-  const models = series?.models ?? [];
+  const sums = summary.data;
+  const series = chart.data?.series;
+  const models = sums?.data.map((m) => m.model) ?? [];
   const providers = [...new Set(page.data?.data.map((r) => r.provider) ?? [])];
 
   return (
@@ -200,44 +204,55 @@ export function UsagePage() {
         </div>
       </form>
 
-      <section aria-labelledby="usage-totals-heading" aria-busy={summary.loading}>
+      <section aria-labelledby="usage-totals-heading" aria-busy={summary.loading || chart.loading}>
         <h2 id="usage-totals-heading">Totals for the selected range</h2>
         <p class="muted small">
           {formatDateTime(range.from)} to {formatDateTime(range.to)}
         </p>
         <ErrorBanner error={summary.error} action="Loading the totals failed" />
-        {series !== undefined && (
+        {sums !== undefined && (
           <>
             <dl class="stats">
               <div>
                 <dt>Requests</dt>
-                <dd>{formatNumber(series.totals.requests)}</dd>
+                <dd>{formatNumber(sums.totals.requests)}</dd>
               </div>
               <div>
                 <dt>Input tokens</dt>
-                <dd>{formatNumber(series.totals.input)}</dd>
+                <dd>{formatNumber(sums.totals.tokens.input)}</dd>
+              </div>
+              <div>
+                <dt>Cached input</dt>
+                <dd>{formatNumber(sums.totals.tokens.cached)}</dd>
               </div>
               <div>
                 <dt>Output tokens</dt>
-                <dd>{formatNumber(series.totals.output)}</dd>
+                <dd>{formatNumber(sums.totals.tokens.output)}</dd>
               </div>
               <div>
                 <dt>Total tokens</dt>
-                <dd>{formatNumber(series.totals.total)}</dd>
+                <dd>{formatNumber(sums.totals.tokens.total)}</dd>
+              </div>
+              <div>
+                <dt>Cost</dt>
+                <dd title={sums.totals.cost_usd === null ? 'No price is known for these models' : undefined}>{formatCost(sums.totals.cost_usd)}</dd>
               </div>
             </dl>
-            {summary.data?.complete === false && (
-              <p class="banner banner-info" role="status">
-                <span aria-hidden="true">ℹ </span>
-                Totals and chart cover the first {formatNumber(SUMMARY_PAGES * SUMMARY_PAGE_SIZE)} records of the range. Narrow the range or the filters for
-                exact figures.
-              </p>
-            )}
-            {series.totals.requests === 0 ? (
+            {sums.totals.requests === 0 ? (
               <p class="empty">No usage in this range.</p>
             ) : (
               <div class="chart-and-table">
-                <UsageChart series={series} />
+                <div class="chart-column">
+                  <ErrorBanner error={chart.error} action="Loading the chart failed" />
+                  {series !== undefined && <UsageChart series={series} />}
+                  {chart.data?.complete === false && (
+                    <p class="banner banner-info" role="status">
+                      <span aria-hidden="true">ℹ </span>
+                      The chart covers the first {formatNumber(CHART_PAGES * CHART_PAGE_SIZE)} records of the range; the totals cover all of it. Narrow the range
+                      or the filters to chart every record.
+                    </p>
+                  )}
+                </div>
                 <div class="table-scroll" role="region" aria-labelledby="usage-by-model-caption" tabIndex={0}>
                   <table class="records">
                     <caption id="usage-by-model-caption">By model</caption>
@@ -251,21 +266,29 @@ export function UsagePage() {
                           Input
                         </th>
                         <th scope="col" class="num">
+                          Cached
+                        </th>
+                        <th scope="col" class="num">
                           Output
                         </th>
                         <th scope="col" class="num">
                           Total
                         </th>
+                        <th scope="col" class="num">
+                          Cost
+                        </th>
                       </tr>
                     </thead>
                     <tbody>
-                      {series.byModel.map((m) => (
+                      {sums.data.map((m) => (
                         <tr key={m.model}>
                           <th scope="row">{m.model}</th>
                           <td class="num">{formatNumber(m.requests)}</td>
-                          <td class="num">{formatNumber(m.input)}</td>
-                          <td class="num">{formatNumber(m.output)}</td>
-                          <td class="num">{formatNumber(m.total)}</td>
+                          <td class="num">{formatNumber(m.tokens.input)}</td>
+                          <td class="num">{formatNumber(m.tokens.cached)}</td>
+                          <td class="num">{formatNumber(m.tokens.output)}</td>
+                          <td class="num">{formatNumber(m.tokens.total)}</td>
+                          <td class="num">{formatCost(m.cost_usd)}</td>
                         </tr>
                       ))}
                     </tbody>
@@ -313,10 +336,16 @@ export function UsagePage() {
                     Input
                   </th>
                   <th scope="col" class="num">
+                    Cached
+                  </th>
+                  <th scope="col" class="num">
                     Output
                   </th>
                   <th scope="col" class="num">
                     Total
+                  </th>
+                  <th scope="col" class="num">
+                    Cost
                   </th>
                   <th scope="col" class="num">
                     Latency
@@ -333,13 +362,19 @@ export function UsagePage() {
                     <td>{r.provider}</td>
                     <td title={r.key_id}>{keyName(r.key_id)}</td>
                     <td class="num">{formatNumber(r.tokens.input)}</td>
+                    <td class="num">{formatNumber(r.tokens.cached)}</td>
                     <td class="num">{formatNumber(r.tokens.output)}</td>
                     <td class="num">{formatNumber(r.tokens.total)}</td>
+                    <td class="num">{formatCost(r.cost_usd)}</td>
                     <td class="num">{formatLatency(r.latency_ms)}</td>
                     <td>
                       {r.finish_reason === 'error' || r.finish_reason === 'cancelled' ? (
                         <span class="badge badge-error">
                           <span aria-hidden="true">✕</span> {r.finish_reason}
+                        </span>
+                      ) : r.provider_finish_reason !== null ? (
+                        <span title={`The provider said “${r.provider_finish_reason}”`}>
+                          {r.finish_reason} ({r.provider_finish_reason})
                         </span>
                       ) : (
                         r.finish_reason

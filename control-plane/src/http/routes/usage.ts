@@ -1,12 +1,44 @@
 import type { FastifyInstance } from 'fastify';
-import { FINISH_REASONS, type FinishReason } from '@gateway/shared';
+import { FINISH_REASONS, GATEWAY_ENDPOINTS, GatewayError, type FinishReason, type GatewayEndpoint } from '@gateway/shared';
 import type { AppContext } from '../../context.js';
 import { listUsage } from '../../db/usage.js';
-import { recordPage, recordQuerySchema, type RecordListQuery } from '../record-list.js';
-import { ERROR_RESPONSES, pageOf } from '../schemas.js';
+import { emptyFigures, SUMMARY_GROUPS, summariseUsage, type SummaryGroup, type UsageSummary } from '../../db/usage-summary.js';
+import { recordPage, recordQuerySchema, visibleProjects, type RecordListQuery } from '../record-list.js';
+import { ERROR_RESPONSES, pageOf, ref } from '../schemas.js';
 
-/** GET /v1/usage: one record per request that reached a provider, keyset-paged. */
-type UsageQuery = RecordListQuery & { finish_reason?: FinishReason };
+/**
+ * GET /v1/usage: one record per request that reached a provider, keyset-paged.
+ * GET /v1/usage/summary: their sums per project, model, provider, key or endpoint.
+ */
+type UsageQuery = RecordListQuery & { finish_reason?: FinishReason; endpoint?: GatewayEndpoint };
+
+type SummaryQuerystring = Pick<RecordListQuery, 'project_id' | 'key_id' | 'model' | 'provider' | 'from' | 'to'> & {
+  finish_reason?: FinishReason;
+  endpoint?: GatewayEndpoint;
+  group_by: SummaryGroup;
+};
+
+const usageFilters = {
+  finish_reason: { type: 'string', enum: FINISH_REASONS, description: 'Only records that ended this way.' },
+  endpoint: { type: 'string', enum: GATEWAY_ENDPOINTS, description: 'Only records of requests on this gateway endpoint.' },
+} as const;
+
+const { project_id, key_id, model, provider, from, to } = recordQuerySchema({}).properties;
+
+const summaryQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    project_id,
+    key_id,
+    model,
+    provider,
+    ...usageFilters,
+    from,
+    to,
+    group_by: { type: 'string', enum: SUMMARY_GROUPS, default: 'model', description: 'What each entry of `data` sums over.' },
+  },
+} as const;
 
 export function registerUsageRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: UsageQuery }>(
@@ -15,13 +47,44 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: AppContext): void
       schema: {
         tags: ['records'],
         summary: 'Usage records, newest first unless order_asc=timestamp',
-        querystring: recordQuerySchema({ finish_reason: { type: 'string', enum: FINISH_REASONS, description: 'Only records that ended this way.' } }),
+        querystring: recordQuerySchema(usageFilters),
         response: { 200: pageOf('UsageRecord'), ...ERROR_RESPONSES },
       },
     },
     async (req) =>
       recordPage(ctx, req, 'usage', req.query, (page) =>
-        listUsage(ctx.sql, page, { keyId: req.query.key_id, model: req.query.model, provider: req.query.provider, finishReason: req.query.finish_reason }),
+        listUsage(ctx.sql, page, {
+          keyId: req.query.key_id,
+          model: req.query.model,
+          provider: req.query.provider,
+          finishReason: req.query.finish_reason,
+          endpoint: req.query.endpoint,
+        }),
       ),
+  );
+
+  app.get<{ Querystring: SummaryQuerystring }>(
+    '/v1/usage/summary',
+    {
+      schema: {
+        tags: ['records'],
+        summary: 'Requests, tokens and cost of the usage records the filters select, per group and in total',
+        querystring: summaryQuerySchema,
+        response: { 200: ref('UsageSummary'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req): Promise<UsageSummary> => {
+      const q = req.query;
+      if (q.from !== undefined && q.to !== undefined && q.from > q.to) {
+        throw new GatewayError('INVALID_REQUEST', 'query.from must not be after query.to', { param: 'from' });
+      }
+      const projectIds = await visibleProjects(ctx, req, q.project_id);
+      if (projectIds !== null && projectIds.length === 0) return { data: [], totals: emptyFigures() };
+      return summariseUsage(
+        ctx.sql,
+        { projectIds, groupBy: q.group_by, from: q.from, to: q.to },
+        { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint },
+      );
+    },
   );
 }
