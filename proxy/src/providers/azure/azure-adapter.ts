@@ -1,0 +1,61 @@
+import type { GatewayError, ProviderConfig } from '@gateway/shared';
+import type { AdapterFactory } from '../adapter.js';
+import { checkKnownOptions } from '../openai/adapter-options.js';
+import { OpenAiCompatibleAdapter, type ChunkRewrite } from '../openai/openai-compatible-adapter.js';
+import { providerStatusError } from '../upstream-error.js';
+import type { UpstreamResponse } from '../upstream-request.js';
+import { azureRetryAfter, contentFilterRefusal } from './azure-errors.js';
+import { carryPromptFilters } from './prompt-filter-carry.js';
+
+/** The latest generally available version of Azure OpenAI's dated inference API (docs/providers-azure.md). */
+export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
+
+const API_VERSION = /^\d{4}-\d{2}-\d{2}(-preview)?$/;
+
+/**
+ * Azure OpenAI: OpenAI's Chat Completions wire format at
+ * `{base_url}/openai/deployments/{deployment}/chat/completions?api-version={api_version}`, where the
+ * deployment is the model's upstream name, with the key in the `api-key` header. Azure ignores the
+ * body's `model` (the deployment decides); it is sent set to the deployment name, as for OpenAI.
+ */
+export class AzureAdapter extends OpenAiCompatibleAdapter {
+  readonly type = 'azure';
+  private readonly deployments: string;
+  private readonly query: string;
+
+  constructor(config: ProviderConfig) {
+    if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required (https://<resource>.openai.azure.com)`);
+    if (config.api_key === null) throw new Error(`provider ${config.name}: api_key is required (sent as the api-key header)`);
+    checkKnownOptions(config.name, config.options, ['api_version', 'max_tokens_field']);
+    const version = config.options.api_version ?? DEFAULT_AZURE_API_VERSION;
+    if (typeof version !== 'string' || !API_VERSION.test(version)) {
+      throw new Error(`provider ${config.name}: options.api_version must be an Azure OpenAI API version such as ${DEFAULT_AZURE_API_VERSION} or 2025-04-01-preview`);
+    }
+    const url = new URL(config.base_url);
+    if (url.search !== '') throw new Error(`provider ${config.name}: base_url must have no query (api-version comes from options.api_version)`);
+    super(config, { origin: url.origin, headers: { 'api-key': config.api_key } });
+    // Both the resource endpoint and its `/openai` path are accepted as base_url.
+    const root = url.pathname.replace(/\/+$/, '').replace(/\/openai$/, '');
+    this.deployments = `${root}/openai/deployments/`;
+    this.query = `/chat/completions?api-version=${version}`;
+  }
+
+  protected path(upstreamModel: string): string {
+    return this.deployments + encodeURIComponent(upstreamModel) + this.query;
+  }
+
+  protected override statusError(status: number, bodyText: string, res: UpstreamResponse): GatewayError {
+    return (status === 400 ? contentFilterRefusal(this.name, bodyText) : null) ?? providerStatusError(this.name, status, bodyText, azureRetryAfter((name) => res.header(name)));
+  }
+
+  protected override chunkRewrite(): ChunkRewrite {
+    return carryPromptFilters();
+  }
+}
+
+export const azureFactory: AdapterFactory = {
+  type: 'azure',
+  defaultBaseUrl: null,
+  usesBaseUrl: true,
+  create: (config) => new AzureAdapter(config),
+};

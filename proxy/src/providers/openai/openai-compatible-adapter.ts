@@ -1,0 +1,192 @@
+import { Pool } from 'undici';
+import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import type { ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
+import type { Cancel } from '../cancel.js';
+import { inspectChunk, newStreamMeta } from '../stream-inspector.js';
+import { providerStatusError, readLimited, streamErrorEvent, transportError } from '../upstream-error.js';
+import { UpstreamResponse } from '../upstream-request.js';
+import { scanCompletion } from './completion-scan.js';
+import { mapFinishReason } from './finish-reason.js';
+import { limitNeedsMove, moveLimit, tokenLimitField, tokenLimitOption, type TokenLimitField } from './token-limit-field.js';
+
+/** What differs between providers speaking OpenAI's Chat Completions wire format. */
+export interface OpenAiEndpoint {
+  /** Scheme, host and port: one keep-alive pool per provider. */
+  origin: string;
+  /** Headers sent with every request, the provider's credential among them. */
+  headers: Record<string, string>;
+}
+
+/**
+ * A stream's chunks as the provider sent them, rewritten before the gateway reads them: returns the
+ * chunk to use, or null to hold it back. One per stream, so it may keep state.
+ */
+export type ChunkRewrite = (data: string) => string | null;
+
+/**
+ * The transport and translation of OpenAI's Chat Completions wire format, shared by every provider
+ * that speaks it (OpenAI and compatible servers, Azure OpenAI). Requests go over a keep-alive
+ * undici Pool per provider; the client's body is forwarded as it came, except that the upstream
+ * model is named, the token limit is put in the field the model takes (token-limit-field.ts), and
+ * a stream always asks for the usage chunk so that streamed requests are billed with the
+ * provider's own token counts. Subclasses give the request path, the headers, and their
+ * provider's own error and stream quirks.
+ */
+export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
+  abstract readonly type: string;
+  readonly name: string;
+  readonly models: readonly ModelEntry[];
+  private readonly pool: Pool;
+  private readonly headers: Record<string, string>;
+  private readonly maxQueued: number;
+  private readonly maxConnections: number;
+  private readonly limitOption: TokenLimitField | null;
+  /** Exchanges under way (each holds a connection until its body ends): beyond max_connections they wait. */
+  private outstanding = 0;
+  private readonly settled = () => {
+    this.outstanding--;
+  };
+
+  constructor(config: ProviderConfig, endpoint: OpenAiEndpoint) {
+    this.name = config.name;
+    this.models = config.models;
+    this.limitOption = tokenLimitOption(config.name, config.options);
+    this.pool = new Pool(endpoint.origin, {
+      connections: config.max_connections,
+      connect: { timeout: config.connect_timeout_ms },
+      headersTimeout: config.timeout_ms,
+      bodyTimeout: config.idle_timeout_ms,
+      keepAliveTimeout: 30_000,
+    });
+    this.maxQueued = config.max_queued;
+    this.maxConnections = config.max_connections;
+    this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...endpoint.headers };
+  }
+
+  /** The request path (with its query) for a model. */
+  protected abstract path(upstreamModel: string): string;
+
+  /** A non-200 answer as the gateway error of the same class. */
+  protected statusError(status: number, bodyText: string, res: UpstreamResponse): GatewayError {
+    return providerStatusError(this.name, status, bodyText, res.header('retry-after'));
+  }
+
+  /** A rewrite of the stream's chunks for the provider's departures from OpenAI's shape; none by default. */
+  protected chunkRewrite(): ChunkRewrite | null {
+    return null;
+  }
+
+  async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
+    const res = await this.send(request, cancel);
+    let body: Buffer;
+    try {
+      body = await res.body();
+    } catch (err) {
+      throw transportError(this.name, err, cancel.aborted);
+    }
+    const facts = scanCompletion(body);
+    if (facts === null) throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not JSON.`);
+    return {
+      status: 200,
+      body,
+      usage: { input: facts.input, output: facts.output, cached: facts.cached },
+      ...mapFinishReason(facts.finishReason),
+    };
+  }
+
+  async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
+    const res = await this.send(request, cancel);
+    const meta = newStreamMeta();
+    return { meta, events: this.events(res, meta, request.clientWantsUsage, cancel, this.chunkRewrite()) };
+  }
+
+  private async *events(res: UpstreamResponse, meta: StreamMeta, clientWantsUsage: boolean, cancel: Cancel, rewrite: ChunkRewrite | null): AsyncGenerator<string> {
+    const text = new TextDecoder();
+    const queue: string[] = [];
+    let head = 0;
+    let done = false;
+    const sse = createSseDecoder((event) => queue.push(event.data));
+    try {
+      for await (const chunk of res.stream()) {
+        // After [DONE] the rest of the body (normally just its end) is read and ignored: giving
+        // up early would close a pooled keep-alive connection.
+        if (done) continue;
+        sse.feed(text.decode(chunk, { stream: true }));
+        while (head < queue.length) {
+          let data: string | null = queue[head++] as string;
+          if (data === '[DONE]') {
+            done = true;
+            break;
+          }
+          if (rewrite !== null) {
+            data = rewrite(data);
+            if (data === null) continue;
+          }
+          const forward = inspectChunk(data, meta, clientWantsUsage);
+          // An error event is the provider's word that the answer failed: the client gets the
+          // gateway's one error event (scrubbed), and the request is recorded as an error.
+          if (meta.failed) throw streamErrorEvent(this.name, data);
+          if (forward !== null) yield forward;
+        }
+        queue.length = 0;
+        head = 0;
+      }
+    } catch (err) {
+      if (done && !cancel.aborted) return;
+      res.destroy();
+      throw transportError(this.name, err, cancel.aborted);
+    } finally {
+      // The consumer left early (client gone, key revoked): stop the provider too.
+      if (!done) res.destroy();
+    }
+    if (!done && meta.finishReason === null) {
+      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} ended the stream before it was complete.`);
+    }
+  }
+
+  /**
+   * The client's bytes when they can go as they are; re-serialised only to name the provider's
+   * own model, to move the token limit to the field the model takes, or to ask for the usage
+   * chunk a stream is billed from.
+   */
+  private payload(request: ChatRequest): Buffer {
+    const renamed = request.upstreamModel !== request.model;
+    const askUsage = request.stream && !request.clientWantsUsage;
+    const limitField = tokenLimitField(request.upstreamModel, this.limitOption);
+    const moveTokens = limitNeedsMove(request.body, limitField);
+    if (!renamed && !askUsage && !moveTokens) return request.raw;
+    const body: Record<string, unknown> = { ...request.body, model: request.upstreamModel };
+    if (moveTokens) moveLimit(body, limitField as TokenLimitField);
+    if (askUsage) body.stream_options = { ...(request.body.stream_options as object | undefined), include_usage: true };
+    return Buffer.from(JSON.stringify(body));
+  }
+
+  queueDepth(): number {
+    return Math.max(0, this.outstanding - this.maxConnections);
+  }
+
+  private async send(request: ChatRequest, cancel: Cancel): Promise<UpstreamResponse> {
+    // Past the queue bound a request would wait behind thousands of others: refuse it at once so
+    // the client (or a load balancer) can go elsewhere, rather than queue without limit.
+    if (this.outstanding - this.maxConnections >= this.maxQueued) {
+      throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
+    }
+    const payload = this.payload(request);
+    let res: UpstreamResponse;
+    this.outstanding++;
+    try {
+      res = await UpstreamResponse.post(this.pool, this.path(request.upstreamModel), this.headers, payload, cancel, this.settled);
+    } catch (err) {
+      throw transportError(this.name, err, cancel.aborted);
+    }
+    if (res.status !== 200) {
+      const text = await readLimited(res);
+      throw this.statusError(res.status, text, res);
+    }
+    return res;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
