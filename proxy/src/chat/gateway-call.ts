@@ -4,6 +4,7 @@ import {
   looksLikeApiKey,
   newRecordId,
   type AuditOutcome,
+  type GatewayEndpoint,
   type KeyRecord,
   type ProjectPolicy,
   type ProxyConfig,
@@ -101,6 +102,11 @@ export abstract class GatewayCall implements Revocable {
     this.id = info.clientRequestId ? newRecordId() : info.requestId;
     deps.metrics.inFlight.inc();
     deps.state.active++;
+  }
+
+  /** The inbound API (null: not a model request). */
+  get endpoint(): GatewayEndpoint | null {
+    return null;
   }
 
   get keyId(): string {

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { GatewayError, type FinishReason, type KeyRecord } from '@gateway/shared';
-import type { ChatRequest, CompletionResult, StreamMeta, StreamResult } from '../providers/adapter.js';
+import { GatewayError, type FinishReason, type GatewayEndpoint, type KeyRecord, type ModelPrice } from '@gateway/shared';
+import type { ChatRequest, CompletionResult, StreamMeta, StreamResult, Usage } from '../providers/adapter.js';
 import type { Route } from '../routing/model-router.js';
 import { Cancel } from '../providers/cancel.js';
 import { estimatePromptTokens } from '../policy/token-estimate.js';
@@ -24,6 +24,8 @@ export class InferenceCall extends GatewayCall {
   private request: ChatRequest | null = null;
   private parsed: ParsedRequest | null = null;
   private meta: StreamMeta | null = null;
+  /** The price of the model at the provider tried last (the one that served, if one did). */
+  private price: ModelPrice | null = null;
 
   constructor(
     deps: GatewayDeps,
@@ -34,7 +36,7 @@ export class InferenceCall extends GatewayCall {
     super(deps, ex, info, protocol);
   }
 
-  get endpoint(): string {
+  override get endpoint(): GatewayEndpoint {
     return this.protocol.endpoint;
   }
 
@@ -109,6 +111,7 @@ export class InferenceCall extends GatewayCall {
       const request = target.entry.upstream === base.model ? base : { ...base, upstreamModel: target.entry.upstream };
       this.request = request;
       this.provider = target.adapter.name;
+      this.price = target.entry.price;
       this.attempts++;
       this.tried.push(target.adapter.name);
       let result: CompletionResult | StreamResult;
@@ -193,7 +196,7 @@ export class InferenceCall extends GatewayCall {
     if (this.finished) return;
     if (this.ex.aborted) return this.finish('cancelled', CLIENT_CLOSED, null, this.usage('cancelled', result.usage));
     this.ex.send(200, 'application/json', this.protocol.render(result, this.parsed as ParsedRequest));
-    this.finish('success', 200, null, this.usage(result.finishReason, result.usage));
+    this.finish('success', 200, null, this.usage(result.finishReason, result.usage, result.rawFinishReason ?? null));
   }
 
   private async streamOut(result: StreamResult): Promise<void> {
@@ -218,7 +221,7 @@ export class InferenceCall extends GatewayCall {
       return this.finish('cancelled', CLIENT_CLOSED, null, this.usage('cancelled'));
     }
     this.ex.endStream(writer.end(result.meta));
-    this.finish('success', 200, null, this.usage(result.meta.finishReason ?? 'stop'));
+    this.finish('success', 200, null, this.usage(result.meta.finishReason ?? 'stop', undefined, result.meta.rawFinishReason ?? null));
   }
 
   private upstreamFailed(err: unknown, count = true): void {
@@ -240,15 +243,17 @@ export class InferenceCall extends GatewayCall {
   }
 
   /** Provider counts when known; otherwise what was seen so far, estimated. */
-  private usage(finishReason: FinishReason, known?: { input: number; output: number }): UsageOutcome | undefined {
+  private usage(finishReason: FinishReason, known?: Usage, rawFinishReason: string | null = null): UsageOutcome | undefined {
     if (this.request === null) return undefined;
     const counted = known ?? this.meta?.usage ?? null;
     return {
       input: counted?.input ?? estimatePromptTokens(this.request.body),
       output: counted?.output ?? this.meta?.estimatedOutput ?? 0,
+      cached: counted?.cached ?? 0,
       finishReason,
+      rawFinishReason,
       stream: this.request.stream,
+      price: this.price,
     };
   }
 }
-

@@ -1,4 +1,4 @@
-import type { AuditEvent, AuditOutcome, FinishReason, KeyRecord, UsageRecord } from '@gateway/shared';
+import type { AuditEvent, AuditOutcome, FinishReason, GatewayEndpoint, KeyRecord, ModelPrice, UsageRecord } from '@gateway/shared';
 
 /**
  * The two records a gateway request leaves: its audit event, always, and its usage record when a
@@ -9,13 +9,33 @@ export interface RequestIdentity {
   readonly info: { readonly requestId: string; readonly clientIp: string; readonly userAgent: string };
   readonly model: string | null;
   readonly provider: string | null;
+  /** The inbound API, null for endpoints that are not model requests (the models list). */
+  readonly endpoint: GatewayEndpoint | null;
+  readonly attempts: number;
+  readonly tried: readonly string[];
 }
 
 export interface UsageOutcome {
   input: number;
   output: number;
+  /** Prompt tokens read from the provider's cache (part of `input`). */
+  cached: number;
   finishReason: FinishReason;
+  /** The provider's own finish reason when it maps to none of the gateway's. */
+  rawFinishReason: string | null;
   stream: boolean;
+  /** The serving model's price, when the providers file gives one. */
+  price: ModelPrice | null;
+}
+
+/** US dollars, from the provider's counts; cached prompt tokens at their own price. */
+export function costUsd(usage: UsageOutcome): number | null {
+  const price = usage.price;
+  if (price === null) return null;
+  const cached = Math.min(usage.cached, usage.input);
+  const dollars = ((usage.input - cached) * price.input + cached * price.cached_input + usage.output * price.output) / 1_000_000;
+  // The column holds ten decimal places; rounding here keeps a record equal to what is stored.
+  return Math.round(dollars * 1e10) / 1e10;
 }
 
 const MAX_USER_AGENT = 512;
@@ -46,6 +66,9 @@ export function auditEvent(
     client_ip: info.clientIp || null,
     user_agent: info.userAgent ? info.userAgent.slice(0, MAX_USER_AGENT) : null,
     latency_ms: latencyMs,
+    endpoint: call.endpoint,
+    attempts: call.attempts,
+    providers: call.tried.length === 0 ? [] : [...call.tried],
   };
 }
 
@@ -58,9 +81,12 @@ export function usageRecord(call: RequestIdentity, key: KeyRecord, model: string
     timestamp,
     model,
     provider,
-    tokens: { input: usage.input, output: usage.output, total: usage.input + usage.output },
+    tokens: { input: usage.input, output: usage.output, total: usage.input + usage.output, cached: usage.cached },
+    cost_usd: costUsd(usage),
     latency_ms: latencyMs,
-    finish_reason: usage.finishReason,
+    finish_reason: usage.rawFinishReason === null ? usage.finishReason : 'other',
+    provider_finish_reason: usage.rawFinishReason === null && usage.finishReason !== 'other' ? null : usage.rawFinishReason,
     stream: usage.stream,
+    endpoint: call.endpoint ?? 'chat.completions',
   };
 }

@@ -33,7 +33,11 @@ export function inspectChunk(data: string, meta: StreamMeta, clientWantsUsage: b
   const choices = Array.isArray(chunk.choices) ? (chunk.choices as Record<string, unknown>[]) : [];
   for (const choice of choices) {
     const finish = choice.finish_reason;
-    if (typeof finish === 'string') meta.finishReason = normaliseFinishReason(finish);
+    if (typeof finish === 'string') {
+      meta.finishReason = normaliseFinishReason(finish);
+      // A reason the gateway has no name for is kept as the provider said it.
+      if (meta.finishReason === 'other') meta.rawFinishReason = finish;
+    }
     const delta = choice.delta as { content?: unknown; tool_calls?: { function?: { arguments?: unknown } }[] } | undefined;
     if (delta) {
       if (typeof delta.content === 'string') meta.estimatedOutput += estimateTokens(delta.content.length);
