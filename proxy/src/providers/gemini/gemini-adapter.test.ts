@@ -157,6 +157,12 @@ describe('gemini adapter on the wire', () => {
     expect(meta.finishReason).toBe('content_filter');
   });
 
+  it('fails a stream whose first event is an error as that error status, so an overloaded model fails over', async () => {
+    const err = await failure(adapter().stream(chatRequest('gw-model', { stream: true }, 'gem-overloaded'), new Cancel()));
+    expect(err).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: true });
+    expect(err.message).toContain('overloaded');
+  });
+
   it('keeps a finish reason with no equivalent as stop plus the raw value', async () => {
     const result = await adapter().complete(chatRequest('gw-model', {}, 'gem-other'), new Cancel());
     expect(JSON.parse(result.body.toString('utf8')).choices[0].finish_reason).toBe('stop');

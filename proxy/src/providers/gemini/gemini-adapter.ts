@@ -89,7 +89,11 @@ export class GeminiAdapter implements ProviderAdapter {
     const res = await this.send(`${this.modelPath(request)}:streamGenerateContent?alt=sse`, payload, cancel);
     const meta = newStreamMeta();
     const translator = new GeminiStreamTranslator(meta, { ...this.context(request, undefined), provider: this.name, clientWantsUsage: request.clientWantsUsage, secret: this.secret });
-    return { meta, events: this.events(res, translator, cancel) };
+    const events = this.events(res, translator, cancel);
+    // The stream is answered once its first chunk is in: Gemini may send an error event (an
+    // overloaded model) in place of the answer, and that must fail over like an error status.
+    const first = await events.next();
+    return { meta, events: prepend(first, events) };
   }
 
   private async *events(res: UpstreamResponse, translator: GeminiStreamTranslator, cancel: Cancel): AsyncGenerator<string> {
@@ -162,6 +166,12 @@ export class GeminiAdapter implements ProviderAdapter {
   async close(): Promise<void> {
     await this.pool.close();
   }
+}
+
+async function* prepend(first: IteratorResult<string>, rest: AsyncGenerator<string>): AsyncGenerator<string> {
+  if (first.done === true) return;
+  yield first.value;
+  yield* rest;
 }
 
 /** Tool calls already in the conversation: the answer's own are numbered on from there. */

@@ -82,15 +82,29 @@ describe('stream translation', () => {
     t.push(event([{ text: 'a' }]));
     let caught: unknown;
     try {
-      t.push(JSON.stringify({ error: { code: 500, status: 'INTERNAL', message: `Internal error for key ${ctx.secret} and AIzaSyA1234567890abcdefghijklmnopqrstuv` } }));
+      // After a chunk went out, whatever the error's code: the answer failed mid-way.
+      t.push(JSON.stringify({ error: { code: 503, status: 'INTERNAL', message: `Internal error for key ${ctx.secret} and AIzaSyA1234567890abcdefghijklmnopqrstuv` } }));
     } catch (err) {
       caught = err;
     }
     expect(caught).toBeInstanceOf(GatewayError);
     expect((caught as GatewayError).code).toBe('UPSTREAM_ERROR');
+    expect((caught as GatewayError).retryable).toBe(false);
     expect((caught as GatewayError).message).toContain('Internal error');
     expect((caught as GatewayError).message).not.toContain(ctx.secret);
     expect((caught as GatewayError).message).not.toContain('AIzaSy');
+    expect(meta.failed).toBe(true);
+  });
+
+  it('fails an error event that comes before any chunk as the status it carries', () => {
+    const { meta, t } = translator();
+    let caught: unknown;
+    try {
+      t.push(JSON.stringify({ error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: 'quota' } }));
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toMatchObject({ code: 'RATE_LIMITED', retryable: true });
     expect(meta.failed).toBe(true);
   });
 

@@ -3,7 +3,7 @@ import type { StreamMeta } from '../adapter.js';
 import { estimateTokens } from '../stream-inspector.js';
 import { BLOCKED, mapFinishReason, type Finish } from './gemini-finish.js';
 import { readParts, toolCallId, type AnswerContext } from './gemini-response.js';
-import { geminiStreamError } from './gemini-error.js';
+import { geminiStatusError, geminiStreamError } from './gemini-error.js';
 import { toUsage, type OpenAiUsage } from './gemini-usage.js';
 import type { GeminiResponse } from './gemini-wire.js';
 
@@ -48,6 +48,10 @@ export class GeminiStreamTranslator {
     if (event === null || typeof event !== 'object') throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.ctx.provider} sent a stream event that is not an object.`);
     if (event.error !== undefined && event.error !== null) {
       this.meta.failed = true;
+      // Before the first chunk the client has seen nothing: the error counts as the HTTP status
+      // it carries (an overloaded model's 503 is retryable, and another provider may answer).
+      const code = event.error.code;
+      if (!this.started && typeof code === 'number' && code >= 400 && code < 600) throw geminiStatusError(this.ctx.provider, code, data, undefined, this.ctx.secret);
       throw geminiStreamError(this.ctx.provider, data, this.ctx.secret);
     }
     if (event.usageMetadata !== undefined) {

@@ -12,6 +12,7 @@ import { SCENARIOS } from '../conformance.case.js';
  *   gem-blocked    the prompt is blocked: promptFeedback.blockReason, no candidates
  *   gem-parallel   text, then two function calls (the first with a thought signature), thinking tokens
  *   gem-safety     a stream cut by the safety filter after one piece of text
+ *   gem-overloaded a stream whose first event is a 503 UNAVAILABLE error
  *   gem-other      finishReason MALFORMED_FUNCTION_CALL
  *   gem-retryinfo  429 with a RetryInfo detail and no Retry-After header
  *   gem-403        403 PERMISSION_DENIED
@@ -122,6 +123,8 @@ function stream(model: string, res: ServerResponse, sse: boolean): void {
         frame({ candidates: [candidate([parallelParts[0]])], usageMetadata: { promptTokenCount: 20, totalTokenCount: 20 }, ...common }),
         frame(response(parallelParts.slice(1), 'STOP', { promptTokenCount: 20, candidatesTokenCount: 10, thoughtsTokenCount: 30, totalTokenCount: 60 })),
       ]);
+    case 'gem-overloaded':
+      return sendSse(res, [frame(googleError(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.'))]);
     case 'gem-safety':
       return sendSse(res, [frame(first), frame({ candidates: [{ ...candidate([]), content: undefined, finishReason: 'SAFETY' }], usageMetadata: { promptTokenCount: 11, candidatesTokenCount: 1, totalTokenCount: 12 }, ...common })]);
     default: {
