@@ -1,0 +1,190 @@
+import { Pool } from 'undici';
+import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../adapter.js';
+import type { Cancel } from '../cancel.js';
+import { newStreamMeta } from '../stream-inspector.js';
+import { readLimited, transportError } from '../upstream-error.js';
+import { UpstreamResponse } from '../upstream-request.js';
+import { geminiStatusError } from './gemini-error.js';
+import { parseGeminiOptions } from './gemini-options.js';
+import { toGeminiRequest, type GeminiRequestOptions } from './gemini-request.js';
+import { toChatCompletion, type AnswerContext } from './gemini-response.js';
+import { GeminiStreamTranslator } from './gemini-stream.js';
+import type { GeminiResponse } from './gemini-wire.js';
+
+/**
+ * Google's Gemini API (`generateContent`, `streamGenerateContent?alt=sse`) behind the OpenAI
+ * interface: the request is translated (gemini-request.ts), the answer translated back
+ * (gemini-response.ts, gemini-stream.ts). The key goes in `x-goog-api-key`, never in the URL,
+ * so it cannot end up in a log of URLs. Connections and the waiting bound work as for every
+ * pooled adapter: beyond max_connections requests wait, beyond max_queued more they are refused.
+ */
+export class GeminiAdapter implements ProviderAdapter {
+  readonly type = 'gemini';
+  readonly name: string;
+  readonly models: readonly ModelEntry[];
+  private readonly pool: Pool;
+  /** Path up to the API version, from base_url (a base_url may carry a path prefix). */
+  private readonly prefix: string;
+  private readonly headers: Record<string, string>;
+  private readonly secret: string | null;
+  private readonly requestOptions: GeminiRequestOptions;
+  private readonly maxQueued: number;
+  private readonly maxConnections: number;
+  private outstanding = 0;
+  private readonly settled = () => {
+    this.outstanding--;
+  };
+
+  constructor(config: ProviderConfig) {
+    if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required`);
+    this.name = config.name;
+    this.models = config.models;
+    const options = parseGeminiOptions(config.name, config.options);
+    this.requestOptions = options.safetySettings === undefined ? {} : { safetySettings: options.safetySettings };
+    const url = new URL(config.base_url);
+    this.prefix = `${url.pathname.replace(/\/+$/, '')}/${options.apiVersion}/models/`;
+    this.pool = new Pool(url.origin, {
+      connections: config.max_connections,
+      connect: { timeout: config.connect_timeout_ms },
+      headersTimeout: config.timeout_ms,
+      bodyTimeout: config.idle_timeout_ms,
+      keepAliveTimeout: 30_000,
+    });
+    this.maxQueued = config.max_queued;
+    this.maxConnections = config.max_connections;
+    this.secret = config.api_key;
+    this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    if (config.api_key !== null) this.headers['x-goog-api-key'] = config.api_key;
+  }
+
+  async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
+    const payload = this.payload(request);
+    const res = await this.send(`${this.modelPath(request)}:generateContent`, payload, cancel);
+    let body: Buffer;
+    try {
+      body = await res.body();
+    } catch (err) {
+      throw transportError(this.name, err, cancel.aborted);
+    }
+    let response: GeminiResponse;
+    try {
+      response = JSON.parse(body.toString('utf8')) as GeminiResponse;
+    } catch {
+      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not JSON.`);
+    }
+    if (response === null || typeof response !== 'object') throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not an object.`);
+    const answer = toChatCompletion(response, this.context(request, response.responseId), this.name);
+    return {
+      status: 200,
+      body: Buffer.from(JSON.stringify(answer.body)),
+      usage: answer.usage,
+      finishReason: answer.finish.gateway,
+      rawFinishReason: answer.finish.raw,
+    };
+  }
+
+  async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
+    const payload = this.payload(request);
+    const res = await this.send(`${this.modelPath(request)}:streamGenerateContent?alt=sse`, payload, cancel);
+    const meta = newStreamMeta();
+    const translator = new GeminiStreamTranslator(meta, { ...this.context(request, undefined), provider: this.name, clientWantsUsage: request.clientWantsUsage, secret: this.secret });
+    const events = this.events(res, translator, cancel);
+    // The stream is answered once its first chunk is in: Gemini may send an error event (an
+    // overloaded model) in place of the answer, and that must fail over like an error status.
+    const first = await events.next();
+    return { meta, events: prepend(first, events) };
+  }
+
+  private async *events(res: UpstreamResponse, translator: GeminiStreamTranslator, cancel: Cancel): AsyncGenerator<string> {
+    const text = new TextDecoder();
+    const queue: string[] = [];
+    const sse = createSseDecoder((event) => queue.push(event.data));
+    let ended = false;
+    try {
+      for await (const chunk of res.stream()) {
+        sse.feed(text.decode(chunk, { stream: true }));
+        for (let i = 0; i < queue.length; i++) {
+          for (const out of translator.push(queue[i] as string)) yield out;
+        }
+        queue.length = 0;
+      }
+      ended = true;
+    } catch (err) {
+      res.destroy();
+      if (err instanceof GatewayError) throw err;
+      throw transportError(this.name, err, cancel.aborted);
+    } finally {
+      // The consumer left early (client gone, key revoked): stop the provider too.
+      if (!ended) res.destroy();
+    }
+    for (const out of translator.close()) yield out;
+  }
+
+  private payload(request: ChatRequest): Buffer {
+    return Buffer.from(JSON.stringify(toGeminiRequest(request.body, this.requestOptions)));
+  }
+
+  private modelPath(request: ChatRequest): string {
+    const model = request.upstreamModel.startsWith('models/') ? request.upstreamModel.slice(7) : request.upstreamModel;
+    return this.prefix + encodeURIComponent(model);
+  }
+
+  private context(request: ChatRequest, responseId: string | undefined): AnswerContext {
+    return {
+      id: `chatcmpl-${typeof responseId === 'string' && responseId !== '' ? responseId : request.requestId}`,
+      model: request.model,
+      created: Math.floor(Date.now() / 1000),
+      firstCall: countToolCalls(request.body.messages),
+    };
+  }
+
+  queueDepth(): number {
+    return Math.max(0, this.outstanding - this.maxConnections);
+  }
+
+  private async send(path: string, payload: Buffer, cancel: Cancel): Promise<UpstreamResponse> {
+    // Past the queue bound a request would wait behind thousands of others: refuse it at once so
+    // the client (or a load balancer) can go elsewhere, rather than queue without limit.
+    if (this.outstanding - this.maxConnections >= this.maxQueued) {
+      throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
+    }
+    let res: UpstreamResponse;
+    this.outstanding++;
+    try {
+      res = await UpstreamResponse.post(this.pool, path, this.headers, payload, cancel, this.settled);
+    } catch (err) {
+      throw transportError(this.name, err, cancel.aborted);
+    }
+    if (res.status !== 200) {
+      const text = await readLimited(res);
+      throw geminiStatusError(this.name, res.status, text, res.header('retry-after'), this.secret);
+    }
+    return res;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+async function* prepend(first: IteratorResult<string>, rest: AsyncGenerator<string>): AsyncGenerator<string> {
+  if (first.done === true) return;
+  yield first.value;
+  yield* rest;
+}
+
+/** Tool calls already in the conversation: the answer's own are numbered on from there. */
+function countToolCalls(messages: unknown): number {
+  if (!Array.isArray(messages)) return 0;
+  let n = 0;
+  for (const message of messages as { tool_calls?: unknown }[]) if (Array.isArray(message?.tool_calls)) n += message.tool_calls.length;
+  return n;
+}
+
+export const geminiFactory: AdapterFactory = {
+  type: 'gemini',
+  defaultBaseUrl: 'https://generativelanguage.googleapis.com',
+  usesBaseUrl: true,
+  create: (config) => new GeminiAdapter(config),
+};
