@@ -39,7 +39,7 @@ describe('the built-in mock provider through the gateway', () => {
     expect(res.choices[0]?.finish_reason).toBe('length');
     expect(res.usage?.completion_tokens).toBe(2);
     const usage = await eventually(async () => (await h.records()).usage.find((u) => u.request_id === res.id.replace('chatcmpl-', '')), 'usage record');
-    expect(usage.tokens).toEqual({ input: res.usage?.prompt_tokens, output: 2, total: res.usage?.total_tokens });
+    expect(usage.tokens).toEqual({ input: res.usage?.prompt_tokens, output: 2, total: res.usage?.total_tokens, cached: 0 });
     expect(usage.finish_reason).toBe('max_tokens');
   });
 
