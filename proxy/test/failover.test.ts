@@ -34,7 +34,7 @@ beforeAll(async () => {
     `providers:
 ${provider('down', 'http://127.0.0.1:1', '[{ id: refused, upstream: conf-text }, { id: dead-everywhere, upstream: conf-text }]')}
 ${provider('first', first.baseUrl, '[{ id: limited, upstream: conf-429 }, { id: failing, upstream: conf-500 }, { id: slow, upstream: conf-slow }, { id: broken-stream, upstream: conf-stream-error }, { id: refusing, upstream: conf-400 }, { id: all-fail, upstream: conf-500 }]')}
-${provider('second', second.baseUrl, '[refused, limited, failing, slow, broken-stream, refusing, { id: all-fail, upstream: conf-429 }]')}
+${provider('second', second.baseUrl, '[refused, limited, failing, slow, broken-stream, refusing, { id: all-fail, upstream: conf-429 }, { id: priced, upstream: conf-text, price: { input: 1, output: 2, cached_input: 0.5 } }]')}
   - name: heavy
     type: mock
     models: [spread]
@@ -82,11 +82,20 @@ describe('failover', () => {
       expect(res.data.choices[0]?.message.content).toBe('Hello there');
       const { audit, usage } = await recordsOf(res.response.headers.get('x-request-id') as string);
       expect(audit).toHaveLength(1);
-      expect(audit[0]).toMatchObject({ outcome: 'success', status: 200, provider: 'second' });
+      expect(audit[0]).toMatchObject({ outcome: 'success', status: 200, provider: 'second', endpoint: 'chat.completions', attempts: 2, providers: [model === 'refused' ? 'down' : 'first', 'second'] });
       expect(usage).toHaveLength(1);
-      expect(usage[0]).toMatchObject({ provider: 'second', finish_reason: 'stop', tokens: { input: 11, output: 2, total: 13 } });
+      expect(usage[0]).toMatchObject({ provider: 'second', finish_reason: 'stop', tokens: { input: 11, output: 2, total: 13, cached: 3 }, cost_usd: null, endpoint: 'chat.completions' });
     });
   }
+
+  it('prices a request from the serving model entry, cached prompt tokens at their own price', async () => {
+    const res = await ask('priced');
+    expect(res.status).toBe(200);
+    const { usage, audit } = await recordsOf(res.requestId);
+    // 8 uncached prompt tokens at $1, 3 cached at $0.5 and 2 output at $2, per million.
+    expect(usage[0]?.cost_usd).toBeCloseTo(13.5e-6, 12);
+    expect(audit[0]).toMatchObject({ attempts: 1, providers: ['second'] });
+  });
 
   it('never retries a stream that has started', async () => {
     const before = second.requests();
