@@ -187,6 +187,11 @@ describe('anthropic adapter on the wire', () => {
     expect(err.message).not.toContain(PROVIDER_KEY);
   });
 
+  it('refuses a 200 answer that is not a JSON message', async () => {
+    const err = await failure(adapter().complete(chatRequest('gw-model', {}, EXTRA.notJson), new Cancel()));
+    expect(err).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: false });
+  });
+
   it('treats 529 overloaded as retryable', async () => {
     const err = await failure(adapter().complete(chatRequest('gw-model', {}, EXTRA.overloaded), new Cancel()));
     expect(err).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: true });

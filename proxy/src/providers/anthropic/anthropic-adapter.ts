@@ -65,16 +65,16 @@ export class AnthropicAdapter implements ProviderAdapter {
     } catch (err) {
       throw transportError(this.name, err, cancel.aborted);
     }
-    let message: AnthropicResponse;
+    let message: unknown = null;
     try {
-      message = JSON.parse(body.toString('utf8')) as AnthropicResponse;
+      message = JSON.parse(body.toString('utf8'));
     } catch {
-      message = null as unknown as AnthropicResponse;
+      // Not JSON: refused below with the other shapes that are no message.
     }
     if (typeof message !== 'object' || message === null || Array.isArray(message)) {
       throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not a JSON message.`);
     }
-    const { body: completion, usage, finish } = toChatCompletion(message, request.upstreamModel);
+    const { body: completion, usage, finish } = toChatCompletion(message as AnthropicResponse, request.upstreamModel);
     return { status: 200, body: Buffer.from(JSON.stringify(completion)), usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
   }
 

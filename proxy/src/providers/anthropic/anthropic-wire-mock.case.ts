@@ -26,6 +26,8 @@ export const EXTRA = {
   cut: 'anth-cut',
   /** A stream whose message_delta repeats (cumulative usage, the latest wins). */
   twoDeltas: 'anth-two-deltas',
+  /** 200 with a body that is not a message (a proxy's HTML page). */
+  notJson: 'anth-not-json',
 } as const;
 
 const error = (type: string, message: string) => ({ type: 'error', error: { type, message }, request_id: 'req_011wire' });
@@ -60,6 +62,10 @@ export function startAnthropicWireMock(): Promise<RunningWireMock> {
         return sendJson(res, 401, error('authentication_error', 'invalid x-api-key'));
       case EXTRA.overloaded:
         return sendJson(res, 529, error('overloaded_error', 'Overloaded'));
+      case EXTRA.notJson:
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>captive portal</html>');
+        return;
       case SCENARIOS.slow:
         setTimeout(() => !res.destroyed && sendJson(res, 200, message(model, [{ type: 'text', text: 'Hello there' }], 'end_turn')), 2_000);
         return;
