@@ -1,4 +1,5 @@
 import { loadUws, type HttpResponse, type us_listen_socket } from '@gateway/proxy/uws';
+import { addAnthropicRoute } from './mock-anthropic.js';
 
 /**
  * A model provider stand-in speaking OpenAI's Chat Completions wire format, on uWebSockets.js so
@@ -98,6 +99,8 @@ export function startMockUpstream(options: MockUpstreamOptions = {}): Promise<Mo
       else go();
     });
   });
+
+  addAnthropicRoute(app, stats, defaults);
 
   app.get('/__stats', (res) => {
     res.writeHeader('content-type', 'application/json').end(JSON.stringify(stats));

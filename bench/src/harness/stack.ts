@@ -42,10 +42,14 @@ interface StartOptions {
   workers?: number;
   /** A providers file of the scenario's own (default: the mock as one openai-typed provider). */
   providersFile?: string;
+  /** Wire protocol the gateway speaks to the mock (default openai); the mock answers both. */
+  providerType?: 'openai' | 'anthropic';
+  /** Environment of the mock (MOCK_CHUNKS, MOCK_GAP_MS: defaults for requests that do not steer it). */
+  env?: Record<string, string>;
 }
 
 export async function startMock(ctx: RunContext, options: StartOptions = {}): Promise<MockService> {
-  const child = spawnNode('mock upstream', 'bench/dist/mock-upstream-main.js', ['0'], { raiseFileLimit: options.raiseFileLimit });
+  const child = spawnNode('mock upstream', 'bench/dist/mock-upstream-main.js', ['0'], { raiseFileLimit: options.raiseFileLimit, env: options.env });
   const [, port] = await waitForOutput(child, /listening (\d+)/);
   const origin = `http://127.0.0.1:${port}`;
   return {
@@ -82,15 +86,16 @@ export async function startBare(ctx: RunContext, upstream: string, options: Star
   };
 }
 
-/** A providers file naming the mock as an OpenAI-compatible provider, sized for 10k streams. */
-function writeProviders(ctx: RunContext, upstream: string): string {
-  const file = join(ctx.tmpDir, `providers-${upstream.replace(/\D/g, '')}.json`);
+/** A providers file naming the mock as a provider of `type` (OpenAI-compatible by default), sized for 10k streams. */
+function writeProviders(ctx: RunContext, upstream: string, type: 'openai' | 'anthropic'): string {
+  const file = join(ctx.tmpDir, `providers-${type}-${upstream.replace(/\D/g, '')}.json`);
   const providers = {
     providers: [
       {
         name: BENCH_PROVIDER,
-        type: 'openai',
-        base_url: `${upstream}/v1`,
+        type,
+        // The anthropic adapter appends /v1/messages itself.
+        base_url: type === 'anthropic' ? upstream : `${upstream}/v1`,
         models: [BENCH_MODEL],
         max_connections: 20_000,
         timeout_ms: 300_000,
@@ -113,7 +118,7 @@ export async function startGateway(ctx: RunContext, upstream: string, scenario: 
       PROXY_WORKERS: String(options.workers ?? 1),
       REDIS_URL: ctx.redisUrl,
       REDIS_PREFIX: ctx.prefix,
-      GATEWAY_CONFIG: options.providersFile ?? writeProviders(ctx, upstream),
+      GATEWAY_CONFIG: options.providersFile ?? writeProviders(ctx, upstream, options.providerType ?? 'openai'),
       LOG_LEVEL: 'info',
       DRAIN_TIMEOUT_MS: '3000',
     },

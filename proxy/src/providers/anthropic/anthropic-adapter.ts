@@ -1,0 +1,196 @@
+import { Pool } from 'undici';
+import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
+import { Cancel } from '../cancel.js';
+import { newStreamMeta } from '../stream-inspector.js';
+import { readLimited, transportError } from '../upstream-error.js';
+import { UpstreamResponse } from '../upstream-request.js';
+import { anthropicStatusError, anthropicStreamError } from './anthropic-errors.js';
+import { parseAnthropicOptions } from './anthropic-options.js';
+import { toAnthropicRequest } from './anthropic-request.js';
+import { toChatCompletion } from './anthropic-response.js';
+import { StreamTranslator } from './anthropic-stream.js';
+import type { AnthropicResponse } from './anthropic-types.js';
+
+/**
+ * Anthropic's Messages API behind the OpenAI Chat Completions interface: each request is
+ * translated (anthropic-request.ts), sent to `{base_url}/v1/messages` over a keep-alive undici
+ * Pool, and the answer translated back (anthropic-response.ts, anthropic-stream.ts).
+ *
+ * The API version is pinned: a newer one may change the wire format under the translation.
+ */
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+export class AnthropicAdapter implements ProviderAdapter {
+  readonly type = 'anthropic';
+  readonly name: string;
+  readonly models: readonly ModelEntry[];
+  private readonly pool: Pool;
+  private readonly path: string;
+  private readonly headers: Record<string, string>;
+  private readonly maxQueued: number;
+  private readonly maxConnections: number;
+  private readonly defaultMaxTokens: number;
+  /** Exchanges under way (each holds a connection until its body ends): beyond max_connections they wait. */
+  private outstanding = 0;
+  private readonly settled = () => {
+    this.outstanding--;
+  };
+
+  constructor(config: ProviderConfig) {
+    if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required`);
+    this.name = config.name;
+    this.models = config.models;
+    this.defaultMaxTokens = parseAnthropicOptions(config).defaultMaxTokens;
+    const url = new URL(`${config.base_url}/v1/messages`);
+    this.path = url.pathname + url.search;
+    this.pool = new Pool(url.origin, {
+      connections: config.max_connections,
+      connect: { timeout: config.connect_timeout_ms },
+      headersTimeout: config.timeout_ms,
+      bodyTimeout: config.idle_timeout_ms,
+      keepAliveTimeout: 30_000,
+    });
+    this.maxQueued = config.max_queued;
+    this.maxConnections = config.max_connections;
+    this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'anthropic-version': ANTHROPIC_VERSION };
+    if (config.api_key !== null) this.headers['x-api-key'] = config.api_key;
+  }
+
+  async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
+    const res = await this.send(this.payload(request), cancel);
+    let body: Buffer;
+    try {
+      body = await res.body();
+    } catch (err) {
+      throw transportError(this.name, err, cancel.aborted);
+    }
+    let message: unknown = null;
+    try {
+      message = JSON.parse(body.toString('utf8'));
+    } catch {
+      // Not JSON: refused below with the other shapes that are no message.
+    }
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not a JSON message.`);
+    }
+    const { body: completion, usage, finish } = toChatCompletion(message as AnthropicResponse, request.upstreamModel);
+    return { status: 200, body: Buffer.from(JSON.stringify(completion)), usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
+  }
+
+  /**
+   * Resolves once the first chunk (the role chunk, from message_start) is ready, so an error event
+   * Anthropic sends instead of starting the message (overloaded, say) still fails over like the
+   * same error as a status would.
+   */
+  async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
+    const res = await this.send(this.payload(request), cancel);
+    const meta = newStreamMeta();
+    const translator = new StreamTranslator(meta, request.clientWantsUsage, request.requestId, request.upstreamModel);
+    const events = this.events(res, translator, meta, cancel);
+    const first = await events.next();
+    return { meta, events: first.done ? events : startingWith(first.value, events) };
+  }
+
+  private async *events(res: UpstreamResponse, translator: StreamTranslator, meta: StreamMeta, cancel: Cancel): AsyncGenerator<string> {
+    const text = new TextDecoder();
+    const queue: string[] = [];
+    let head = 0;
+    const out: string[] = [];
+    let started = false;
+    const sse = createSseDecoder((event) => queue.push(event.data));
+    try {
+      for await (const chunk of res.stream()) {
+        // After message_stop the rest of the body (normally just its end) is read and ignored:
+        // giving up early would close a pooled keep-alive connection.
+        if (translator.finished) continue;
+        sse.feed(text.decode(chunk, { stream: true }));
+        while (head < queue.length) {
+          const data = queue[head++] as string;
+          translator.translate(data, out);
+          if (meta.failed) throw anthropicStreamError(this.name, data, started);
+          for (let i = 0; i < out.length; i++) {
+            started = true;
+            yield out[i] as string;
+          }
+          out.length = 0;
+          if (translator.finished) break;
+        }
+        queue.length = 0;
+        head = 0;
+      }
+    } catch (err) {
+      if (translator.finished && !cancel.aborted) return;
+      res.destroy();
+      throw transportError(this.name, err, cancel.aborted);
+    } finally {
+      // The consumer left early (client gone, key revoked): stop the provider too.
+      if (!translator.finished) res.destroy();
+    }
+    if (!translator.finished) throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} ended the stream before it was complete.`);
+  }
+
+  private payload(request: ChatRequest): Buffer {
+    const body = toAnthropicRequest(request.body, { upstreamModel: request.upstreamModel, stream: request.stream, defaultMaxTokens: this.defaultMaxTokens });
+    return Buffer.from(JSON.stringify(body));
+  }
+
+  queueDepth(): number {
+    return Math.max(0, this.outstanding - this.maxConnections);
+  }
+
+  private async send(payload: Buffer, cancel: Cancel): Promise<UpstreamResponse> {
+    // Past the queue bound a request would wait behind thousands of others: refuse it at once so
+    // the client (or a load balancer) can go elsewhere, rather than queue without limit.
+    if (this.outstanding - this.maxConnections >= this.maxQueued) {
+      throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
+    }
+    // The exchange is stopped through a Cancel of its own: giving up on this provider's answer
+    // (an error event instead of a message, an error page too long to read) must not mark the
+    // whole request cancelled, or the router would not try the next provider.
+    const attempt = new Cancel();
+    cancel.onAbort(() => attempt.abort());
+    let res: UpstreamResponse;
+    this.outstanding++;
+    try {
+      res = await UpstreamResponse.post(this.pool, this.path, this.headers, payload, attempt, this.settled);
+    } catch (err) {
+      throw transportError(this.name, err, cancel.aborted);
+    }
+    if (res.status !== 200) {
+      const text = await readLimited(res);
+      throw anthropicStatusError(this.name, res.status, text, res.header('retry-after'));
+    }
+    return res;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+/**
+ * `rest` with `first` (already pulled from it) in front, without another generator in between;
+ * leaving early still reaches `rest`, whose cleanup stops the provider.
+ */
+function startingWith(first: string, rest: AsyncGenerator<string>): AsyncIterable<string> {
+  let pending: string | null = first;
+  const iterator: AsyncIterator<string> = {
+    next: () => {
+      if (pending === null) return rest.next();
+      const value = pending;
+      pending = null;
+      return Promise.resolve({ done: false, value });
+    },
+    return: (value?: unknown) => rest.return(value),
+    throw: (err?: unknown) => rest.throw(err),
+  };
+  return { [Symbol.asyncIterator]: () => iterator };
+}
+
+export const anthropicFactory: AdapterFactory = {
+  type: 'anthropic',
+  defaultBaseUrl: 'https://api.anthropic.com',
+  usesBaseUrl: true,
+  create: (config) => new AnthropicAdapter(config),
+};

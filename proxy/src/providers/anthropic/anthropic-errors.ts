@@ -1,0 +1,49 @@
+import { GatewayError } from '@gateway/shared';
+import { providerErrorDetail, providerStatusError, streamErrorEvent } from '../upstream-error.js';
+
+/**
+ * Anthropic's failures as the gateway's codes. Its error body is
+ * `{"type":"error","error":{"type","message"}}`; the shared mapping reads its message and keeps
+ * each status's class (400 → INVALID_REQUEST, 429 → RATE_LIMITED, 500/529 retryable, …). A 401
+ * or 403 is the gateway's own misconfiguration (a wrong or under-privileged provider key), not
+ * the client's: it is a 502 that says so, never the client's 401.
+ */
+export function anthropicStatusError(provider: string, status: number, bodyText: string, retryAfter?: string): GatewayError {
+  if (status === 401 || status === 403) {
+    const { message } = providerErrorDetail(bodyText);
+    const what = status === 401 ? 'refused the gateway\'s API key' : 'does not allow the gateway\'s API key this request';
+    return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ${what} (${status}${message ? `: ${message}` : ''}); check its api_key in the providers file.`);
+  }
+  return providerStatusError(provider, status, bodyText, retryAfter);
+}
+
+/** The HTTP status Anthropic documents for each error type, for error events inside a stream. */
+const STATUS_OF_TYPE = new Map<string, number>([
+  ['invalid_request_error', 400],
+  ['authentication_error', 401],
+  ['billing_error', 402],
+  ['permission_error', 403],
+  ['not_found_error', 404],
+  ['request_too_large', 413],
+  ['rate_limit_error', 429],
+  ['api_error', 500],
+  ['timeout_error', 504],
+  ['overloaded_error', 529],
+]);
+
+/**
+ * An `error` event in a stream. Before the stream reached the client it is what the same error
+ * as a status would be (an `overloaded_error` is a 529, retryable: another provider may answer);
+ * once chunks were sent the answer is simply broken, an UPSTREAM_ERROR.
+ */
+export function anthropicStreamError(provider: string, data: string, started: boolean): GatewayError {
+  if (started) return streamErrorEvent(provider, data);
+  let type: unknown;
+  try {
+    type = (JSON.parse(data) as { error?: { type?: unknown } }).error?.type;
+  } catch {
+    type = undefined;
+  }
+  const status = typeof type === 'string' ? STATUS_OF_TYPE.get(type) : undefined;
+  return status === undefined ? streamErrorEvent(provider, data) : anthropicStatusError(provider, status, data);
+}

@@ -1,0 +1,291 @@
+import { GatewayError } from '@gateway/shared';
+import type {
+  AnthropicBlock,
+  AnthropicDocumentBlock,
+  AnthropicImageBlock,
+  AnthropicMessage,
+  AnthropicRequest,
+  AnthropicTextBlock,
+  AnthropicTool,
+  AnthropicToolChoice,
+  AnthropicToolResultBlock,
+  AnthropicToolUseBlock,
+} from './anthropic-types.js';
+
+/**
+ * An OpenAI Chat Completions body (already validated by the chat endpoint) as an Anthropic
+ * Messages request. What Anthropic cannot honour is refused with a 400 naming the field, never
+ * dropped in silence: a client that asked for JSON mode, several choices or log-probabilities
+ * would otherwise get an answer that quietly is not what it asked for. Fields neither API knows
+ * (and OpenAI-only hints with no effect on the answer's shape) are left out.
+ */
+export interface RequestSettings {
+  upstreamModel: string;
+  stream: boolean;
+  /** Anthropic requires max_tokens; used when the client set neither max_tokens nor max_completion_tokens. */
+  defaultMaxTokens: number;
+}
+
+type Json = Record<string, unknown>;
+
+/** Anthropic's temperature range is 0–1, OpenAI's 0–2: values above 1 are clamped to 1. */
+export const MAX_TEMPERATURE = 1;
+
+function invalid(param: string, message: string): GatewayError {
+  return new GatewayError('INVALID_REQUEST', message, { param });
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+export function toAnthropicRequest(body: Readonly<Json>, settings: RequestSettings): AnthropicRequest {
+  refuseUnsupported(body);
+  const { system, messages } = translateMessages(body.messages as unknown[]);
+  const maxTokens = (body.max_completion_tokens ?? body.max_tokens ?? settings.defaultMaxTokens) as number;
+  const out: AnthropicRequest = { model: settings.upstreamModel, max_tokens: maxTokens, messages };
+  if (system.length === 1) out.system = (system[0] as AnthropicTextBlock).text;
+  else if (system.length > 1) out.system = system;
+
+  const tools = translateTools(body.tools);
+  if (tools !== null) {
+    out.tools = tools;
+    const choice = translateToolChoice(body.tool_choice, body.parallel_tool_calls);
+    if (choice !== null) out.tool_choice = choice;
+  }
+  const stop = body.stop;
+  if (typeof stop === 'string') out.stop_sequences = [stop];
+  else if (Array.isArray(stop) && stop.length > 0) out.stop_sequences = stop as string[];
+  if (typeof body.temperature === 'number') out.temperature = Math.min(body.temperature, MAX_TEMPERATURE);
+  if (typeof body.top_p === 'number') out.top_p = body.top_p;
+  if (present(body.user)) {
+    if (typeof body.user !== 'string') throw invalid('user', '`user` must be a string.');
+    out.metadata = { user_id: body.user };
+  }
+  if (settings.stream) out.stream = true;
+  return out;
+}
+
+/** OpenAI features with no Anthropic counterpart, refused when set to anything but their no-op value. */
+function refuseUnsupported(body: Readonly<Json>): void {
+  const refuse = (param: string, what: string) => invalid(param, `\`${param}\` is not supported by this model's provider (Anthropic): ${what}.`);
+  if (present(body.n) && body.n !== 1) throw refuse('n', 'it returns one choice per request');
+  if (present(body.logprobs) && body.logprobs !== false) throw refuse('logprobs', 'it does not return log-probabilities');
+  if (present(body.top_logprobs) && body.top_logprobs !== 0) throw refuse('top_logprobs', 'it does not return log-probabilities');
+  const format = body.response_format;
+  if (present(format) && !(isObject(format) && format.type === 'text')) {
+    throw refuse('response_format', 'it has no JSON mode or JSON schema output; describe the format in the prompt or use a tool');
+  }
+  for (const penalty of ['presence_penalty', 'frequency_penalty']) {
+    if (present(body[penalty]) && body[penalty] !== 0) throw refuse(penalty, 'it has no repetition penalties');
+  }
+  const bias = body.logit_bias;
+  if (present(bias) && !(isObject(bias) && Object.keys(bias).length === 0)) throw refuse('logit_bias', 'it has no token biasing');
+  if (present(body.seed)) throw refuse('seed', 'it has no deterministic sampling');
+  if (present(body.functions)) throw refuse('functions', 'send `tools` instead of the deprecated `functions`');
+  if (present(body.function_call)) throw refuse('function_call', 'send `tool_choice` instead of the deprecated `function_call`');
+  if (present(body.audio)) throw refuse('audio', 'it does not produce audio');
+  const modalities = body.modalities;
+  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) throw refuse('modalities', 'it produces text only');
+}
+
+interface Translated {
+  system: AnthropicTextBlock[];
+  messages: AnthropicMessage[];
+}
+
+/**
+ * System and developer messages become the top-level `system` (Anthropic has no system turn);
+ * tool results become `tool_result` blocks of a user turn; consecutive turns of one role are
+ * merged into one, since Anthropic requires user and assistant turns to alternate.
+ */
+function translateMessages(list: unknown[]): Translated {
+  const system: AnthropicTextBlock[] = [];
+  const messages: AnthropicMessage[] = [];
+  const push = (role: 'user' | 'assistant', content: string | AnthropicBlock[]) => {
+    const last = messages[messages.length - 1];
+    if (last === undefined || last.role !== role) {
+      messages.push({ role, content });
+      return;
+    }
+    last.content = [...asBlocks(last.content), ...asBlocks(content)];
+  };
+  for (let i = 0; i < list.length; i++) {
+    const message = list[i] as Json;
+    const at = `messages[${i}]`;
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        system.push(...systemBlocks(message.content, at));
+        break;
+      case 'user':
+        push('user', userContent(message.content, at));
+        break;
+      case 'assistant':
+        push('assistant', assistantContent(message, at));
+        break;
+      case 'tool':
+        push('user', [toolResult(message, at)]);
+        break;
+      default:
+        throw invalid(`${at}.role`, `\`${at}.role\` must be one of system, developer, user, assistant, tool.`);
+    }
+  }
+  return { system, messages };
+}
+
+/** Empty text is left out of a merged turn: Anthropic refuses empty text blocks. */
+function asBlocks(content: string | AnthropicBlock[]): AnthropicBlock[] {
+  if (typeof content !== 'string') return content;
+  return content === '' ? [] : [{ type: 'text', text: content }];
+}
+
+function textPart(part: Json, at: string): AnthropicTextBlock {
+  if (typeof part.text !== 'string') throw invalid(`${at}.text`, `\`${at}.text\` must be a string.`);
+  return { type: 'text', text: part.text };
+}
+
+function systemBlocks(content: unknown, at: string): AnthropicTextBlock[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  const parts = content as Json[];
+  return parts.map((part, j) => {
+    const where = `${at}.content[${j}]`;
+    if (part.type !== 'text') throw invalid(where, `\`${where}\`: a system message may hold text parts only.`);
+    return textPart(part, where);
+  });
+}
+
+function userContent(content: unknown, at: string): string | AnthropicBlock[] {
+  if (typeof content === 'string') return content;
+  return (content as Json[]).map((part, j) => userPart(part, `${at}.content[${j}]`));
+}
+
+function userPart(part: Json, at: string): AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock {
+  switch (part.type) {
+    case 'text':
+      return textPart(part, at);
+    case 'image_url':
+      return imagePart(part, at);
+    case 'file':
+      return filePart(part, at);
+    default:
+      throw invalid(at, `\`${at}\`: content parts of type ${JSON.stringify(part.type)} are not supported by this model's provider (Anthropic).`);
+  }
+}
+
+const DATA_URL = /^data:([^;,]+);base64,/;
+
+/** `data:` URLs become base64 sources, http(s) URLs `url` sources Anthropic fetches itself. */
+function imagePart(part: Json, at: string): AnthropicImageBlock {
+  const image = part.image_url;
+  const url = typeof image === 'string' ? image : isObject(image) ? image.url : undefined;
+  const where = `${at}.image_url`;
+  if (typeof url !== 'string') throw invalid(where, `\`${where}.url\` must be a string.`);
+  const data = DATA_URL.exec(url);
+  if (data !== null) return { type: 'image', source: { type: 'base64', media_type: data[1] as string, data: url.slice(data[0].length) } };
+  if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
+  throw invalid(where, `\`${where}.url\` must be a base64 data URL or an http(s) URL.`);
+}
+
+/** A PDF sent as a base64 data URL becomes a document block; other files have no counterpart. */
+function filePart(part: Json, at: string): AnthropicDocumentBlock {
+  const file = isObject(part.file) ? part.file : {};
+  const data = typeof file.file_data === 'string' ? DATA_URL.exec(file.file_data) : null;
+  if (data === null || data[1] !== 'application/pdf') {
+    throw invalid(`${at}.file`, `\`${at}.file\`: only a PDF given as \`file_data\` (a base64 data URL) is supported by this model's provider (Anthropic).`);
+  }
+  return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: (file.file_data as string).slice(data[0].length) } };
+}
+
+function assistantContent(message: Json, at: string): string | AnthropicBlock[] {
+  const content = message.content;
+  const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
+  let blocks: AnthropicBlock[];
+  if (content === null || content === undefined) blocks = [];
+  else if (typeof content === 'string') {
+    if (calls.length === 0) return content;
+    blocks = asBlocks(content);
+  } else {
+    blocks = (content as Json[]).map((part, j) => {
+      const where = `${at}.content[${j}]`;
+      if (part.type === 'text') return textPart(part, where);
+      // A refusal the model gave earlier is part of the conversation: it goes back as text.
+      if (part.type === 'refusal' && typeof part.refusal === 'string') return { type: 'text', text: part.refusal };
+      throw invalid(where, `\`${where}\`: an assistant message may hold text parts only.`);
+    });
+  }
+  for (let k = 0; k < calls.length; k++) blocks.push(toolUse(calls[k], `${at}.tool_calls[${k}]`));
+  return blocks;
+}
+
+function toolUse(call: unknown, at: string): AnthropicToolUseBlock {
+  if (!isObject(call) || !isObject(call.function)) throw invalid(at, `\`${at}\` must be a function tool call.`);
+  if (typeof call.id !== 'string' || call.id === '') throw invalid(`${at}.id`, `\`${at}.id\` must be a non-empty string.`);
+  const fn = call.function;
+  if (typeof fn.name !== 'string' || fn.name === '') throw invalid(`${at}.function.name`, `\`${at}.function.name\` must be a non-empty string.`);
+  return { type: 'tool_use', id: call.id, name: fn.name, input: parseArguments(fn.arguments, `${at}.function.arguments`) };
+}
+
+/** Anthropic takes a call's input as an object; OpenAI carries it as JSON text. */
+function parseArguments(text: unknown, at: string): Record<string, unknown> {
+  if (text === undefined || text === null || (typeof text === 'string' && text.trim() === '')) return {};
+  if (typeof text !== 'string') throw invalid(at, `\`${at}\` must be a string of JSON.`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalid(at, `\`${at}\` is not valid JSON.`);
+  }
+  if (!isObject(parsed)) throw invalid(at, `\`${at}\` must be a JSON object.`);
+  return parsed;
+}
+
+function toolResult(message: Json, at: string): AnthropicToolResultBlock {
+  const id = message.tool_call_id;
+  if (typeof id !== 'string' || id === '') throw invalid(`${at}.tool_call_id`, `\`${at}.tool_call_id\` must be a non-empty string.`);
+  const content = message.content;
+  if (typeof content === 'string') return content === '' ? { type: 'tool_result', tool_use_id: id } : { type: 'tool_result', tool_use_id: id, content };
+  const parts = (content as Json[]).map((part, j) => {
+    const where = `${at}.content[${j}]`;
+    if (part.type === 'text') return textPart(part, where);
+    if (part.type === 'image_url') return imagePart(part, where);
+    throw invalid(where, `\`${where}\`: a tool result may hold text and image parts only.`);
+  });
+  return { type: 'tool_result', tool_use_id: id, content: parts };
+}
+
+function translateTools(value: unknown): AnthropicTool[] | null {
+  if (!Array.isArray(value) || value.length === 0) return null;
+  return (value as Json[]).map((tool, i) => {
+    const at = `tools[${i}]`;
+    if (tool.type !== 'function' || !isObject(tool.function)) throw invalid(at, `\`${at}\`: only function tools are supported by this model's provider (Anthropic).`);
+    const fn = tool.function;
+    if (typeof fn.name !== 'string' || fn.name === '') throw invalid(`${at}.function.name`, `\`${at}.function.name\` must be a non-empty string.`);
+    // OpenAI lets a function omit its parameters; Anthropic needs an object schema.
+    const out: AnthropicTool = { name: fn.name, input_schema: isObject(fn.parameters) ? fn.parameters : { type: 'object', properties: {} } };
+    if (typeof fn.description === 'string') out.description = fn.description;
+    return out;
+  });
+}
+
+function translateToolChoice(choice: unknown, parallel: unknown): AnthropicToolChoice | null {
+  const serial = parallel === false;
+  let out: Exclude<AnthropicToolChoice, { type: 'none' }>;
+  if (choice === undefined || choice === null) {
+    if (!serial) return null;
+    out = { type: 'auto' };
+  } else if (choice === 'auto') out = { type: 'auto' };
+  else if (choice === 'required') out = { type: 'any' };
+  else if (choice === 'none') return { type: 'none' };
+  else if (isObject(choice) && choice.type === 'function' && isObject(choice.function) && typeof choice.function.name === 'string' && choice.function.name !== '') {
+    out = { type: 'tool', name: choice.function.name };
+  } else {
+    throw invalid('tool_choice', '`tool_choice` must be "auto", "required", "none" or {"type":"function","function":{"name":…}}.');
+  }
+  if (serial) out.disable_parallel_tool_use = true;
+  return out;
+}

@@ -1,0 +1,173 @@
+import { GatewayError } from '@gateway/shared';
+import type { StreamMeta } from '../adapter.js';
+import { estimateTokens } from '../stream-inspector.js';
+import { mapStopReason } from './anthropic-finish.js';
+import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-types.js';
+import { openAiUsage, usageFrom } from './anthropic-usage.js';
+
+/**
+ * Anthropic's Messages stream events as OpenAI chat.completion.chunk payloads, one event at a
+ * time. message_start gives the role chunk (and the prompt's token counts); text and tool-input
+ * deltas become content and tool-call deltas, tool calls numbered in the order they start (not
+ * by Anthropic's block index, which counts text and thinking blocks too); message_delta carries
+ * the stop reason and cumulative usage (the latest wins); message_stop gives the one finish
+ * chunk, then the usage chunk if the client asked for it. Thinking blocks, pings and event types
+ * added later are skipped. An `error` event marks the stream failed: the adapter turns it into
+ * the gateway's error.
+ *
+ * Chunks are written as text around JSON-escaped values: each is a fixed shape, and building an
+ * object per delta only to serialise it again would be work thrown away.
+ */
+interface ToolState {
+  index: number;
+  /** Some of its input has been sent. */
+  hasInput: boolean;
+}
+
+const OPEN_CHOICE = ',"choices":[{"index":0,"delta":';
+const CLOSE_CHOICE = ',"logprobs":null,"finish_reason":null}]}';
+
+export class StreamTranslator {
+  /** message_stop was seen: nothing further is translated. */
+  finished = false;
+  private head: string | null = null;
+  private id: string;
+  private model: string;
+  private created: number;
+  private readonly tools = new Map<number, ToolState>();
+  private toolCount = 0;
+  private usage: AnthropicUsage = {};
+  private stopReason: string | null = null;
+
+  constructor(
+    private readonly meta: StreamMeta,
+    private readonly clientWantsUsage: boolean,
+    fallbackId: string,
+    fallbackModel: string,
+    now = Date.now(),
+  ) {
+    this.id = `chatcmpl-${fallbackId}`;
+    this.model = fallbackModel;
+    this.created = Math.floor(now / 1000);
+  }
+
+  /** Appends the chunks `data` (one SSE data payload) stands for to `out`. */
+  translate(data: string, out: string[]): void {
+    let event: AnthropicStreamEvent;
+    try {
+      event = JSON.parse(data) as AnthropicStreamEvent;
+    } catch {
+      throw new GatewayError('UPSTREAM_ERROR', 'The provider sent a stream event that is not JSON.');
+    }
+    if (typeof event !== 'object' || event === null) return;
+    switch (event.type) {
+      case 'message_start':
+        return this.start(event, out);
+      case 'content_block_start':
+        return this.blockStart(event, out);
+      case 'content_block_delta':
+        return this.blockDelta(event, out);
+      case 'content_block_stop':
+        return this.blockStop(event, out);
+      case 'message_delta':
+        if (typeof event.delta?.stop_reason === 'string') this.stopReason = event.delta.stop_reason;
+        this.addUsage(event.usage);
+        this.meta.usage = usageFrom(this.usage);
+        return;
+      case 'message_stop':
+        return this.stop(out);
+      case 'error':
+        this.meta.failed = true;
+        return;
+      default:
+        // ping, and event types Anthropic may add: nothing for the client.
+        return;
+    }
+  }
+
+  private start(event: AnthropicStreamEvent, out: string[]): void {
+    const message = event.message;
+    if (typeof message?.id === 'string' && message.id !== '') this.id = `chatcmpl-${message.id}`;
+    if (typeof message?.model === 'string' && message.model !== '') this.model = message.model;
+    this.addUsage(message?.usage);
+    this.head = null;
+    out.push(this.chunk('{"role":"assistant","content":""}'));
+  }
+
+  private blockStart(event: AnthropicStreamEvent, out: string[]): void {
+    const block = event.content_block;
+    if (block?.type === 'text') {
+      if (typeof block.text === 'string' && block.text !== '') this.text(block.text, out);
+      return;
+    }
+    if (block?.type !== 'tool_use' || typeof event.index !== 'number') return;
+    const tool = { index: this.toolCount++, hasInput: false };
+    this.tools.set(event.index, tool);
+    const id = JSON.stringify(String(block.id ?? `call_${tool.index}`));
+    const name = JSON.stringify(String(block.name ?? ''));
+    out.push(this.chunk(`{"tool_calls":[{"index":${tool.index},"id":${id},"type":"function","function":{"name":${name},"arguments":""}}]}`));
+    this.meta.estimatedOutput += 1;
+  }
+
+  private blockDelta(event: AnthropicStreamEvent, out: string[]): void {
+    const delta = event.delta;
+    if (delta?.type === 'text_delta') {
+      if (typeof delta.text === 'string' && delta.text !== '') this.text(delta.text, out);
+      return;
+    }
+    if (delta?.type !== 'input_json_delta' || typeof event.index !== 'number') return;
+    const tool = this.tools.get(event.index);
+    const json = delta.partial_json;
+    if (tool === undefined || typeof json !== 'string' || json === '') return;
+    tool.hasInput = true;
+    this.meta.estimatedOutput += estimateTokens(json.length);
+    out.push(this.chunk(`{"tool_calls":[{"index":${tool.index},"function":{"arguments":${JSON.stringify(json)}}}]}`));
+  }
+
+  /** A call without input still has arguments in OpenAI's terms: an empty object. */
+  private blockStop(event: AnthropicStreamEvent, out: string[]): void {
+    if (typeof event.index !== 'number') return;
+    const tool = this.tools.get(event.index);
+    if (tool === undefined || tool.hasInput) return;
+    tool.hasInput = true;
+    out.push(this.chunk(`{"tool_calls":[{"index":${tool.index},"function":{"arguments":"{}"}}]}`));
+  }
+
+  private stop(out: string[]): void {
+    this.finished = true;
+    const finish = mapStopReason(this.stopReason);
+    const usage = usageFrom(this.usage);
+    this.meta.usage = usage;
+    this.meta.finishReason = finish.gateway;
+    if (finish.raw !== null) this.meta.rawFinishReason = finish.raw;
+    out.push(`${this.prefix()}{},"logprobs":null,"finish_reason":"${finish.openai}"}]}`);
+    if (this.clientWantsUsage) {
+      out.push(JSON.stringify({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: openAiUsage(usage) }));
+    }
+  }
+
+  private text(text: string, out: string[]): void {
+    this.meta.estimatedOutput += estimateTokens(text.length);
+    out.push(this.chunk(`{"content":${JSON.stringify(text)}}`));
+  }
+
+  /** Counts present in a later event replace earlier ones: Anthropic's are cumulative. */
+  private addUsage(usage: AnthropicUsage | undefined): void {
+    if (usage === undefined || usage === null) return;
+    for (const field of ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const) {
+      const value = usage[field];
+      if (typeof value === 'number') this.usage[field] = value;
+    }
+  }
+
+  private chunk(delta: string): string {
+    return `${this.prefix()}${delta}${CLOSE_CHOICE}`;
+  }
+
+  private prefix(): string {
+    if (this.head === null) {
+      this.head = `{"id":${JSON.stringify(this.id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(this.model)}${OPEN_CHOICE}`;
+    }
+    return this.head;
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * The parts of Anthropic's Messages API (version 2023-06-01) the adapter writes and reads. Only
+ * what the translation touches is typed; anything else a response carries is ignored.
+ */
+export interface AnthropicTextBlock {
+  type: 'text';
+  text: string;
+}
+
+export interface AnthropicImageBlock {
+  type: 'image';
+  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+}
+
+export interface AnthropicDocumentBlock {
+  type: 'document';
+  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+}
+
+export interface AnthropicToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface AnthropicToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content?: string | (AnthropicTextBlock | AnthropicImageBlock)[];
+}
+
+export type AnthropicBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
+
+export interface AnthropicMessage {
+  role: 'user' | 'assistant';
+  content: string | AnthropicBlock[];
+}
+
+export interface AnthropicTool {
+  name: string;
+  description?: string;
+  input_schema: Record<string, unknown>;
+}
+
+export type AnthropicToolChoice =
+  | { type: 'auto' | 'any'; disable_parallel_tool_use?: boolean }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
+  | { type: 'none' };
+
+export interface AnthropicRequest {
+  model: string;
+  max_tokens: number;
+  system?: string | AnthropicTextBlock[];
+  messages: AnthropicMessage[];
+  tools?: AnthropicTool[];
+  tool_choice?: AnthropicToolChoice;
+  stop_sequences?: string[];
+  temperature?: number;
+  top_p?: number;
+  metadata?: { user_id: string };
+  stream?: boolean;
+}
+
+/** Token counts as Anthropic reports them: input_tokens excludes the cached parts. */
+export interface AnthropicUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+/** A response content block: text and tool_use are translated, any other type is skipped. */
+export interface AnthropicResponseBlock {
+  type: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+}
+
+export interface AnthropicResponse {
+  id?: string;
+  type?: string;
+  model?: string;
+  content?: AnthropicResponseBlock[];
+  stop_reason?: string | null;
+  usage?: AnthropicUsage;
+}
+
+/** One `data:` payload of a Messages stream. */
+export interface AnthropicStreamEvent {
+  type: string;
+  message?: AnthropicResponse;
+  index?: number;
+  content_block?: AnthropicResponseBlock;
+  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
+  usage?: AnthropicUsage;
+  error?: { type?: string; message?: string };
+}
