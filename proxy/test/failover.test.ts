@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEvent, UsageRecord } from '@gateway/shared';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
-import type { RunningWireMock } from '../../test-support/wire-mock.js';
+import { startWireMock, type RunningWireMock } from '../../test-support/wire-mock.js';
 import { startOpenAiWireMock } from '../src/providers/openai/openai-wire-mock.case.js';
 import { startHarness, type Harness } from './harness.js';
 
@@ -14,6 +14,7 @@ import { startHarness, type Harness } from './harness.js';
  */
 let first: RunningWireMock;
 let second: RunningWireMock;
+let pages: RunningWireMock;
 let h: Harness;
 let key: TestKey;
 let client: OpenAI;
@@ -29,12 +30,18 @@ const provider = (name: string, url: string, models: string) => `  - name: ${nam
 beforeAll(async () => {
   first = await startOpenAiWireMock();
   second = await startOpenAiWireMock();
+  // A load balancer's error page, longer than the gateway reads, whose body never ends.
+  pages = await startWireMock((_req, res) => {
+    res.writeHead(502, { 'content-type': 'text/html' });
+    res.write(`<html>${'x'.repeat(20_000)}`);
+  });
   h = await startHarness(
     'failover',
     `providers:
 ${provider('down', 'http://127.0.0.1:1', '[{ id: refused, upstream: conf-text }, { id: dead-everywhere, upstream: conf-text }]')}
+${provider('pages', 'PAGES_URL', '[{ id: long-page, upstream: conf-text }]')}
 ${provider('first', first.baseUrl, '[{ id: limited, upstream: conf-429 }, { id: failing, upstream: conf-500 }, { id: slow, upstream: conf-slow }, { id: broken-stream, upstream: conf-stream-error }, { id: refusing, upstream: conf-400 }, { id: all-fail, upstream: conf-500 }]')}
-${provider('second', second.baseUrl, '[refused, limited, failing, slow, broken-stream, refusing, { id: all-fail, upstream: conf-429 }, { id: priced, upstream: conf-text, price: { input: 1, output: 2, cached_input: 0.5 } }]')}
+${provider('second', second.baseUrl, '[refused, limited, failing, slow, broken-stream, refusing, { id: all-fail, upstream: conf-429 }, { id: priced, upstream: conf-text, price: { input: 1, output: 2, cached_input: 0.5 } }, { id: long-page, upstream: conf-text }]')}
   - name: heavy
     type: mock
     models: [spread]
@@ -44,7 +51,7 @@ ${provider('second', second.baseUrl, '[refused, limited, failing, slow, broken-s
 routes:
   spread: { strategy: weighted, weights: { heavy: 3, light: 1 } }
 cooldown: { failures: 5, base_ms: 60000, max_ms: 60000 }
-`,
+`.replace('PAGES_URL', pages.baseUrl),
   );
   key = await projectTestKey(h.redis, h.keys);
   client = new OpenAI({ apiKey: key.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
@@ -54,6 +61,7 @@ afterAll(async () => {
   await h?.stop();
   await first?.close();
   await second?.close();
+  await pages?.close();
 });
 
 async function recordsOf(requestId: string): Promise<{ audit: AuditEvent[]; usage: UsageRecord[] }> {
@@ -87,6 +95,14 @@ describe('failover', () => {
       expect(usage[0]).toMatchObject({ provider: 'second', finish_reason: 'stop', tokens: { input: 11, output: 2, total: 13, cached: 3 }, cost_usd: null, endpoint: 'chat.completions' });
     });
   }
+
+  it('fails over past an error page too long to read, giving up only that connection', async () => {
+    const before = pages.aborted();
+    const res = await ask('long-page');
+    expect(res.status).toBe(200);
+    expect(res.body.choices?.[0]?.message.content).toBe('Hello there');
+    await expect.poll(() => pages.aborted()).toBeGreaterThan(before);
+  });
 
   it('prices a request from the serving model entry, cached prompt tokens at their own price', async () => {
     const res = await ask('priced');

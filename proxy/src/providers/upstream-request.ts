@@ -31,6 +31,8 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
   private collecting = false;
   private wake: (() => void) | null = null;
   private started: { resolve: (res: UpstreamResponse) => void; reject: (err: Error) => void } | null = null;
+  /** undici's abort of this exchange alone (the request's Cancel may go on to another provider). */
+  private abortFn: ((err: Error) => void) | null = null;
 
   constructor(
     private readonly cancel: Cancel,
@@ -98,9 +100,14 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
     }
   }
 
-  /** Stops reading: the connection is given up (a stream the gateway no longer needs). */
+  /**
+   * Stops reading: this exchange's connection is given up (an error page too long to read, a stream
+   * the gateway no longer needs). The request's Cancel is left alone: the router may still try the
+   * route's next provider.
+   */
   destroy(): void {
-    if (!this.done && this.failure === null) this.cancel.abort();
+    if (this.done || this.failure !== null) return;
+    this.abortFn?.(new UpstreamAborted());
   }
 
   private next(): Promise<void> {
@@ -118,6 +125,7 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
   // undici's handler interface.
 
   onConnect(abort: (err?: Error) => void): void {
+    this.abortFn = abort;
     this.cancel.onAbort(() => abort(new UpstreamAborted()));
   }
 
@@ -151,7 +159,7 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
   onError(err: Error): void {
     this.cancel.clear();
     this.settled?.();
-    const failure = this.cancel.aborted ? new UpstreamAborted() : err;
+    const failure = this.cancel.aborted || err instanceof UpstreamAborted ? new UpstreamAborted() : err;
     const started = this.started;
     this.started = null;
     if (started !== null) {

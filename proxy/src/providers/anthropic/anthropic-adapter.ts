@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
 import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
-import { Cancel } from '../cancel.js';
+import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
 import { readLimited, transportError } from '../upstream-error.js';
 import { UpstreamResponse } from '../upstream-request.js';
@@ -145,15 +145,10 @@ export class AnthropicAdapter implements ProviderAdapter {
     if (this.outstanding - this.maxConnections >= this.maxQueued) {
       throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
     }
-    // The exchange is stopped through a Cancel of its own: giving up on this provider's answer
-    // (an error event instead of a message, an error page too long to read) must not mark the
-    // whole request cancelled, or the router would not try the next provider.
-    const attempt = new Cancel();
-    cancel.onAbort(() => attempt.abort());
     let res: UpstreamResponse;
     this.outstanding++;
     try {
-      res = await UpstreamResponse.post(this.pool, this.path, this.headers, payload, attempt, this.settled);
+      res = await UpstreamResponse.post(this.pool, this.path, this.headers, payload, cancel, this.settled);
     } catch (err) {
       throw transportError(this.name, err, cancel.aborted);
     }
