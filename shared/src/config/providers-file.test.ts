@@ -124,5 +124,8 @@ cooldown: { failures: 5, base_ms: 1000, max_ms: 8000 }
   it('defaults to the offline mock, adding OpenAI only when its key is present', () => {
     expect(defaultProviders({}).providers.map((p) => p.name)).toEqual(['mock']);
     expect(defaultProviders({ OPENAI_API_KEY: 'sk-x' }).providers.map((p) => p.name)).toEqual(['mock', 'openai']);
+    const all = defaultProviders({ OPENAI_API_KEY: 'sk-x', ANTHROPIC_API_KEY: 'sk-ant-x', GEMINI_API_KEY: 'AIza-x' });
+    expect(all.providers.map((p) => [p.name, p.type])).toEqual([['mock', 'mock'], ['openai', 'openai'], ['anthropic', 'anthropic'], ['gemini', 'gemini']]);
+    expect(all.providers[2]?.api_key).toBe('sk-ant-x');
   });
 });

@@ -92,22 +92,21 @@ const DEFAULTS = { connect_timeout_ms: 5_000, timeout_ms: 60_000, idle_timeout_m
 /** Models the offline mock provider serves when no providers file is given. */
 export const DEFAULT_MOCK_MODELS = ['mock-1', 'mock-1-mini'];
 
-/** Providers used when GATEWAY_CONFIG is not set: the offline mock, plus OpenAI if its key is present. */
+/** Providers used when GATEWAY_CONFIG is not set: the offline mock, plus OpenAI, Anthropic and Gemini when their keys are present. */
 export function defaultProviders(env: Env): ProvidersConfig {
   const providers: ProviderConfig[] = [
     { name: 'mock', type: 'mock', base_url: null, api_key: null, models: DEFAULT_MOCK_MODELS.map(plainModel), ...DEFAULTS, options: {} },
   ];
-  const openaiKey = env.OPENAI_API_KEY;
-  if (openaiKey) {
-    providers.push({
-      name: 'openai',
-      type: 'openai',
-      base_url: env.OPENAI_BASE_URL || 'https://api.openai.com/v1',
-      api_key: openaiKey,
-      models: ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'o4-mini'].map(plainModel),
-      ...DEFAULTS,
-      options: {},
-    });
+  // A real provider joins the default only when its key is in the environment; the base URLs of
+  // anthropic and gemini are their adapters' defaults.
+  const hosted: { key: string | undefined; name: string; type: string; base_url: string | null; models: string[] }[] = [
+    { key: env.OPENAI_API_KEY, name: 'openai', type: 'openai', base_url: env.OPENAI_BASE_URL || 'https://api.openai.com/v1', models: ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'o4-mini'] },
+    { key: env.ANTHROPIC_API_KEY, name: 'anthropic', type: 'anthropic', base_url: 'https://api.anthropic.com', models: ['claude-opus-4-1', 'claude-sonnet-4-5', 'claude-haiku-4-5'] },
+    { key: env.GEMINI_API_KEY, name: 'gemini', type: 'gemini', base_url: 'https://generativelanguage.googleapis.com', models: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite'] },
+  ];
+  for (const h of hosted) {
+    if (!h.key) continue;
+    providers.push({ name: h.name, type: h.type, base_url: h.base_url, api_key: h.key, models: h.models.map(plainModel), ...DEFAULTS, options: {} });
   }
   return { source: 'built-in default', providers, routes: {}, cooldown: DEFAULT_COOLDOWN };
 }
