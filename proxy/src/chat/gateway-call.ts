@@ -216,7 +216,7 @@ export abstract class GatewayCall implements Revocable {
     if (this.finished) return;
     if (this.ex.headersSent) {
       // Mid-stream: the protocol's error event and no end marker, so the client knows the answer is cut.
-      this.ex.write(this.errors.streamError(err));
+      this.ex.write(this.streamErrorText(err));
       this.ex.endStream();
       this.finish(outcome, 200, err.code, usage);
       return;
@@ -224,6 +224,11 @@ export abstract class GatewayCall implements Revocable {
     const closeConnection = err.code === 'PAYLOAD_TOO_LARGE' || this.deps.state.draining;
     this.ex.send(err.status, 'application/json', this.errors.errorBody(err), err.retryAfter, closeConnection);
     this.finish(outcome, err.status, err.code, usage);
+  }
+
+  /** The protocol's error event for a started stream. */
+  protected streamErrorText(err: GatewayError): string {
+    return this.errors.streamError(err);
   }
 
   finish(outcome: AuditOutcome, status: number, errorCode: string | null, usage?: UsageOutcome): void {

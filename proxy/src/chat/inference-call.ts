@@ -4,7 +4,7 @@ import type { ChatRequest, CompletionResult, StreamMeta, StreamResult, Usage } f
 import type { Route } from '../routing/model-router.js';
 import { Cancel } from '../providers/cancel.js';
 import { estimatePromptTokens } from '../policy/token-estimate.js';
-import type { InboundProtocol, ParsedRequest } from '../protocols/protocol.js';
+import type { InboundProtocol, ParsedRequest, StreamWriter } from '../protocols/protocol.js';
 import { GatewayCall, type GatewayDeps, type RequestInfo, type UsageOutcome } from './gateway-call.js';
 import type { Exchange } from '../http/exchange.js';
 
@@ -26,6 +26,7 @@ export class InferenceCall extends GatewayCall {
   private meta: StreamMeta | null = null;
   /** The price of the model at the provider tried last (the one that served, if one did). */
   private price: ModelPrice | null = null;
+  private writer: StreamWriter | null = null;
 
   constructor(
     deps: GatewayDeps,
@@ -203,6 +204,7 @@ export class InferenceCall extends GatewayCall {
     this.meta = result.meta;
     if (this.finished) return;
     const writer = this.protocol.streamWriter(this.parsed as ParsedRequest, this.info.requestId);
+    this.writer = writer;
     this.ex.startStream();
     const opening = writer.start();
     if (opening !== '') this.ex.write(opening);
@@ -231,6 +233,10 @@ export class InferenceCall extends GatewayCall {
     if (count) this.deps.metrics.upstreamErrors.inc({ provider: this.provider ?? 'none', code: gatewayError.code });
     // Before the first byte the provider produced nothing to bill; after it, what streamed counts.
     this.fail(gatewayError, 'error', this.ex.headersSent ? this.usage('error') : this.usage('error', { input: 0, output: 0 }));
+  }
+
+  protected override streamErrorText(err: GatewayError): string {
+    return this.writer?.error?.(err) ?? super.streamErrorText(err);
   }
 
   revoke(reason: GatewayError = GatewayCall.keyDeleted()): void {

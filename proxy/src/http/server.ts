@@ -1,6 +1,7 @@
 import { clientAddress, GatewayError, requestIdFrom, type TrustedProxies } from '@gateway/shared';
 import { InferenceCall } from '../chat/inference-call.js';
 import { openAiChat } from '../protocols/openai-chat/openai-chat.js';
+import { openAiResponses } from '../protocols/openai-responses/openai-responses.js';
 import type { InboundProtocol } from '../protocols/protocol.js';
 import type { GatewayCall, GatewayDeps, RequestInfo } from '../chat/gateway-call.js';
 import { ModelsCall } from '../chat/models-call.js';
@@ -26,7 +27,10 @@ export interface HealthProbe {
 const BEARER = /^Bearer\s+(.+)$/i;
 
 /** Inference endpoints and the protocol each speaks. */
-const INFERENCE_ROUTES: readonly (readonly [string, InboundProtocol])[] = [['/v1/chat/completions', openAiChat]];
+const INFERENCE_ROUTES: readonly (readonly [string, InboundProtocol])[] = [
+  ['/v1/chat/completions', openAiChat],
+  ['/v1/responses', openAiResponses],
+];
 
 /** application/json, or a JSON suffix type; an absent content-type is taken as JSON (curl, old SDKs). */
 function declaresJson(contentType: string): boolean {

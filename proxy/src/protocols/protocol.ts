@@ -39,6 +39,11 @@ export interface StreamWriter {
   chunk(data: string): string;
   /** The text that ends a complete stream. */
   end(meta: StreamMeta): string;
+  /**
+   * The text that ends a started stream with an error, for protocols whose error event depends on
+   * what was already sent (sequence numbers, the response so far); without it, `streamError`.
+   */
+  error?(err: GatewayError): string;
 }
 
 export interface InboundProtocol extends ErrorShape {

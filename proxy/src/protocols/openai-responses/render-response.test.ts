@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import type { CompletionResult } from '../../providers/adapter.js';
+import { renderResponse } from './render-response.js';
+
+const echo = { instructions: 'Be brief.', tools: [], tool_choice: 'auto', parallel_tool_calls: true, temperature: 0.2, top_p: null, text: { format: { type: 'text' } }, metadata: { a: 'b' }, store: false };
+
+function result(message: Record<string, unknown>, finish: string, usage: Record<string, unknown> = { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 }): CompletionResult {
+  const body = { id: 'chatcmpl-1', object: 'chat.completion', created: 1_700_000_000, model: 'upstream-name', choices: [{ index: 0, message, finish_reason: finish }], usage };
+  return { status: 200, body: Buffer.from(JSON.stringify(body)), usage: { input: 9, output: 3, cached: 0 }, finishReason: finish === 'length' ? 'max_tokens' : (finish as 'stop') };
+}
+
+const render = (r: CompletionResult) => JSON.parse(renderResponse(r, 'client-model', echo).toString('utf8')) as Record<string, any>;
+
+describe('chat.completion → Response', () => {
+  it('renders text as one completed message item, with the client model, usage and the echoed settings', () => {
+    const response = render(result({ role: 'assistant', content: 'Hello there' }, 'stop'));
+    expect(response).toMatchObject({
+      object: 'response',
+      created_at: 1_700_000_000,
+      status: 'completed',
+      error: null,
+      incomplete_details: null,
+      model: 'client-model',
+      instructions: 'Be brief.',
+      temperature: 0.2,
+      metadata: { a: 'b' },
+      store: false,
+      output: [{ type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hello there', annotations: [] }] }],
+      usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 0 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 },
+    });
+    expect(response.id).toMatch(/^resp_[0-9a-f]{48}$/);
+    expect(response.output[0].id).toMatch(/^msg_/);
+  });
+
+  it('renders tool calls as function_call items and no empty message', () => {
+    const response = render(
+      result(
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+            { id: 'call_2', type: 'function', function: { name: 'get_time', arguments: '{}' } },
+          ],
+        },
+        'tool_calls',
+      ),
+    );
+    expect(response.status).toBe('completed');
+    expect(response.output).toMatchObject([
+      { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
+      { type: 'function_call', call_id: 'call_2', name: 'get_time', arguments: '{}', status: 'completed' },
+    ]);
+    expect(response.output[0].id).toMatch(/^fc_/);
+  });
+
+  it('makes a length finish incomplete (max_output_tokens), and content_filter incomplete (content_filter)', () => {
+    const cut = render(result({ role: 'assistant', content: 'Hel' }, 'length'));
+    expect(cut).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [{ status: 'incomplete' }] });
+    expect(render(result({ role: 'assistant', content: '' }, 'content_filter')).incomplete_details).toEqual({ reason: 'content_filter' });
+  });
+
+  it('renders a refusal as a refusal part, and reports cached and reasoning tokens', () => {
+    const response = render(
+      result({ role: 'assistant', content: null, refusal: 'I cannot help with that.' }, 'stop', {
+        prompt_tokens: 9,
+        completion_tokens: 3,
+        prompt_tokens_details: { cached_tokens: 4 },
+        completion_tokens_details: { reasoning_tokens: 2 },
+      }),
+    );
+    expect(response.output[0].content).toEqual([{ type: 'refusal', refusal: 'I cannot help with that.' }]);
+    expect(response.usage.output_tokens_details.reasoning_tokens).toBe(2);
+  });
+});

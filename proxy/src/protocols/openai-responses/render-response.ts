@@ -1,0 +1,69 @@
+import type { CompletionResult } from '../../providers/adapter.js';
+import { countsFromChatUsage, functionCallItem, messageItem, newId, outcomeOf, responseObject, type ContentPart, type ItemStatus } from './response-object.js';
+
+/**
+ * A whole `chat.completion` as a Response: the message's text (or refusal) as one `message` item,
+ * then each tool call as a `function_call` item; `length` and `content_filter` make the response
+ * `incomplete` with their reason. Usage comes from the completion's own counts, which the adapter
+ * already read, with cached and reasoning tokens from its details.
+ */
+interface ChatCompletion {
+  created?: unknown;
+  choices?: { message?: { content?: unknown; refusal?: unknown; tool_calls?: unknown }; finish_reason?: unknown }[];
+  usage?: unknown;
+}
+
+export function renderResponse(result: CompletionResult, model: string, echo: Readonly<Record<string, unknown>>): Buffer {
+  let completion: ChatCompletion = {};
+  try {
+    const parsed: unknown = JSON.parse(result.body.toString('utf8'));
+    if (typeof parsed === 'object' && parsed !== null) completion = parsed as ChatCompletion;
+  } catch {
+    // The adapter checked the body is JSON; an answer without choices renders as an empty output.
+  }
+  const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined;
+  const message = choice?.message ?? {};
+  const finish = typeof choice?.finish_reason === 'string' ? choice.finish_reason : result.finishReason;
+  const outcome = outcomeOf(finish);
+  const itemStatus: ItemStatus = outcome.status === 'incomplete' ? 'incomplete' : 'completed';
+
+  const output: Record<string, unknown>[] = [];
+  const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
+  const parts: ContentPart[] = [];
+  const text = contentText(message.content);
+  const refusal = typeof message.refusal === 'string' ? message.refusal : '';
+  // An empty answer is still one message with empty text, as OpenAI sends it.
+  if (text !== '' || (calls.length === 0 && refusal === '')) parts.push({ type: 'output_text', text });
+  if (refusal !== '') parts.push({ type: 'refusal', text: refusal });
+  if (parts.length > 0) output.push(messageItem(newId('msg'), itemStatus, parts));
+  for (const call of calls) {
+    if (typeof call !== 'object' || call === null) continue;
+    const c = call as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
+    const name = typeof c.function?.name === 'string' ? c.function.name : '';
+    const args = typeof c.function?.arguments === 'string' ? c.function.arguments : '';
+    output.push(functionCallItem(newId('fc'), typeof c.id === 'string' && c.id !== '' ? c.id : newId('call'), name, args, itemStatus));
+  }
+
+  const counts = countsFromChatUsage(completion.usage) ?? { input: 0, output: 0, cached: 0, reasoning: 0 };
+  // The adapter's counts are the ones billed: the Response reports the same.
+  counts.input = result.usage.input;
+  counts.output = result.usage.output;
+  if (result.usage.cached !== undefined) counts.cached = result.usage.cached;
+  const created = typeof completion.created === 'number' && Number.isFinite(completion.created) ? completion.created : Math.floor(Date.now() / 1000);
+  const response = responseObject(
+    { id: newId('resp'), createdAt: created, status: outcome.status, incompleteDetails: outcome.incompleteDetails, model, output, usage: counts },
+    echo,
+  );
+  return Buffer.from(JSON.stringify(response));
+}
+
+/** A chat message's content as text: a string, or the text of its parts. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  let text = '';
+  for (const part of content) {
+    if (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string') text += (part as { text: string }).text;
+  }
+  return text;
+}

@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * The pieces of a Response object shared by the whole answer and the stream: ids, output items,
+ * usage, and the status a chat finish reason gives. Every field the `openai` SDK types as required
+ * is present; the request's settings are echoed as OpenAI does.
+ */
+export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
+
+/** `resp_…`, `msg_…`, `fc_…`, `call_…`: OpenAI's prefixes, 192 random bits each. */
+export function newId(prefix: 'resp' | 'msg' | 'fc' | 'call'): string {
+  return `${prefix}_${randomBytes(24).toString('hex')}`;
+}
+
+export type ContentPart = { type: 'output_text'; text: string } | { type: 'refusal'; text: string };
+
+export function contentPartObject(part: ContentPart): Record<string, unknown> {
+  return part.type === 'output_text' ? { type: 'output_text', annotations: [], logprobs: [], text: part.text } : { type: 'refusal', refusal: part.text };
+}
+
+export function messageItem(id: string, status: ItemStatus, parts: readonly ContentPart[]): Record<string, unknown> {
+  return { type: 'message', id, status, role: 'assistant', content: parts.map(contentPartObject) };
+}
+
+export function functionCallItem(id: string, callId: string, name: string, args: string, status: ItemStatus): Record<string, unknown> {
+  return { type: 'function_call', id, call_id: callId, name, arguments: args, status };
+}
+
+export interface TokenCounts {
+  input: number;
+  output: number;
+  cached: number;
+  reasoning: number;
+}
+
+/** Token counts from a Chat Completions `usage` object, or null when it holds none. */
+export function countsFromChatUsage(usage: unknown): TokenCounts | null {
+  if (typeof usage !== 'object' || usage === null) return null;
+  const u = usage as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null; completion_tokens_details?: { reasoning_tokens?: unknown } | null };
+  return {
+    input: count(u.prompt_tokens),
+    output: count(u.completion_tokens),
+    cached: count(u.prompt_tokens_details?.cached_tokens),
+    reasoning: count(u.completion_tokens_details?.reasoning_tokens),
+  };
+}
+
+export function usageObject(counts: TokenCounts | null): Record<string, unknown> | null {
+  if (counts === null) return null;
+  return {
+    input_tokens: counts.input,
+    input_tokens_details: { cached_tokens: Math.min(counts.cached, counts.input) },
+    output_tokens: counts.output,
+    output_tokens_details: { reasoning_tokens: Math.min(counts.reasoning, counts.output) },
+    total_tokens: counts.input + counts.output,
+  };
+}
+
+export interface Outcome {
+  status: 'completed' | 'incomplete';
+  incompleteDetails: { reason: 'max_output_tokens' | 'content_filter' } | null;
+}
+
+/** A chat finish reason (the provider's `length`, or the gateway's `max_tokens`) as a Response status. */
+export function outcomeOf(finishReason: string | null | undefined): Outcome {
+  if (finishReason === 'length' || finishReason === 'max_tokens') return { status: 'incomplete', incompleteDetails: { reason: 'max_output_tokens' } };
+  if (finishReason === 'content_filter') return { status: 'incomplete', incompleteDetails: { reason: 'content_filter' } };
+  return { status: 'completed', incompleteDetails: null };
+}
+
+export interface ResponseState {
+  id: string;
+  createdAt: number;
+  status: 'in_progress' | 'completed' | 'incomplete' | 'failed';
+  model: string;
+  output: Record<string, unknown>[];
+  incompleteDetails?: Outcome['incompleteDetails'];
+  error?: { code: string; message: string } | null;
+  usage: TokenCounts | null;
+}
+
+export function responseObject(state: ResponseState, echo: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const finished = state.status === 'completed' || state.status === 'incomplete';
+  return {
+    id: state.id,
+    object: 'response',
+    created_at: state.createdAt,
+    status: state.status,
+    background: false,
+    completed_at: finished ? Math.floor(Date.now() / 1000) : null,
+    error: state.error ?? null,
+    incomplete_details: state.incompleteDetails ?? null,
+    ...echo,
+    model: state.model,
+    output: state.output,
+    usage: usageObject(state.usage),
+  };
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 0;
+}

@@ -1,0 +1,145 @@
+import { createSseDecoder, GatewayError } from '@gateway/shared';
+import { describe, expect, it } from 'vitest';
+import type { StreamMeta } from '../../providers/adapter.js';
+import { ResponseStreamWriter } from './response-stream.js';
+
+interface Event {
+  event: string;
+  data: Record<string, any>;
+}
+
+function events(text: string): Event[] {
+  const out: Event[] = [];
+  const decoder = createSseDecoder((e) => out.push({ event: e.event ?? '', data: JSON.parse(e.data) as Record<string, any> }));
+  decoder.feed(text);
+  return out;
+}
+
+const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'up' };
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) => JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
+const usageChunk = JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14, prompt_tokens_details: { cached_tokens: 2 }, completion_tokens_details: { reasoning_tokens: 1 } } });
+const meta = (finishReason: StreamMeta['finishReason'], usage: StreamMeta['usage'] = { input: 10, output: 4, cached: 2 }): StreamMeta => ({ usage, estimatedOutput: 4, finishReason, failed: false });
+const echo = { instructions: null, tools: [], tool_choice: 'auto', parallel_tool_calls: true, temperature: null, top_p: null, text: { format: { type: 'text' } }, metadata: {} };
+
+function run(chunks: string[], end: StreamMeta): Event[] {
+  const writer = new ResponseStreamWriter('my-model', echo);
+  let text = writer.start();
+  for (const c of chunks) text += writer.chunk(c);
+  return events(text + writer.end(end));
+}
+
+function expectNumbered(list: Event[]): void {
+  list.forEach((e, i) => {
+    expect(e.data.sequence_number).toBe(i);
+    expect(e.data.type).toBe(e.event);
+  });
+}
+
+describe('Responses stream writer', () => {
+  it('streams text as a message item and completes with the whole response and usage', () => {
+    const list = run([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hel' }), chunk({ content: 'lo' }), chunk({}, 'stop'), usageChunk], meta('stop'));
+    expectNumbered(list);
+    expect(list.map((e) => e.event)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(list[0]?.data.response).toMatchObject({ object: 'response', status: 'in_progress', model: 'my-model', output: [], usage: null });
+    expect(list[6]?.data).toMatchObject({ output_index: 0, content_index: 0, text: 'Hello' });
+    const done = list.at(-1)?.data.response;
+    expect(done).toMatchObject({
+      id: list[0]?.data.response.id,
+      status: 'completed',
+      incomplete_details: null,
+      error: null,
+      output: [{ type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hello', annotations: [] }] }],
+      usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 2 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 1 }, total_tokens: 14 },
+    });
+    expect(done.id).toMatch(/^resp_/);
+    expect(done.output[0].id).toMatch(/^msg_/);
+  });
+
+  it('closes the message when a tool call starts, and streams each call as a function_call item', () => {
+    const list = run(
+      [
+        chunk({ role: 'assistant', content: 'Let me check.' }),
+        chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+        chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{}' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
+        chunk({}, 'tool_calls'),
+      ],
+      meta('tool_calls'),
+    );
+    expectNumbered(list);
+    expect(list.map((e) => `${e.event}${e.data.output_index ?? ''}`)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added0',
+      'response.content_part.added0',
+      'response.output_text.delta0',
+      'response.output_text.done0',
+      'response.content_part.done0',
+      'response.output_item.done0',
+      'response.output_item.added1',
+      'response.function_call_arguments.delta1',
+      'response.output_item.added2',
+      'response.function_call_arguments.delta2',
+      'response.function_call_arguments.delta1',
+      'response.function_call_arguments.done1',
+      'response.output_item.done1',
+      'response.function_call_arguments.done2',
+      'response.output_item.done2',
+      'response.completed',
+    ]);
+    expect(list[8]?.data.item).toMatchObject({ type: 'function_call', call_id: 'call_a', name: 'get_weather', arguments: '', status: 'in_progress' });
+    expect(list.at(-1)?.data.response.output.slice(1)).toMatchObject([
+      { type: 'function_call', call_id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
+      { type: 'function_call', call_id: 'call_b', name: 'get_time', arguments: '{}', status: 'completed' },
+    ]);
+  });
+
+  it('ends an answer cut by max tokens as response.incomplete with reason max_output_tokens', () => {
+    const list = run([chunk({ role: 'assistant', content: 'Hel' }), chunk({}, 'length')], meta('max_tokens'));
+    const last = list.at(-1);
+    expect(last?.event).toBe('response.incomplete');
+    expect(last?.data.response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [{ status: 'incomplete' }] });
+    expect(run([chunk({}, 'content_filter')], meta('content_filter')).at(-1)?.data.response.incomplete_details).toEqual({ reason: 'content_filter' });
+  });
+
+  it('renders an empty answer as one message with empty text', () => {
+    const list = run([chunk({ role: 'assistant', content: '' }), chunk({}, 'stop')], meta('stop'));
+    expect(list.at(-1)?.data.response.output).toMatchObject([{ type: 'message', content: [{ type: 'output_text', text: '' }] }]);
+    expect(list.map((e) => e.event)).not.toContain('response.output_text.delta');
+  });
+
+  it('ends a failed stream with an error event (fields flat and nested), then response.failed, numbered on', () => {
+    const writer = new ResponseStreamWriter('my-model', echo);
+    let text = writer.start() + writer.chunk(chunk({ role: 'assistant', content: 'Hel' }));
+    text += writer.error(new GatewayError('UNAUTHORIZED', 'The API key was deleted.'));
+    // Nothing follows an ending.
+    expect(writer.end(meta('stop'))).toBe('');
+    const list = events(text);
+    expectNumbered(list);
+    const [error, failed] = list.slice(-2);
+    expect(error?.event).toBe('error');
+    expect(error?.data).toMatchObject({ code: 'UNAUTHORIZED', message: 'The API key was deleted.', param: null, error: { type: 'authentication_error', code: 'UNAUTHORIZED', message: 'The API key was deleted.' } });
+    expect(failed?.event).toBe('response.failed');
+    expect(failed?.data.response).toMatchObject({ status: 'failed', error: { code: 'UNAUTHORIZED', message: 'The API key was deleted.' }, output: [{ type: 'message', status: 'incomplete', content: [{ text: 'Hel' }] }] });
+    expect(list.map((e) => e.event)).not.toContain('response.completed');
+  });
+
+  it('ignores chunks it cannot read and choices other than the first', () => {
+    const writer = new ResponseStreamWriter('m', echo);
+    expect(writer.chunk('not json')).toBe('');
+    expect(writer.chunk('[1,2]')).toBe('');
+    expect(writer.chunk(JSON.stringify({ choices: [{ index: 1, delta: { content: 'other' } }] }))).toBe('');
+  });
+});
