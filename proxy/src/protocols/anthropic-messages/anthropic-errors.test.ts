@@ -27,10 +27,11 @@ describe("errors in Anthropic's shape", () => {
     expect(typeOf('UNAVAILABLE')).toBe('overloaded_error');
   });
 
-  it('leads the message with the field, unless the message names it already', () => {
+  it('leads the message with the field, unless the message starts with it', () => {
     const message = (err: GatewayError) => (JSON.parse(anthropicErrorBody(err)) as { error: { message: string } }).error.message;
     expect(message(new GatewayError('INVALID_REQUEST', 'Field required', { param: 'max_tokens' }))).toBe('max_tokens: Field required');
     expect(message(new GatewayError('INVALID_REQUEST', 'max_tokens may be at most 10 for this project.', { param: 'max_tokens' }))).toBe('max_tokens may be at most 10 for this project.');
+    expect(message(new GatewayError('INVALID_REQUEST', 'not supported: there is no top_k', { param: 'top_k' }))).toBe('top_k: not supported: there is no top_k');
     expect(message(new GatewayError('UNAUTHORIZED', 'The API key was deleted.'))).toBe('The API key was deleted.');
   });
 

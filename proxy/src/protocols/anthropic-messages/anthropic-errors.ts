@@ -3,7 +3,7 @@ import type { ErrorCode, GatewayError } from '@gateway/shared';
 /**
  * Errors in Anthropic's shape, `{"type":"error","error":{"type","message"}}`, with the gateway's
  * status kept. Anthropic's body has no `param`: the field leads the message instead
- * ("max_tokens: Field required"). UNAVAILABLE stays 503 (with Retry-After) rather than
+ * ("max_tokens: Field required"), unless the message already starts with it. UNAVAILABLE stays 503 (with Retry-After) rather than
  * Anthropic's 529: it is the gateway that cannot serve (keys unverifiable, draining, a provider's
  * queue full), the status is the one every endpoint and the audit trail use, and the SDKs retry
  * both alike.
@@ -33,7 +33,7 @@ export function anthropicErrorType(code: ErrorCode): string {
 
 function errorMessage(err: GatewayError): string {
   const param = err.param;
-  if (param === null || err.message.includes(param)) return err.message;
+  if (param === null || err.message.startsWith(param) || err.message.startsWith(`\`${param}\``)) return err.message;
   return `${param}: ${err.message}`;
 }
 

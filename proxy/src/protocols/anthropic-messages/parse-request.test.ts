@@ -159,12 +159,23 @@ describe('Messages request → internal request', () => {
     });
   });
 
+  it('accepts free-form JSON nested as deep as real schemas go', () => {
+    expect(() => parse({ ...base, tools: [{ name: 'f', input_schema: nested(40) }] })).not.toThrow();
+  });
+
   it('does not ask count_tokens for max_tokens', () => {
     const { max_tokens: _, ...noMax } = base;
     expect(parse(noMax, 'count').maxTokens).toBeNull();
     expect(parse(noMax, 'count').chat).not.toHaveProperty('max_tokens');
   });
 });
+
+function nested(depth: number): Record<string, unknown> {
+  const root: Record<string, unknown> = {};
+  let at = root;
+  for (let i = 0; i < depth; i++) at = (at.a = {}) as Record<string, unknown>;
+  return root;
+}
 
 describe('Messages request refusals name the field', () => {
   const { max_tokens: _, ...noMax } = base;
@@ -208,6 +219,8 @@ describe('Messages request refusals name the field', () => {
     ['thinking enabled', { ...base, thinking: { type: 'enabled', budget_tokens: 2000 } }, 'thinking', /not supported/],
     ['output_config.effort', { ...base, output_config: { effort: 'high' } }, 'output_config.effort', /not supported/],
     ['an unknown field', { ...base, frequency_penalty: 1 }, 'frequency_penalty', /not supported/],
+    ['a tool input nested past the limit', { ...base, messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: nested(100) }] }] }, 'messages.0.content.0.input', /nested/],
+    ['an input_schema nested past the limit', { ...base, tools: [{ name: 'f', input_schema: nested(70) }] }, 'tools.0.input_schema', /nested/],
     ['an Anthropic-only field', { ...base, mcp_servers: [] }, 'mcp_servers', /MCP/],
   ];
   for (const [what, body, param, message] of cases) {

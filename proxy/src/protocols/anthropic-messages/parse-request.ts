@@ -1,5 +1,5 @@
 import type { ParsedRequest } from '../protocol.js';
-import { invalid, isObject, optionalNumber, present, requireObject, requireString, unsupported } from './request-fields.js';
+import { checkDepth, invalid, isObject, optionalNumber, present, requireObject, requireString, unsupported } from './request-fields.js';
 import { translateMessages, translateSystem } from './translate-messages.js';
 import { translateTools } from './translate-tools.js';
 
@@ -124,6 +124,7 @@ function outputFormat(value: unknown): Record<string, unknown> | null {
   const format = requireObject(config.format, 'output_config.format');
   if (format.type !== 'json_schema') throw invalid('output_config.format.type', "must be 'json_schema'");
   const schema = requireObject(format.schema, 'output_config.format.schema');
+  checkDepth(schema, 'output_config.format.schema');
   return { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } };
 }
 

@@ -40,3 +40,17 @@ export function optionalNumber(body: Record<string, unknown>, field: string, min
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) throw invalid(field, `must be a number from ${min} to ${max}`);
   return value;
 }
+
+/** Levels of nesting allowed in free-form JSON (a schema, a tool's input). */
+export const MAX_DEPTH = 64;
+
+/**
+ * Refuses free-form JSON nested deeper than MAX_DEPTH. It is serialised again on its way to the
+ * provider and walked by the token estimate, both recursively: a body of a few megabytes can nest
+ * deep enough to overflow the stack there.
+ */
+export function checkDepth(value: unknown, path: string, depth = 0): void {
+  if (typeof value !== 'object' || value === null) return;
+  if (depth >= MAX_DEPTH) throw invalid(path, `is nested more than ${MAX_DEPTH} levels deep`);
+  for (const inner of Array.isArray(value) ? value : Object.values(value)) checkDepth(inner, path, depth + 1);
+}

@@ -1,4 +1,4 @@
-import { invalid, isObject, requireObject, requireString, unsupported } from './request-fields.js';
+import { checkDepth, invalid, requireObject, requireString, unsupported } from './request-fields.js';
 
 /**
  * Anthropic's `system` and `messages` as the internal request's OpenAI messages. A user turn's
@@ -100,6 +100,7 @@ function toolCall(block: Record<string, unknown>, path: string): Record<string, 
   const id = requireString(block.id, `${path}.id`, { nonEmpty: true });
   const name = requireString(block.name, `${path}.name`, { nonEmpty: true });
   const input = requireObject(block.input, `${path}.input`);
+  checkDepth(input, `${path}.input`);
   return { id, type: 'function', function: { name, arguments: JSON.stringify(input) } };
 }
 

@@ -1,4 +1,4 @@
-import { invalid, isObject, present, requireObject, requireString, unsupported } from './request-fields.js';
+import { checkDepth, invalid, isObject, present, requireObject, requireString, unsupported } from './request-fields.js';
 
 /**
  * Anthropic's `tools` and `tool_choice` as OpenAI function tools: `input_schema` is the function's
@@ -27,6 +27,7 @@ export function translateTools(toolsValue: unknown, choiceValue: unknown): Recor
       const fn: Record<string, unknown> = { name };
       if (present(tool.description)) fn.description = requireString(tool.description, `${at}.description`);
       fn.parameters = requireObject(tool.input_schema, `${at}.input_schema`);
+      checkDepth(fn.parameters, `${at}.input_schema`);
       if (present(tool.strict)) {
         if (typeof tool.strict !== 'boolean') throw invalid(`${at}.strict`, 'must be a boolean');
         fn.strict = tool.strict;
