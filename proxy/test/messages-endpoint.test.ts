@@ -326,6 +326,9 @@ function hostileBodies(): (string | Uint8Array)[] {
     '{"model":"","max_tokens":10,"messages":[{"role":"user","content":"x"}]}',
     `{"model":"${'m'.repeat(300)}","max_tokens":10,"messages":[{"role":"user","content":"x"}]}`,
   );
+  // Every fourth prefix of a valid body: JSON cut short anywhere.
+  const whole = JSON.stringify(valid);
+  for (let i = 0; i < whole.length; i += 4) bodies.push(whole.slice(0, i));
   bodies.push(Buffer.concat([Buffer.from('{"model":"claude-mock","max_tokens":10,"messages":[{"role":"user","content":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}')]));
   return bodies;
 }
@@ -333,7 +336,7 @@ function hostileBodies(): (string | Uint8Array)[] {
 describe('hostile bodies', () => {
   it('answers every malformed body with a 4xx in Anthropic\'s shape, and keeps serving', async () => {
     const bodies = hostileBodies();
-    expect(bodies.length).toBeGreaterThan(150);
+    expect(bodies.length).toBeGreaterThan(250);
     const statuses = new Map<number, number>();
     for (const body of bodies) {
       for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
