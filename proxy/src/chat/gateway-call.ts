@@ -202,8 +202,14 @@ export abstract class GatewayCall implements Revocable {
 
   /** Last resort for a bug below: answer 500 and keep the process and the records whole. */
   crashed(err: unknown): void {
-    this.deps.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'request failed unexpectedly');
     this.cancel?.abort();
+    if (err instanceof RangeError && /call stack/i.test(err.message)) {
+      // JSON nested thousands of levels deep parses, then overflows the stack of whatever walks
+      // it next: the client's body is at fault, not the gateway.
+      this.fail(new GatewayError('INVALID_REQUEST', 'The body is nested too deeply.', { param: 'body' }), 'error');
+      return;
+    }
+    this.deps.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'request failed unexpectedly');
     this.fail(new GatewayError('INTERNAL'), 'error');
   }
 

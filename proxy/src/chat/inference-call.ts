@@ -80,7 +80,8 @@ export class InferenceCall extends GatewayCall {
       this.model = parsed.model;
       route = this.deps.router.route(parsed.model);
     } catch (err) {
-      return this.fail(err as GatewayError, 'error');
+      if (!(err instanceof GatewayError)) throw err;
+      return this.fail(err, 'error');
     }
     this.parsed = parsed;
     const forward = await this.applyPolicy(parsed);

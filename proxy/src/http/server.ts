@@ -2,6 +2,8 @@ import { clientAddress, GatewayError, requestIdFrom, type TrustedProxies } from 
 import { InferenceCall } from '../chat/inference-call.js';
 import { openAiChat } from '../protocols/openai-chat/openai-chat.js';
 import { openAiResponses } from '../protocols/openai-responses/openai-responses.js';
+import { anthropicMessages } from '../protocols/anthropic-messages/anthropic-messages.js';
+import { CountTokensCall } from '../chat/count-tokens-call.js';
 import type { InboundProtocol } from '../protocols/protocol.js';
 import type { GatewayCall, GatewayDeps, RequestInfo } from '../chat/gateway-call.js';
 import { ModelsCall } from '../chat/models-call.js';
@@ -30,7 +32,14 @@ const BEARER = /^Bearer\s+(.+)$/i;
 const INFERENCE_ROUTES: readonly (readonly [string, InboundProtocol])[] = [
   ['/v1/chat/completions', openAiChat],
   ['/v1/responses', openAiResponses],
+  ['/v1/messages', anthropicMessages],
 ];
+
+/** Anthropic's token counting, answered by the gateway itself. */
+const COUNT_TOKENS = '/v1/messages/count_tokens';
+
+/** A call that reads a JSON body: every inference endpoint, and token counting. */
+type BodyCall = GatewayCall & { clientGone(): void; tooLarge(): void; onBody(raw: Buffer): Promise<void> };
 
 /** application/json, or a JSON suffix type; an absent content-type is taken as JSON (curl, old SDKs). */
 function declaresJson(contentType: string): boolean {
@@ -84,13 +93,13 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     return true;
   };
 
-  /** A model endpoint: the same path for every inbound protocol, which only parses and renders. */
-  const inference = (path: string, protocol: InboundProtocol) =>
+  /** A POST endpoint with a body: key check while it arrives, then the call's own work. */
+  const withBody = (path: string, newCall: (ex: Exchange, info: RequestInfo) => BodyCall) =>
     app.post(path, (res, req) => {
       const info = requestInfo(res, req, deps.config.trustProxy);
       const declared = Number(req.getHeader('content-length') || '0');
       const ex = new Exchange(res, info.requestId);
-      const call = new InferenceCall(deps, ex, info, protocol);
+      const call = newCall(ex, info);
       ex.onAbort = () => call.clientGone();
       if (refuseWhileDraining(ex, call)) return;
       call.authenticate();
@@ -102,7 +111,9 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
         () => call.tooLarge(),
       );
     });
-  for (const [path, protocol] of INFERENCE_ROUTES) inference(path, protocol);
+  // A model endpoint: the same path for every inbound protocol, which only parses and renders.
+  for (const [path, protocol] of INFERENCE_ROUTES) withBody(path, (ex, info) => new InferenceCall(deps, ex, info, protocol));
+  withBody(COUNT_TOKENS, (ex, info) => new CountTokensCall(deps, ex, info));
 
   app.get('/v1/models', (res, req) => {
     const info = requestInfo(res, req, deps.config.trustProxy);
@@ -129,12 +140,14 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
   app.any('/*', (res, req) => {
     const method = req.getMethod();
     const url = req.getUrl();
-    const known = url === '/v1/models' || INFERENCE_ROUTES.some(([path]) => path === url);
+    // A known path answers in its own protocol's error shape.
+    const shape = url === COUNT_TOKENS ? anthropicMessages : INFERENCE_ROUTES.find(([path]) => path === url)?.[1];
+    const known = url === '/v1/models' || shape !== undefined;
     const err = known
       ? new GatewayError('METHOD_NOT_ALLOWED', `${method.toUpperCase()} is not allowed on ${url}.`)
       : new GatewayError('NOT_FOUND', `No route for ${method.toUpperCase()} ${url}.`);
     const ex = new Exchange(res, requestIdFrom(req.getHeader('x-request-id') || undefined));
-    ex.sendError(err);
+    ex.send(err.status, 'application/json', (shape ?? openAiChat).errorBody(err));
   });
 
   return new Promise((resolve, reject) => {

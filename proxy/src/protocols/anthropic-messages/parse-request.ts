@@ -1,0 +1,136 @@
+import type { ParsedRequest } from '../protocol.js';
+import { checkDepth, invalid, isObject, optionalNumber, present, requireObject, requireString, unsupported } from './request-fields.js';
+import { translateMessages, translateSystem } from './translate-messages.js';
+import { translateTools } from './translate-tools.js';
+
+/**
+ * An Anthropic Messages body, validated and translated into the internal request (an OpenAI Chat
+ * Completions body). What the internal request cannot carry is refused with the field named,
+ * never silently dropped, except hints that do not change the answer (`cache_control`,
+ * `service_tier`). docs/endpoint-messages.md lists the mapping.
+ */
+export interface MessagesRequest extends ParsedRequest {
+  /**
+   * The client's own body, validated. Kept for a provider that speaks Messages natively: it may
+   * be sent as it came (`anthropicRaw`) instead of the translation in `chat`.
+   */
+  anthropic: Readonly<Record<string, unknown>>;
+  anthropicRaw: Buffer;
+}
+
+/** `create` is POST /v1/messages; `count` is count_tokens, where max_tokens is not asked for. */
+export type MessagesPurpose = 'create' | 'count';
+
+/** Fields of Anthropic's API this gateway reads; any other is refused. */
+const FIELDS = new Set([
+  'model', 'messages', 'max_tokens', 'system', 'metadata', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k',
+  'tools', 'tool_choice', 'thinking', 'service_tier', 'cache_control', 'output_config',
+]);
+
+/** Why a known Anthropic field is refused, when it is not obvious. */
+const ANTHROPIC_ONLY: Record<string, string> = {
+  container: 'containers live inside Anthropic\'s API',
+  mcp_servers: 'MCP servers are called by Anthropic\'s API itself',
+  context_management: 'context editing happens inside Anthropic\'s API',
+  inference_geo: 'the gateway cannot promise where another provider runs the model',
+  speed: 'a speed mode is Anthropic\'s own',
+};
+
+const MAX_MODEL = 256;
+const MAX_USER_ID = 256;
+
+export function parseMessagesRequest(body: unknown, raw: Buffer, purpose: MessagesPurpose = 'create'): MessagesRequest {
+  if (!isObject(body)) throw invalid('body', 'The body must be a JSON object.');
+  for (const field of Object.keys(body)) {
+    if (!FIELDS.has(field)) throw unsupported(field, ANTHROPIC_ONLY[field] ?? 'not a Messages API field this gateway serves');
+  }
+  const model = requireString(body.model, 'model', { nonEmpty: true, max: MAX_MODEL });
+  const maxTokens = maxTokensOf(body.max_tokens, purpose);
+
+  const messages = translateMessages(body.messages);
+  const system = translateSystem(body.system);
+  const chat: Record<string, unknown> = { model, messages: system === null ? messages : [system, ...messages] };
+  if (maxTokens !== null) chat.max_tokens = maxTokens;
+
+  const stream = body.stream;
+  if (present(stream) && typeof stream !== 'boolean') throw invalid('stream', 'must be a boolean');
+  if (stream === true) {
+    chat.stream = true;
+    // The stream's final message_delta reports usage: the provider must send its usage chunk.
+    chat.stream_options = { include_usage: true };
+  }
+  // Anthropic's range is 0-1, inside OpenAI's 0-2: the value means the same and goes as it is.
+  const temperature = optionalNumber(body, 'temperature', 0, 1);
+  if (temperature !== undefined) chat.temperature = temperature;
+  const topP = optionalNumber(body, 'top_p', 0, 1);
+  if (topP !== undefined) chat.top_p = topP;
+  if (present(body.top_k)) throw unsupported('top_k', 'the internal request (OpenAI Chat Completions) has no top_k; use top_p or temperature');
+
+  const stop = stopSequences(body.stop_sequences);
+  if (stop !== null) chat.stop = stop;
+  const user = userId(body.metadata);
+  if (user !== null) chat.user = user;
+  Object.assign(chat, translateTools(body.tools, body.tool_choice));
+  checkThinking(body.thinking);
+  const format = outputFormat(body.output_config);
+  if (format !== null) chat.response_format = format;
+  checkHints(body);
+
+  return { chat, raw: null, model, stream: stream === true, wantsUsage: true, maxTokens, anthropic: body, anthropicRaw: raw };
+}
+
+function maxTokensOf(value: unknown, purpose: MessagesPurpose): number | null {
+  if (!present(value)) {
+    if (purpose === 'count') return null;
+    throw invalid('max_tokens', 'Field required');
+  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw invalid('max_tokens', 'must be an integer of at least 1');
+  return value;
+}
+
+function stopSequences(value: unknown): string[] | null {
+  if (!present(value)) return null;
+  if (!Array.isArray(value)) throw invalid('stop_sequences', 'must be an array of strings');
+  for (let i = 0; i < value.length; i++) {
+    if (typeof value[i] !== 'string' || value[i] === '') throw invalid(`stop_sequences.${i}`, 'must be a non-empty string');
+  }
+  return value.length === 0 ? null : (value as string[]);
+}
+
+function userId(value: unknown): string | null {
+  if (!present(value)) return null;
+  const metadata = requireObject(value, 'metadata');
+  if (!present(metadata.user_id)) return null;
+  return requireString(metadata.user_id, 'metadata.user_id', { max: MAX_USER_ID });
+}
+
+/** Extended thinking has no form in the internal request; turning it off asks for nothing. */
+function checkThinking(value: unknown): void {
+  if (!present(value)) return;
+  const thinking = requireObject(value, 'thinking');
+  if (thinking.type === 'disabled') return;
+  if (typeof thinking.type !== 'string') throw invalid('thinking.type', 'Field required');
+  throw unsupported('thinking', `thinking of type \`${thinking.type}\` cannot be carried to the providers behind it; leave it out or send {"type":"disabled"}`);
+}
+
+/** output_config.format (JSON outputs) is OpenAI's json_schema response format; effort has no equivalent. */
+function outputFormat(value: unknown): Record<string, unknown> | null {
+  if (!present(value)) return null;
+  const config = requireObject(value, 'output_config');
+  for (const field of Object.keys(config)) {
+    if (field !== 'format' && present(config[field])) throw unsupported(`output_config.${field}`, 'only output_config.format can be carried');
+  }
+  if (!present(config.format)) return null;
+  const format = requireObject(config.format, 'output_config.format');
+  if (format.type !== 'json_schema') throw invalid('output_config.format.type', "must be 'json_schema'");
+  const schema = requireObject(format.schema, 'output_config.format.schema');
+  checkDepth(schema, 'output_config.format.schema');
+  return { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } };
+}
+
+/** Hints that change where or how cheaply a request runs, never its answer: checked, then dropped. */
+function checkHints(body: Record<string, unknown>): void {
+  const tier = body.service_tier;
+  if (present(tier) && tier !== 'auto' && tier !== 'standard_only') throw invalid('service_tier', "must be 'auto' or 'standard_only'");
+  if (present(body.cache_control)) requireObject(body.cache_control, 'cache_control');
+}

@@ -1,0 +1,76 @@
+import type { CompletionResult, Usage } from '../../providers/adapter.js';
+import { messageId, stopReason } from './stop-reason.js';
+
+/**
+ * The internal answer (an OpenAI chat.completion) as an Anthropic message: the text as one text
+ * block, then each tool call as a tool_use block whose `input` is the parsed arguments. Counts
+ * come from the adapter's usage (already read from the answer), never from a second reading.
+ */
+export interface AnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+}
+
+/** Anthropic counts cached prompt tokens apart from input_tokens; the internal count includes them. */
+export function anthropicUsage(usage: Usage): AnthropicUsage {
+  const cached = Math.min(usage.cached ?? 0, usage.input);
+  return { input_tokens: usage.input - cached, output_tokens: usage.output, cache_read_input_tokens: cached, cache_creation_input_tokens: 0 };
+}
+
+interface CompletionMessage {
+  content?: unknown;
+  refusal?: unknown;
+  tool_calls?: unknown;
+}
+
+export function renderMessage(result: CompletionResult, model: string): Buffer {
+  const completion = JSON.parse(result.body.toString('utf8')) as { id?: unknown; choices?: { message?: CompletionMessage }[] };
+  const message = completion.choices?.[0]?.message ?? {};
+  const content: Record<string, unknown>[] = [];
+  const text = messageText(message);
+  if (text !== '') content.push({ type: 'text', text });
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls as { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[]) {
+      content.push({ type: 'tool_use', id: String(call.id ?? ''), name: String(call.function?.name ?? ''), input: toolInput(call.function?.arguments) });
+    }
+  }
+  return Buffer.from(
+    JSON.stringify({
+      id: messageId(completion.id),
+      type: 'message',
+      role: 'assistant',
+      model,
+      content,
+      stop_reason: stopReason(result.finishReason),
+      stop_sequence: null,
+      usage: anthropicUsage(result.usage),
+    }),
+  );
+}
+
+/** The answer's text: a string, or text parts some providers send; a refusal is text the client should see. */
+function messageText(message: CompletionMessage): string {
+  let text = '';
+  if (typeof message.content === 'string') text = message.content;
+  else if (Array.isArray(message.content)) {
+    for (const part of message.content as { text?: unknown }[]) if (typeof part?.text === 'string') text += part.text;
+  }
+  if (typeof message.refusal === 'string') text += message.refusal;
+  return text;
+}
+
+/**
+ * A tool call's arguments as the object Anthropic's `input` is. Arguments that are not a JSON
+ * object (cut short by max_tokens, or malformed by the model) give `{}`: the stop_reason says why.
+ */
+export function toolInput(args: unknown): Record<string, unknown> {
+  if (typeof args !== 'string') return {};
+  try {
+    const parsed: unknown = JSON.parse(args);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
