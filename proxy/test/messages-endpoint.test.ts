@@ -167,7 +167,7 @@ describe('errors in Anthropic\'s shape, status kept', () => {
     await expectError(res, 502, 'api_error');
     const { audit, usage } = await recordsOf(requestId);
     expect(audit).toEqual([expect.objectContaining({ outcome: 'error', status: 502, error_code: 'UPSTREAM_ERROR', provider: 'wire' })]);
-    expect(usage).toEqual([expect.objectContaining({ finish_reason: 'error', tokens: { input: 0, output: 0, total: 0 } })]);
+    expect(usage).toEqual([expect.objectContaining({ finish_reason: 'error', tokens: { input: 0, output: 0, total: 0, cached: 0 } })]);
   });
 
   it('413 request_too_large, 415 and 405 in the same shape', async () => {
