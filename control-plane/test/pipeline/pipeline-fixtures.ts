@@ -43,6 +43,9 @@ export async function createFixture(sql: Db, projects = 3, keysPerProject = 2): 
 
 let requestCounter = 0;
 
+/** Every inbound API, in turn: the fault tests land a mix of them. */
+const ENDPOINTS = ['chat.completions', 'messages', 'responses', 'embeddings'] as const;
+
 /** The two records one proxied request produces. */
 export function requestRecords(fixture: Fixture): { usage: UsageRecord; audit: AuditEvent } {
   const n = requestCounter++;
@@ -51,8 +54,10 @@ export function requestRecords(fixture: Fixture): { usage: UsageRecord; audit: A
   const id = newRecordId();
   const requestId = `req-${n}-${randomUUID().slice(0, 8)}`;
   const timestamp = Date.now();
+  const endpoint = ENDPOINTS[n % ENDPOINTS.length]!;
   const input = 1 + (n % 97);
-  const output = 1 + (n % 31);
+  const output = endpoint === 'embeddings' ? 0 : 1 + (n % 31);
+  const cached = n % 3 === 0 ? Math.floor(input / 2) : 0;
   return {
     usage: {
       id,
@@ -62,10 +67,13 @@ export function requestRecords(fixture: Fixture): { usage: UsageRecord; audit: A
       timestamp,
       model: 'gpt-4o-mini',
       provider: 'mock',
-      tokens: { input, output, total: input + output },
+      tokens: { input, output, total: input + output, cached },
+      cost_usd: n % 5 === 0 ? null : (input * 0.15 + output * 0.6) / 1_000_000,
       latency_ms: n % 500,
       finish_reason: 'stop',
-      stream: n % 2 === 0,
+      provider_finish_reason: null,
+      stream: endpoint !== 'embeddings' && n % 2 === 0,
+      endpoint,
     },
     audit: {
       id,
@@ -83,6 +91,9 @@ export function requestRecords(fixture: Fixture): { usage: UsageRecord; audit: A
       client_ip: '127.0.0.1',
       user_agent: 'pipeline-test',
       latency_ms: n % 500,
+      endpoint,
+      attempts: 1 + (n % 2),
+      providers: n % 2 === 0 ? ['mock'] : ['down', 'mock'],
     },
   };
 }
@@ -189,6 +200,8 @@ export async function exactlyOnce(sql: Db, pushed: Pushed): Promise<ExactlyOnce>
   const [missing] = await sql<{ um: number; am: number }[]>`
     select (select count(*) from unnest(${sql.array(pushed.usage, 2950)}::uuid[]) p(id) where not exists (select 1 from usage_records u where u.id = p.id))::int as um,
            (select count(*) from unnest(${sql.array(pushed.audit, 2950)}::uuid[]) p(id) where not exists (select 1 from audit_events a where a.id = p.id))::int as am`;
+  const [endpoints] = await sql<{ kinds: number }[]>`select count(distinct endpoint)::int as kinds from usage_records`;
+  if (pushed.usage.length >= 4 && endpoints!.kinds !== 4) throw new Error(`expected records of all four endpoints, found ${endpoints!.kinds} kinds`);
   const [projects] = await sql<{ off: number }[]>`
     select count(*)::int as off from projects p
     where p.used_tokens <> coalesce((select sum(total_tokens) from usage_records u where u.project_id = p.id), 0)`;
