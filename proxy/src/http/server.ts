@@ -1,5 +1,7 @@
 import { clientAddress, GatewayError, requestIdFrom, type TrustedProxies } from '@gateway/shared';
+import { EmbeddingsCall } from '../chat/embeddings-call.js';
 import { InferenceCall } from '../chat/inference-call.js';
+import type { ModelCall } from '../chat/model-call.js';
 import { openAiChat } from '../protocols/openai-chat/openai-chat.js';
 import type { InboundProtocol } from '../protocols/protocol.js';
 import type { GatewayCall, GatewayDeps, RequestInfo } from '../chat/gateway-call.js';
@@ -27,6 +29,8 @@ const BEARER = /^Bearer\s+(.+)$/i;
 
 /** Inference endpoints and the protocol each speaks. */
 const INFERENCE_ROUTES: readonly (readonly [string, InboundProtocol])[] = [['/v1/chat/completions', openAiChat]];
+
+const EMBEDDINGS_PATH = '/v1/embeddings';
 
 /** application/json, or a JSON suffix type; an absent content-type is taken as JSON (curl, old SDKs). */
 function declaresJson(contentType: string): boolean {
@@ -80,13 +84,13 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     return true;
   };
 
-  /** A model endpoint: the same path for every inbound protocol, which only parses and renders. */
-  const inference = (path: string, protocol: InboundProtocol) =>
+  /** A model endpoint: a JSON body read while the key is checked, then the call's own work. */
+  const modelRoute = (path: string, open: (ex: Exchange, info: RequestInfo) => ModelCall) =>
     app.post(path, (res, req) => {
       const info = requestInfo(res, req, deps.config.trustProxy);
       const declared = Number(req.getHeader('content-length') || '0');
       const ex = new Exchange(res, info.requestId);
-      const call = new InferenceCall(deps, ex, info, protocol);
+      const call = open(ex, info);
       ex.onAbort = () => call.clientGone();
       if (refuseWhileDraining(ex, call)) return;
       call.authenticate();
@@ -98,7 +102,9 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
         () => call.tooLarge(),
       );
     });
-  for (const [path, protocol] of INFERENCE_ROUTES) inference(path, protocol);
+  // The same path for every inbound protocol, which only parses and renders.
+  for (const [path, protocol] of INFERENCE_ROUTES) modelRoute(path, (ex, info) => new InferenceCall(deps, ex, info, protocol));
+  modelRoute(EMBEDDINGS_PATH, (ex, info) => new EmbeddingsCall(deps, ex, info));
 
   app.get('/v1/models', (res, req) => {
     const info = requestInfo(res, req, deps.config.trustProxy);
@@ -125,7 +131,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
   app.any('/*', (res, req) => {
     const method = req.getMethod();
     const url = req.getUrl();
-    const known = url === '/v1/models' || INFERENCE_ROUTES.some(([path]) => path === url);
+    const known = url === '/v1/models' || url === EMBEDDINGS_PATH || INFERENCE_ROUTES.some(([path]) => path === url);
     const err = known
       ? new GatewayError('METHOD_NOT_ALLOWED', `${method.toUpperCase()} is not allowed on ${url}.`)
       : new GatewayError('NOT_FOUND', `No route for ${method.toUpperCase()} ${url}.`);
