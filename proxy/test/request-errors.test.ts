@@ -353,7 +353,7 @@ describe('operations endpoints and headers', () => {
   });
 
   it('answers unknown routes with 404 and wrong methods with 405', async () => {
-    await expectError(await fetch(`${h.url}/v1/embeddings`, { method: 'POST' }), 404, 'NOT_FOUND');
+    await expectError(await fetch(`${h.url}/v1/audio/speech`, { method: 'POST' }), 404, 'NOT_FOUND');
     await expectError(await fetch(`${h.url}/v1/chat/completions`), 405, 'METHOD_NOT_ALLOWED');
   });
 });

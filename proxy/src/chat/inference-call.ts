@@ -1,17 +1,16 @@
-import { performance } from 'node:perf_hooks';
 import { GatewayError, type FinishReason, type GatewayEndpoint, type KeyRecord, type ModelPrice } from '@gateway/shared';
 import type { ChatRequest, CompletionResult, StreamMeta, StreamResult, Usage } from '../providers/adapter.js';
 import type { Route } from '../routing/model-router.js';
 import { Cancel } from '../providers/cancel.js';
 import { estimatePromptTokens } from '../policy/token-estimate.js';
 import type { InboundProtocol, ParsedRequest, StreamWriter } from '../protocols/protocol.js';
+import { admit, modelAllowed } from './admission.js';
+import { tryTargets } from './failover.js';
 import { GatewayCall, type GatewayDeps, type RequestInfo, type UsageOutcome } from './gateway-call.js';
+import { CLIENT_CLOSED, ModelCall } from './model-call.js';
 import type { Exchange } from '../http/exchange.js';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** HTTP status recorded for a request whose client left before any answer (nginx's convention). */
-export const CLIENT_CLOSED = 499;
+export { CLIENT_CLOSED };
 
 /**
  * A model request in any inbound protocol (chat completions, messages, responses): body → the
@@ -19,8 +18,7 @@ export const CLIENT_CLOSED = 499;
  * streamed event by event with backpressure in the protocol's own format, and cut at once when
  * the client leaves or the key dies.
  */
-export class InferenceCall extends GatewayCall {
-  private phase: 'reading' | 'running' | 'done' = 'reading';
+export class InferenceCall extends ModelCall {
   private request: ChatRequest | null = null;
   private parsed: ParsedRequest | null = null;
   private meta: StreamMeta | null = null;
@@ -41,38 +39,7 @@ export class InferenceCall extends GatewayCall {
     return this.protocol.endpoint;
   }
 
-  /** The client went away: stop the provider too. */
-  clientGone(): void {
-    if (this.phase === 'reading') {
-      this.phase = 'done';
-      this.finish('cancelled', CLIENT_CLOSED, null);
-      return;
-    }
-    this.cancel?.abort();
-  }
-
-  tooLarge(): void {
-    const known = this.knownNow;
-    if (known !== null) this.key = known;
-    else this.identify();
-    this.phase = 'done';
-    this.fail(new GatewayError('PAYLOAD_TOO_LARGE', `The body is larger than ${this.deps.config.maxBodyBytes} bytes.`), 'error');
-  }
-
-  async onBody(raw: Buffer): Promise<void> {
-    if (!(await this.admitted())) return;
-    this.phase = 'running';
-    if (!this.info.jsonBody) {
-      return this.fail(new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'The body must be JSON: send content-type: application/json.'), 'error');
-    }
-
-    let json: unknown;
-    try {
-      json = JSON.parse(utf8.decode(raw));
-    } catch (err) {
-      const message = err instanceof SyntaxError ? 'The body is not valid JSON.' : 'The body is not valid UTF-8.';
-      return this.fail(new GatewayError('INVALID_REQUEST', message, { param: 'body' }), 'error');
-    }
+  protected async run(json: unknown, raw: Buffer): Promise<void> {
     let route: Route;
     let parsed: ParsedRequest;
     try {
@@ -99,44 +66,19 @@ export class InferenceCall extends GatewayCall {
     });
   }
 
-  /**
-   * Tries the route's targets in order until one answers. A retryable failure (connection
-   * refused or reset, connect or header timeout, 429, 5xx, 529) moves on to the next target; no
-   * byte has reached the client by then, since a stream is started only once a provider accepted
-   * the request, and is never retried after.
-   */
+  /** The route's targets in turn (failover.ts), then the answer, whole or streamed. */
   private async serve(route: Route, base: ChatRequest): Promise<void> {
     const cancel = this.cancel as Cancel;
-    const plan = route.plan(Date.now());
-    for (let i = 0; i < plan.length; i++) {
-      const target = plan[i]!;
+    const served = await tryTargets<CompletionResult | StreamResult>(route.plan(Date.now()), cancel, this, this.deps.metrics, (target) => {
       const request = target.entry.upstream === base.model ? base : { ...base, upstreamModel: target.entry.upstream };
       this.request = request;
-      this.provider = target.adapter.name;
       this.price = target.entry.price;
-      this.attempts++;
-      this.tried.push(target.adapter.name);
-      let result: CompletionResult | StreamResult;
-      const sentAt = performance.now();
-      try {
-        result = base.stream ? await target.adapter.stream(request, cancel) : await target.adapter.complete(request, cancel);
-        this.deps.metrics.upstreamLatency.observe({ provider: target.adapter.name }, (performance.now() - sentAt) / 1000);
-      } catch (err) {
-        if (this.finished || cancel.aborted || !(err instanceof GatewayError) || !err.retryable) {
-          if (err instanceof GatewayError && !err.retryable && !cancel.aborted) target.health.succeeded();
-          else target.health.released();
-          return this.upstreamFailed(err);
-        }
-        target.health.failed(Date.now(), (err.retryAfter ?? 0) * 1000);
-        this.deps.metrics.upstreamErrors.inc({ provider: target.adapter.name, code: err.code });
-        if (i === plan.length - 1) return this.upstreamFailed(err, false);
-        this.deps.metrics.retries.inc({ provider: target.adapter.name });
-        continue;
-      }
-      target.health.succeeded();
-      if ('events' in result) return this.streamOut(result);
-      return this.completeOnce(result);
-    }
+      return base.stream ? target.adapter.stream(request, cancel) : target.adapter.complete(request, cancel);
+    });
+    if (!served.ok) return this.upstreamFailed(served.error, !served.counted);
+    const result = served.result;
+    if ('events' in result) return this.streamOut(result);
+    return this.completeOnce(result);
   }
 
   /**
@@ -149,10 +91,7 @@ export class InferenceCall extends GatewayCall {
     const body = parsed.chat;
     const policy = await this.projectPolicy();
     if (policy === null) return null;
-    if (policy.allowed_models !== null && !policy.allowed_models.includes(parsed.model)) {
-      this.fail(new GatewayError('MODEL_NOT_ALLOWED', `The model \`${parsed.model}\` is not allowed for this project.`, { param: 'model' }), 'policy_blocked');
-      return null;
-    }
+    if (!modelAllowed(this, policy, parsed.model)) return null;
     let forward = parsed.raw;
     let maxTokens = parsed.maxTokens;
     const cap = policy.max_tokens_cap;
@@ -168,27 +107,8 @@ export class InferenceCall extends GatewayCall {
       }
     }
     const estimate = estimatePromptTokens(body) + (maxTokens ?? this.deps.defaultReservation);
-    const now = Date.now();
-    const rate = this.deps.rateLimiter.check(policy, key.id, estimate, now);
-    if (rate !== null) {
-      const refused = rate instanceof Promise ? await rate : rate;
-      if (this.finished) return null;
-      if (refused !== null) {
-        this.fail(refused, refused.code === 'RATE_LIMITED' ? 'policy_blocked' : 'error');
-        return null;
-      }
-    }
-    const reserved = this.deps.quotas.reserve(policy, estimate, now);
-    const reservation = reserved instanceof Promise ? await reserved : reserved;
-    if (reservation instanceof GatewayError) {
-      this.fail(reservation, reservation.code === 'QUOTA_EXCEEDED' ? 'policy_blocked' : 'error');
-      return null;
-    }
-    if (this.finished) {
-      // Revoked or abandoned while the lease was taken: nothing was used.
-      this.deps.quotas.settle(reservation, 0);
-      return null;
-    }
+    const reservation = await admit(this, this.deps, policy, key.id, estimate);
+    if (reservation === null) return null;
     this.reservation = reservation;
     // A translated (or capped) request has no client bytes to forward as they are.
     return forward ?? Buffer.from(JSON.stringify(body));

@@ -1,4 +1,5 @@
 import { clientAddress, GatewayError, requestIdFrom, type TrustedProxies } from '@gateway/shared';
+import { EmbeddingsCall } from '../chat/embeddings-call.js';
 import { InferenceCall } from '../chat/inference-call.js';
 import { openAiChat } from '../protocols/openai-chat/openai-chat.js';
 import { openAiResponses } from '../protocols/openai-responses/openai-responses.js';
@@ -40,6 +41,8 @@ const COUNT_TOKENS = '/v1/messages/count_tokens';
 
 /** A call that reads a JSON body: every inference endpoint, and token counting. */
 type BodyCall = GatewayCall & { clientGone(): void; tooLarge(): void; onBody(raw: Buffer): Promise<void> };
+
+const EMBEDDINGS_PATH = '/v1/embeddings';
 
 /** application/json, or a JSON suffix type; an absent content-type is taken as JSON (curl, old SDKs). */
 function declaresJson(contentType: string): boolean {
@@ -114,6 +117,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
   // A model endpoint: the same path for every inbound protocol, which only parses and renders.
   for (const [path, protocol] of INFERENCE_ROUTES) withBody(path, (ex, info) => new InferenceCall(deps, ex, info, protocol));
   withBody(COUNT_TOKENS, (ex, info) => new CountTokensCall(deps, ex, info));
+  withBody(EMBEDDINGS_PATH, (ex, info) => new EmbeddingsCall(deps, ex, info));
 
   app.get('/v1/models', (res, req) => {
     const info = requestInfo(res, req, deps.config.trustProxy);
@@ -142,7 +146,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     const url = req.getUrl();
     // A known path answers in its own protocol's error shape.
     const shape = url === COUNT_TOKENS ? anthropicMessages : INFERENCE_ROUTES.find(([path]) => path === url)?.[1];
-    const known = url === '/v1/models' || shape !== undefined;
+    const known = url === '/v1/models' || url === EMBEDDINGS_PATH || shape !== undefined;
     const err = known
       ? new GatewayError('METHOD_NOT_ALLOWED', `${method.toUpperCase()} is not allowed on ${url}.`)
       : new GatewayError('NOT_FOUND', `No route for ${method.toUpperCase()} ${url}.`);

@@ -57,6 +57,45 @@ export interface StreamResult {
   events: AsyncIterable<string>;
 }
 
+/**
+ * An OpenAI embeddings body, validated (protocols/openai-embeddings/validate-embeddings.ts):
+ * `input` is a non-empty string, or 1 to 2048 non-empty strings, or token ids (one array of
+ * them, or 1 to 2048 non-empty arrays). Unknown fields are kept for adapters that forward the body.
+ */
+export type EmbeddingsInput = string | readonly string[] | readonly number[] | readonly (readonly number[])[];
+
+export interface EmbeddingsBody {
+  readonly model: string;
+  readonly input: EmbeddingsInput;
+  readonly encoding_format?: 'float' | 'base64' | null;
+  readonly dimensions?: number | null;
+  readonly user?: string | null;
+  readonly [field: string]: unknown;
+}
+
+export interface EmbeddingsRequest {
+  /** The validated client body. Adapters may read it; they must not mutate it. */
+  body: EmbeddingsBody;
+  /** The client's bytes, forwardable as they are when the adapter needs no change. */
+  raw: Buffer;
+  /** The model id the client sent (the answer's `model`). */
+  model: string;
+  /** The model name this provider is sent. */
+  upstreamModel: string;
+  requestId: string;
+}
+
+export interface EmbeddingsResult {
+  /**
+   * OpenAI's embeddings answer: `{object: "list", data: [{object: "embedding", index, embedding}],
+   * model: <the client's id>, usage: {prompt_tokens, total_tokens}}`, each embedding in the
+   * encoding the client asked for (floats unless `encoding_format: "base64"`).
+   */
+  body: Buffer;
+  /** Prompt tokens: the provider's count, or the gateway's estimate when it sends none. */
+  usage: { input: number };
+}
+
 export interface ProviderAdapter {
   readonly name: string;
   readonly type: string;
@@ -72,6 +111,12 @@ export interface ProviderAdapter {
    * pulls from the provider: a consumer that waits applies backpressure upstream.
    */
   stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult>;
+  /**
+   * Embeddings, for providers that have them (a route skips providers without). Rejects as
+   * complete() does; a request the provider cannot take (token ids, `dimensions`) is refused with
+   * INVALID_REQUEST naming the field, before anything is sent.
+   */
+  embed?(request: EmbeddingsRequest, cancel: Cancel): Promise<EmbeddingsResult>;
   /** Requests waiting for a connection to the provider (0 for adapters without a pool). */
   queueDepth?(): number;
   close(): Promise<void>;

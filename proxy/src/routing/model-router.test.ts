@@ -46,3 +46,38 @@ describe('ModelRouter', () => {
     expect(names(r.route('m').plan(1))).toEqual(['b', 'c', 'a']);
   });
 });
+
+describe('ModelRouter: embeddings', () => {
+  const mixed = () =>
+    new ModelRouter(
+      parseProvidersFile(
+        `providers:
+  - { name: claude, type: anthropic, api_key: sk-test-0123456789, models: [m, chat-only] }
+  - { name: a, type: mock, models: [m] }
+  - { name: b, type: mock, models: [m] }
+routes:
+  m: { strategy: weighted, weights: { claude: 5, a: 0, b: 1 } }
+`,
+        'p.yaml',
+        {},
+        PROVIDER_TYPES,
+      ),
+    );
+
+  it('routes an embeddings request only to the providers that have embeddings, keeping weights', () => {
+    const r = mixed();
+    expect(names(r.route('m').plan(0, () => 0.1))).toEqual(['claude', 'b', 'a']);
+    expect(names(r.embeddingsRoute('m').plan(0, () => 0.1))).toEqual(['b', 'a']);
+  });
+
+  it('refuses a model served only by providers without embeddings, and an unknown model as for chat', () => {
+    const r = mixed();
+    expect(() => r.embeddingsRoute('chat-only')).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST', param: 'model', message: 'The model `chat-only` is served by a provider that has no embeddings.' }));
+    expect(() => r.embeddingsRoute('nope')).toThrow(expect.objectContaining({ code: 'MODEL_NOT_FOUND' }));
+  });
+
+  it('uses the chat route itself when every provider has embeddings', () => {
+    const r = router();
+    expect(r.embeddingsRoute('m')).toBe(r.route('m'));
+  });
+});

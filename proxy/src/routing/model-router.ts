@@ -70,6 +70,11 @@ export class Route {
 
 export class ModelRouter {
   private readonly routes = new Map<string, Route>();
+  /**
+   * The same routes restricted to providers with embeddings (same order, weights and health);
+   * null for a model none of whose providers has them.
+   */
+  private readonly embeddingRoutes = new Map<string, Route | null>();
   readonly adapters: readonly ProviderAdapter[];
   /** Health per provider (all its models share one: a provider outage is rarely per model). */
   readonly health = new Map<string, TargetHealth>();
@@ -88,7 +93,11 @@ export class ModelRouter {
         list.push({ adapter, entry, health });
       }
     }
-    for (const [id, targets] of byModel) this.routes.set(id, new Route(id, targets, config.routes[id]));
+    for (const [id, targets] of byModel) {
+      this.routes.set(id, new Route(id, targets, config.routes[id]));
+      const embedding = targets.filter((t) => t.adapter.embed !== undefined);
+      this.embeddingRoutes.set(id, embedding.length === 0 ? null : embedding.length === targets.length ? (this.routes.get(id) as Route) : new Route(id, embedding, config.routes[id]));
+    }
     this.modelsList = this.listOf(null);
   }
 
@@ -109,6 +118,14 @@ export class ModelRouter {
   route(model: string): Route {
     const route = this.routes.get(model);
     if (route === undefined) throw new GatewayError('MODEL_NOT_FOUND', `The model \`${model}\` is not served by this gateway.`, { param: 'model' });
+    return route;
+  }
+
+  /** The route of an embeddings request: only the model's providers that have embeddings. */
+  embeddingsRoute(model: string): Route {
+    const route = this.embeddingRoutes.get(model);
+    if (route === undefined) return this.route(model);
+    if (route === null) throw new GatewayError('INVALID_REQUEST', `The model \`${model}\` is served by a provider that has no embeddings.`, { param: 'model' });
     return route;
   }
 

@@ -3,6 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningWireMock } from '../../../../test-support/wire-mock.js';
 import { Cancel } from '../cancel.js';
 import { chatRequest, PROVIDER_KEY, runAdapterConformance, SCENARIOS } from '../conformance.case.js';
+import { floatsToBase64 } from '../embeddings-answer.js';
+import { embeddingsRequest, parseAnswer } from '../embeddings-request.case.js';
+import { WIRE_TOKENS_PER_INPUT, wireVector } from '../openai/openai-embeddings-wire.case.js';
 import { AzureAdapter, DEFAULT_AZURE_API_VERSION } from './azure-adapter.js';
 import { AZURE_SCENARIOS, startAzureWireMock } from './azure-wire-mock.case.js';
 
@@ -153,5 +156,36 @@ describe('azure adapter: content filter and rate limits', () => {
   it('honours retry-after-ms over retry-after, in whole seconds rounded up', async () => {
     const err = await failure(azure().complete(chatRequest('gw-model', {}, AZURE_SCENARIOS.retryAfterMs), new Cancel()));
     expect(err).toMatchObject({ code: 'RATE_LIMITED', retryAfter: 3, retryable: true });
+  });
+});
+
+describe('azure adapter: embeddings', () => {
+  it('posts to the deployment embeddings path with the api-version and the key in api-key, answering with the client model id', async () => {
+    const result = await azure().embed(embeddingsRequest('gw-embed', { input: ['a', 'b'], dimensions: 2, encoding_format: 'base64' }, 'text-embedding-3-small'), new Cancel());
+    const seen = mock.lastRequest();
+    expect(seen?.path).toBe(`/openai/deployments/text-embedding-3-small/embeddings?api-version=${DEFAULT_AZURE_API_VERSION}`);
+    expect(seen?.headers['api-key']).toBe(PROVIDER_KEY);
+    expect(lastBody()).toMatchObject({ model: 'text-embedding-3-small', input: ['a', 'b'], dimensions: 2, encoding_format: 'base64' });
+    const answer = parseAnswer(result.body);
+    expect(answer.model).toBe('gw-embed');
+    expect(answer.data.map((d) => d.embedding)).toEqual([floatsToBase64(wireVector(0, 2)), floatsToBase64(wireVector(1, 2))]);
+    expect(result.usage.input).toBe(2 * WIRE_TOKENS_PER_INPUT);
+  });
+
+  it('refuses dimensions before anything is sent on an API version older than 2024-02-01, and embeds without them', async () => {
+    const old = azure({ api_version: '2023-05-15' });
+    const before = mock.requests();
+    const refused = await failure(old.embed(embeddingsRequest('gw-embed', { dimensions: 256 }, 'text-embedding-3-small'), new Cancel()));
+    expect(refused).toMatchObject({ code: 'INVALID_REQUEST', param: 'dimensions', retryable: false });
+    expect(mock.requests()).toBe(before);
+    const result = await old.embed(embeddingsRequest('gw-embed', { input: 'x' }, 'text-embedding-3-small'), new Cancel());
+    expect(mock.lastRequest()?.path).toBe('/openai/deployments/text-embedding-3-small/embeddings?api-version=2023-05-15');
+    expect(parseAnswer(result.body).data[0]?.embedding).toEqual(wireVector(0));
+  });
+
+  it("maps Azure's 429 with retry-after-ms, and a provider 400, as for chat", async () => {
+    expect(await failure(azure().embed(embeddingsRequest('gw-embed', {}, SCENARIOS.status429), new Cancel()))).toMatchObject({ code: 'RATE_LIMITED', retryable: true, retryAfter: 7 });
+    expect(await failure(azure().embed(embeddingsRequest('gw-embed', {}, SCENARIOS.status400), new Cancel()))).toMatchObject({ code: 'INVALID_REQUEST', retryable: false });
+    expect(await failure(azure().embed(embeddingsRequest('gw-embed', {}, SCENARIOS.status500), new Cancel()))).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: true });
   });
 });

@@ -1,7 +1,7 @@
-import type { GatewayError, ProviderConfig } from '@gateway/shared';
-import type { AdapterFactory } from '../adapter.js';
+import { GatewayError, type ProviderConfig } from '@gateway/shared';
+import type { AdapterFactory, EmbeddingsRequest } from '../adapter.js';
 import { checkKnownOptions } from '../openai/adapter-options.js';
-import { OpenAiCompatibleAdapter, type ChunkRewrite } from '../openai/openai-compatible-adapter.js';
+import { OpenAiCompatibleAdapter, type ChunkRewrite, type OpenAiOperation } from '../openai/openai-compatible-adapter.js';
 import { providerStatusError } from '../upstream-error.js';
 import type { UpstreamResponse } from '../upstream-request.js';
 import { azureRetryAfter, contentFilterRefusal } from './azure-errors.js';
@@ -12,16 +12,22 @@ export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
 
 const API_VERSION = /^\d{4}-\d{2}-\d{2}(-preview)?$/;
 
+/** The first API version whose embeddings take `dimensions` (text-embedding-3 models). */
+export const AZURE_DIMENSIONS_SINCE = '2024-02-01';
+
 /**
  * Azure OpenAI: OpenAI's Chat Completions wire format at
- * `{base_url}/openai/deployments/{deployment}/chat/completions?api-version={api_version}`, where the
- * deployment is the model's upstream name, with the key in the `api-key` header. Azure ignores the
- * body's `model` (the deployment decides); it is sent set to the deployment name, as for OpenAI.
+ * `{base_url}/openai/deployments/{deployment}/chat/completions?api-version={api_version}`, and its
+ * embeddings at `…/deployments/{deployment}/embeddings?api-version=…`, where the deployment is the
+ * model's upstream name, with the key in the `api-key` header. Azure ignores the body's `model`
+ * (the deployment decides); it is sent set to the deployment name, as for OpenAI.
  */
 export class AzureAdapter extends OpenAiCompatibleAdapter {
   readonly type = 'azure';
   private readonly deployments: string;
   private readonly query: string;
+  /** Whether the API version takes `dimensions` on embeddings (older ones would ignore it). */
+  private readonly takesDimensions: boolean;
 
   constructor(config: ProviderConfig) {
     if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required (https://<resource>.openai.azure.com)`);
@@ -37,11 +43,19 @@ export class AzureAdapter extends OpenAiCompatibleAdapter {
     // Both the resource endpoint and its `/openai` path are accepted as base_url.
     const root = url.pathname.replace(/\/+$/, '').replace(/\/openai$/, '');
     this.deployments = `${root}/openai/deployments/`;
-    this.query = `/chat/completions?api-version=${version}`;
+    this.query = `?api-version=${version}`;
+    // Dated versions sort as text: 2023-12-01-preview < 2024-02-01 < 2024-02-15-preview.
+    this.takesDimensions = version >= AZURE_DIMENSIONS_SINCE;
   }
 
-  protected path(upstreamModel: string): string {
-    return this.deployments + encodeURIComponent(upstreamModel) + this.query;
+  protected path(upstreamModel: string, operation: OpenAiOperation): string {
+    return `${this.deployments}${encodeURIComponent(upstreamModel)}/${operation}${this.query}`;
+  }
+
+  protected override embeddingsRefusal(request: EmbeddingsRequest): GatewayError | null {
+    const dimensions = request.body.dimensions;
+    if (this.takesDimensions || dimensions === undefined || dimensions === null) return null;
+    return new GatewayError('INVALID_REQUEST', `Provider ${this.name} uses an Azure OpenAI API version without \`dimensions\` (it came with ${AZURE_DIMENSIONS_SINCE}).`, { param: 'dimensions' });
   }
 
   protected override statusError(status: number, bodyText: string, res: UpstreamResponse): GatewayError {

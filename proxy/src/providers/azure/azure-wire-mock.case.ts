@@ -1,4 +1,5 @@
 import { sendJson, startWireMock, type RunningWireMock } from '../../../../test-support/wire-mock.js';
+import { openAiEmbeddingsAnswer } from '../openai/openai-embeddings-wire.case.js';
 import { openAiAnswer, sendPlan, WIRE_USAGE, type WirePlan } from '../openai/openai-wire-mock.case.js';
 
 /**
@@ -6,7 +7,8 @@ import { openAiAnswer, sendPlan, WIRE_USAGE, type WirePlan } from '../openai/ope
  * deployment name) served at `/openai/deployments/{deployment}/chat/completions`, with what Azure
  * adds: the content filter's verdicts (`prompt_filter_results` on the answer and in a stream's
  * first chunk, which has `choices: []` and empty `id`, `object` and `model`;
- * `content_filter_results` in each choice), its own 401/404/429 bodies (`{ error: { code,
+ * `content_filter_results` in each choice), embeddings at `/openai/deployments/{deployment}/embeddings`
+ * (OpenAI's answers, openai-embeddings-wire.case.ts), its own 401/404/429 bodies (`{ error: { code,
  * message } }`), `retry-after-ms` beside `retry-after`, and its content-filter refusals.
  *
  * As Azure does, a request without `api-version` is a 404 (`Resource not found`), one with a version
@@ -21,8 +23,8 @@ export const AZURE_SCENARIOS = {
   retryAfterMs: 'azure-429-ms',
 } as const;
 
-const API_VERSIONS = new Set(['2024-02-01', '2024-06-01', '2024-10-21', '2024-12-01-preview', '2025-01-01-preview', '2025-03-01-preview', '2025-04-01-preview']);
-const DEPLOYMENT_PATH = /^\/(?:[^?]*\/)?openai\/deployments\/([^/?]+)\/chat\/completions$/;
+const API_VERSIONS = new Set(['2023-05-15', '2024-02-01', '2024-06-01', '2024-10-21', '2024-12-01-preview', '2025-01-01-preview', '2025-03-01-preview', '2025-04-01-preview']);
+const DEPLOYMENT_PATH = /^\/(?:[^?]*\/)?openai\/deployments\/([^/?]+)\/(chat\/completions|embeddings)$/;
 
 const azureError = (code: string, message: string) => ({ error: { code, message } });
 const SAFE = { hate: { filtered: false, severity: 'safe' }, self_harm: { filtered: false, severity: 'safe' }, sexual: { filtered: false, severity: 'safe' }, violence: { filtered: false, severity: 'safe' } };
@@ -43,7 +45,7 @@ export function startAzureWireMock(): Promise<RunningWireMock> {
       return sendJson(res, 401, azureError('401', 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.'));
     }
     const deployment = decodeURIComponent(route[1] as string);
-    sendPlan(res, azureAnswer(deployment, version, req.body));
+    sendPlan(res, route[2] === 'embeddings' ? azureEmbeddingsAnswer(deployment, version, req.body) : azureAnswer(deployment, version, req.body));
   });
 }
 
@@ -78,11 +80,18 @@ function azureAnswer(deployment: string, version: string, body: Record<string, u
   return { ...plan, body: { ...withChoiceFilters(plan.body, () => SAFE), prompt_filter_results: PROMPT_FILTERS } };
 }
 
-function rateLimited(version: string, seconds: number, ms = String(seconds * 1000)): WirePlan {
+/** Azure's embeddings: OpenAI's answers, with Azure's own 429. */
+function azureEmbeddingsAnswer(deployment: string, version: string, body: Record<string, unknown>): WirePlan {
+  const plan = openAiEmbeddingsAnswer(deployment, body);
+  if (plan.kind === 'json' && plan.status === 429) return rateLimited(version, Number(plan.headers?.['retry-after'] ?? 1), undefined, 'Embeddings_Create');
+  return plan;
+}
+
+function rateLimited(version: string, seconds: number, ms = String(seconds * 1000), operation = 'ChatCompletions_Create'): WirePlan {
   return {
     kind: 'json',
     status: 429,
-    body: azureError('429', `Requests to the ChatCompletions_Create Operation under Azure OpenAI API version ${version} have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after ${seconds} seconds.`),
+    body: azureError('429', `Requests to the ${operation} Operation under Azure OpenAI API version ${version} have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after ${seconds} seconds.`),
     headers: { 'retry-after': String(seconds), 'retry-after-ms': ms },
   };
 }

@@ -3,8 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningWireMock } from '../../../../test-support/wire-mock.js';
 import { Cancel } from '../cancel.js';
 import { chatRequest, PROVIDER_KEY, runAdapterConformance, SCENARIOS, TOOL } from '../conformance.case.js';
+import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
+import { floatsToBase64 } from '../embeddings-answer.js';
+import { embeddingsRequest, parseAnswer } from '../embeddings-request.case.js';
 import { GeminiAdapter } from './gemini-adapter.js';
-import { startGeminiWireMock } from './gemini-wire-mock.case.js';
+import { GEMINI_WIRE_DIMENSIONS, startGeminiWireMock } from './gemini-wire-mock.case.js';
 
 let mock: RunningWireMock;
 beforeAll(async () => {
@@ -197,5 +200,55 @@ describe('gemini adapter on the wire', () => {
     const err = await failure(adapter().complete(chatRequest('gw-model', { logit_bias: { '50256': -100 } }, 'conf-text'), new Cancel()));
     expect(err).toMatchObject({ code: 'INVALID_REQUEST', param: 'logit_bias', retryable: false });
     expect(mock.lastRequest()).toBe(before);
+  });
+});
+
+describe('gemini adapter: embeddings', () => {
+  const embed = (upstream: string, body: Record<string, unknown>) => adapter().embed(embeddingsRequest('gw-embed', body, upstream), new Cancel());
+
+  it('posts one request per input to models/{model}:batchEmbedContents, dimensions as outputDimensionality, user not sent', async () => {
+    const result = await embed('gemini-embedding-001', { input: ['first', 'second'], dimensions: 3, user: 'u-1' });
+    const seen = mock.lastRequest();
+    expect(seen?.path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
+    expect(seen?.headers['x-goog-api-key']).toBe(PROVIDER_KEY);
+    expect(seen?.body).toEqual({
+      requests: [
+        { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'first' }] }, outputDimensionality: 3 },
+        { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'second' }] }, outputDimensionality: 3 },
+      ],
+    });
+    const answer = parseAnswer(result.body);
+    expect(answer).toMatchObject({ object: 'list', model: 'gw-embed' });
+    expect(answer.data).toEqual([
+      { object: 'embedding', index: 0, embedding: [1 / 16, 2 / 16, 3 / 16] },
+      { object: 'embedding', index: 1, embedding: [2 / 16, 4 / 16, 6 / 16] },
+    ]);
+  });
+
+  it("bills the gateway's estimate, as Gemini sends no token count, and says so in the answer's usage", async () => {
+    const result = await embed('models/gemini-embedding-001', { input: 'A sentence to embed.' });
+    expect(mock.lastRequest()?.path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
+    expect(result.usage.input).toBe(estimateEmbeddingsTokens('A sentence to embed.'));
+    expect(parseAnswer(result.body).usage).toEqual({ prompt_tokens: result.usage.input, total_tokens: result.usage.input });
+    expect(parseAnswer(result.body).data[0]?.embedding).toHaveLength(GEMINI_WIRE_DIMENSIONS);
+  });
+
+  it('encodes the floats as base64 float32 when the client asks for base64', async () => {
+    const answer = parseAnswer((await embed('gemini-embedding-001', { input: ['a'], dimensions: 4, encoding_format: 'base64' })).body);
+    expect(answer.data[0]?.embedding).toBe(floatsToBase64([1 / 16, 2 / 16, 3 / 16, 4 / 16]));
+  });
+
+  it('refuses token ids before anything is sent, naming input', async () => {
+    const before = mock.requests();
+    expect(await failure(embed('gemini-embedding-001', { input: [1, 2, 3] }))).toMatchObject({ code: 'INVALID_REQUEST', param: 'input', retryable: false });
+    expect(await failure(embed('gemini-embedding-001', { input: [[1], [2]] }))).toMatchObject({ code: 'INVALID_REQUEST', param: 'input' });
+    expect(mock.requests()).toBe(before);
+  });
+
+  it("maps Google's errors as for generateContent", async () => {
+    expect(await failure(embed(SCENARIOS.status400, {}))).toMatchObject({ code: 'INVALID_REQUEST', retryable: false });
+    expect(await failure(embed(SCENARIOS.status429, {}))).toMatchObject({ code: 'RATE_LIMITED', retryable: true, retryAfter: 7 });
+    expect(await failure(embed(SCENARIOS.status500, {}))).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: true });
+    expect(await failure(embed('gem-400-key', {}))).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: false });
   });
 });

@@ -1,10 +1,11 @@
 import { Pool } from 'undici';
 import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
-import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../adapter.js';
+import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
 import { readLimited, transportError } from '../upstream-error.js';
 import { UpstreamResponse } from '../upstream-request.js';
+import { fromGeminiEmbeddings, toGeminiEmbeddings } from './gemini-embeddings.js';
 import { geminiStatusError } from './gemini-error.js';
 import { parseGeminiOptions } from './gemini-options.js';
 import { toGeminiRequest, type GeminiRequestOptions } from './gemini-request.js';
@@ -96,6 +97,20 @@ export class GeminiAdapter implements ProviderAdapter {
     return { meta, events: prepend(first, events) };
   }
 
+  /** Embeddings through `:batchEmbedContents`, translated both ways (gemini-embeddings.ts). */
+  async embed(request: EmbeddingsRequest, cancel: Cancel): Promise<EmbeddingsResult> {
+    const model = upstreamName(request.upstreamModel);
+    const batch = toGeminiEmbeddings(request, model);
+    const res = await this.send(`${this.prefix}${encodeURIComponent(model)}:batchEmbedContents`, Buffer.from(JSON.stringify(batch)), cancel);
+    let body: Buffer;
+    try {
+      body = await res.body();
+    } catch (err) {
+      throw transportError(this.name, err, cancel.aborted);
+    }
+    return fromGeminiEmbeddings(this.name, body, request, batch.requests.length);
+  }
+
   private async *events(res: UpstreamResponse, translator: GeminiStreamTranslator, cancel: Cancel): AsyncGenerator<string> {
     const text = new TextDecoder();
     const queue: string[] = [];
@@ -126,8 +141,7 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   private modelPath(request: ChatRequest): string {
-    const model = request.upstreamModel.startsWith('models/') ? request.upstreamModel.slice(7) : request.upstreamModel;
-    return this.prefix + encodeURIComponent(model);
+    return this.prefix + encodeURIComponent(upstreamName(request.upstreamModel));
   }
 
   private context(request: ChatRequest, responseId: string | undefined): AnswerContext {
@@ -166,6 +180,11 @@ export class GeminiAdapter implements ProviderAdapter {
   async close(): Promise<void> {
     await this.pool.close();
   }
+}
+
+/** A model's name without the `models/` a providers file may give it. */
+function upstreamName(upstream: string): string {
+  return upstream.startsWith('models/') ? upstream.slice(7) : upstream;
 }
 
 async function* prepend(first: IteratorResult<string>, rest: AsyncGenerator<string>): AsyncGenerator<string> {

@@ -6,8 +6,11 @@ import { SCENARIOS } from '../conformance.case.js';
  * The Gemini API's wire format as its reference documents it: `POST
  * /v1beta/models/{model}:generateContent` answers one GenerateContentResponse,
  * `:streamGenerateContent?alt=sse` a series of them as `data:` events (CRLF-framed, as Google's
- * servers send them), errors as `{"error":{"code","message","status","details"}}`. The scenario is
- * the model name in the path; besides the conformance ones:
+ * servers send them), `:batchEmbedContents` answers `{embeddings: [{values}]}` (one per request, each
+ * request naming the same `models/{model}` as the path, as Google requires; vector j of request i is
+ * `(i + 1) * (j + 1) / 16`, `outputDimensionality` long, default GEMINI_WIRE_DIMENSIONS; no token
+ * count, as the API sends none), errors as `{"error":{"code","message","status","details"}}`. The
+ * scenario is the model name in the path; besides the conformance ones:
  *
  *   gem-blocked    the prompt is blocked: promptFeedback.blockReason, no candidates
  *   gem-parallel   text, then two function calls (the first with a thought signature), thinking tokens
@@ -43,12 +46,13 @@ const frame = (body: unknown) => `data: ${JSON.stringify(body)}\r\n\r\n`;
 
 export function startGeminiWireMock(key?: string): Promise<RunningWireMock> {
   return startWireMock((req, res) => {
-    const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)(\?alt=sse)?$/.exec(req.path);
+    const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)(\?alt=sse)?$/.exec(req.path);
     if (req.method !== 'POST' || match === null) return sendJson(res, 404, googleError(404, 'NOT_FOUND', `Invalid path ${req.path}`));
     if (key !== undefined && req.headers['x-goog-api-key'] !== key) return sendJson(res, 400, wrongKey);
     const model = decodeURIComponent(match[1] as string);
     const streaming = match[2] === 'streamGenerateContent';
     if (errorAnswer(model, res)) return;
+    if (match[2] === 'batchEmbedContents') return batchEmbed(model, req.body, res);
     if (streaming) return stream(model, res, match[3] !== undefined);
     switch (model) {
       case SCENARIOS.slow:
@@ -103,6 +107,27 @@ function errorAnswer(model: string, res: ServerResponse): boolean {
     default:
       return false;
   }
+}
+
+export const GEMINI_WIRE_DIMENSIONS = 768;
+
+function batchEmbed(model: string, body: Record<string, unknown>, res: ServerResponse): void {
+  const requests = body.requests;
+  if (!Array.isArray(requests) || requests.length === 0) return sendJson(res, 400, googleError(400, 'INVALID_ARGUMENT', '* BatchEmbedContentsRequest.requests: must not be empty'));
+  const embeddings: { values: number[] }[] = [];
+  for (let i = 0; i < requests.length; i++) {
+    const request = requests[i] as { model?: unknown; content?: { parts?: { text?: unknown }[] }; outputDimensionality?: unknown };
+    if (request.model !== `models/${model}`) {
+      return sendJson(res, 400, googleError(400, 'INVALID_ARGUMENT', `* BatchEmbedContentsRequest.requests[${i}].model: model is not the same as the batch model models/${model}`));
+    }
+    const text = request.content?.parts?.[0]?.text;
+    if (typeof text !== 'string' || text === '') return sendJson(res, 400, googleError(400, 'INVALID_ARGUMENT', `* BatchEmbedContentsRequest.requests[${i}].content: contents must not be empty`));
+    const dimensions = typeof request.outputDimensionality === 'number' ? request.outputDimensionality : GEMINI_WIRE_DIMENSIONS;
+    embeddings.push({ values: Array.from({ length: dimensions }, (_, j) => ((i + 1) * (j + 1)) / 16) });
+  }
+  const send = () => !res.destroyed && sendJson(res, 200, { embeddings });
+  if (model === SCENARIOS.slow) setTimeout(send, 2_000);
+  else send();
 }
 
 function stream(model: string, res: ServerResponse, sse: boolean): void {

@@ -3,7 +3,10 @@ import { estimatePromptTokens } from '../../policy/token-estimate.js';
 import type { ChatRequest } from '../adapter.js';
 import { Cancel } from '../cancel.js';
 import { runAdapterConformance } from '../conformance.case.js';
+import { base64ToFloats } from '../embeddings-answer.js';
+import { embeddingsRequest, parseAnswer } from '../embeddings-request.case.js';
 import { MockAdapter } from './mock-adapter.js';
+import { MOCK_EMBEDDING_DIMENSIONS, MOCK_MAX_DIMENSIONS } from './mock-embeddings.js';
 import { countPromptTokens, countTokens, MOCK_IMAGE_TOKENS, tokenize } from './mock-tokens.js';
 
 function mock(chunks = 20, gapMs = 1): MockAdapter {
@@ -223,5 +226,49 @@ describe('mock answers', () => {
     const b = await complete(body);
     expect(b.choices).toEqual(a.choices);
     expect(b.usage).toEqual(a.usage);
+  });
+});
+
+describe('mock embeddings', () => {
+  const embed = async (body: Record<string, unknown>) => {
+    const result = await mock().embed(embeddingsRequest('mock-1', body));
+    return { answer: parseAnswer(result.body), usage: result.usage };
+  };
+  const norm = (v: number[]) => Math.sqrt(v.reduce((a, x) => a + x * x, 0));
+
+  it('answers one unit vector of 8 float32 values per input, the same every time, different per text', async () => {
+    const { answer } = await embed({ input: ['hello', 'world', 'hello'] });
+    expect(answer).toMatchObject({ object: 'list', model: 'mock-1' });
+    const vectors = answer.data.map((d) => d.embedding as number[]);
+    expect(answer.data.map((d) => [d.object, d.index])).toEqual([['embedding', 0], ['embedding', 1], ['embedding', 2]]);
+    for (const v of vectors) {
+      expect(v).toHaveLength(MOCK_EMBEDDING_DIMENSIONS);
+      expect(norm(v)).toBeCloseTo(1, 5);
+      for (const x of v) expect(Math.fround(x)).toBe(x);
+    }
+    expect(vectors[2]).toEqual(vectors[0]);
+    expect(vectors[1]).not.toEqual(vectors[0]);
+    expect((await embed({ input: 'hello' })).answer.data[0]?.embedding).toEqual(vectors[0]);
+  });
+
+  it('honours dimensions up to its maximum, and refuses more naming dimensions', async () => {
+    expect((await embed({ input: 'x', dimensions: 3 })).answer.data[0]?.embedding).toHaveLength(3);
+    expect((await embed({ input: 'x', dimensions: 1536 })).answer.data[0]?.embedding).toHaveLength(1536);
+    await expect(embed({ input: 'x', dimensions: MOCK_MAX_DIMENSIONS + 1 })).rejects.toMatchObject({ code: 'INVALID_REQUEST', param: 'dimensions' });
+  });
+
+  it('gives in base64 exactly the floats it gives as floats', async () => {
+    const floats = (await embed({ input: ['a b', 'c'], encoding_format: 'float' })).answer.data.map((d) => d.embedding);
+    const base64 = (await embed({ input: ['a b', 'c'], encoding_format: 'base64' })).answer.data.map((d) => d.embedding as string);
+    expect(base64.map(base64ToFloats)).toEqual(floats);
+  });
+
+  it("bills the mock's tokens of each text, and one per token id", async () => {
+    const texts = await embed({ input: ['Hello, world!', 'one two three'] });
+    expect(texts.usage.input).toBe(countTokens('Hello, world!') + countTokens('one two three'));
+    expect(texts.answer.usage).toEqual({ prompt_tokens: texts.usage.input, total_tokens: texts.usage.input });
+    expect((await embed({ input: [[1, 2, 3], [4, 5]] })).usage.input).toBe(5);
+    expect((await embed({ input: [7, 8, 9, 10] })).usage.input).toBe(4);
+    expect((await embed({ input: [7, 8, 9, 10] })).answer.data).toHaveLength(1);
   });
 });

@@ -1,17 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { normaliseFinishReason, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { Cancel } from '../cancel.js';
-import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../adapter.js';
+import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../adapter.js';
 import { newStreamMeta } from '../stream-inspector.js';
 import { mockAnswer } from './mock-answer.js';
+import { mockEmbeddings } from './mock-embeddings.js';
 import { countPromptTokens } from './mock-tokens.js';
 
 /**
  * The built-in offline provider: answers in OpenAI's format without any network, so a fresh
  * install works end to end before a real provider is configured, and deterministically, honouring
- * max_tokens, stop, tools and content parts as a real provider does (mock-answer.ts says how).
- * Options (providers file): `chunks` (pieces a streamed answer is cut into, default 6) and
- * `gap_ms` (pause between them).
+ * max_tokens, stop, tools and content parts as a real provider does (mock-answer.ts says how);
+ * embeddings are vectors drawn from a hash of each input (mock-embeddings.ts). Options
+ * (providers file): `chunks` (pieces a streamed answer is cut into, default 6) and `gap_ms`
+ * (pause between them).
  */
 export class MockAdapter implements ProviderAdapter {
   readonly type = 'mock';
@@ -77,6 +79,10 @@ export class MockAdapter implements ProviderAdapter {
       }
     }
     return { meta, events: events() };
+  }
+
+  async embed(request: EmbeddingsRequest): Promise<EmbeddingsResult> {
+    return mockEmbeddings(request);
   }
 
   async close(): Promise<void> {}

@@ -3,7 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningWireMock } from '../../../../test-support/wire-mock.js';
 import { Cancel } from '../cancel.js';
 import { chatRequest, PROVIDER_KEY, runAdapterConformance } from '../conformance.case.js';
+import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
+import { floatsToBase64 } from '../embeddings-answer.js';
+import { embeddingsRequest, parseAnswer } from '../embeddings-request.case.js';
 import { OpenAiAdapter } from './openai-adapter.js';
+import { WIRE_TOKENS_PER_INPUT, wireVector } from './openai-embeddings-wire.case.js';
 import { startOpenAiWireMock } from './openai-wire-mock.case.js';
 
 let mock: RunningWireMock;
@@ -108,5 +112,70 @@ describe('openai adapter: options', () => {
   it('refuses an unknown option or a bad max_tokens_field, naming the provider and the option', () => {
     expect(() => new OpenAiAdapter(config({ max_token_field: 'max_tokens' }))).toThrow(/provider upstream: unknown option options\.max_token_field/);
     expect(() => new OpenAiAdapter(config({ max_tokens_field: 'max_output_tokens' }))).toThrow(/provider upstream: options\.max_tokens_field must be one of max_tokens, max_completion_tokens/);
+  });
+});
+
+describe('openai adapter: embeddings', () => {
+  const embed = (upstream: string, body: Record<string, unknown>, model = 'gw-embed') => new OpenAiAdapter(config()).embed(embeddingsRequest(model, body, upstream), new Cancel());
+
+  it('posts the client bytes to {base_url}/embeddings with the provider key, and answers with the client model id', async () => {
+    const request = embeddingsRequest('text-embedding-3-small', { input: ['one', 'two'], dimensions: 3, user: 'u-1' });
+    const result = await new OpenAiAdapter(config()).embed(request, new Cancel());
+    const seen = mock.lastRequest();
+    expect(seen?.path).toBe('/v1/embeddings');
+    expect(seen?.headers.authorization).toBe(`Bearer ${PROVIDER_KEY}`);
+    expect(seen?.body).toEqual(JSON.parse(request.raw.toString('utf8')));
+    const answer = parseAnswer(result.body);
+    expect(answer).toEqual({
+      object: 'list',
+      data: [
+        { object: 'embedding', index: 0, embedding: wireVector(0, 3) },
+        { object: 'embedding', index: 1, embedding: wireVector(1, 3) },
+      ],
+      model: 'text-embedding-3-small',
+      usage: { prompt_tokens: 2 * WIRE_TOKENS_PER_INPUT, total_tokens: 2 * WIRE_TOKENS_PER_INPUT },
+    });
+    expect(result.usage).toEqual({ input: 2 * WIRE_TOKENS_PER_INPUT });
+  });
+
+  it("names the provider's model upstream and the client's in the answer", async () => {
+    const result = await embed('text-embedding-3-large', { input: 'x' });
+    expect((mock.lastRequest()?.body as { model: string }).model).toBe('text-embedding-3-large');
+    expect(parseAnswer(result.body).model).toBe('gw-embed');
+  });
+
+  it("keeps the provider's base64, and encodes floats as float32 little endian when a server ignored encoding_format", async () => {
+    const native = parseAnswer((await embed('text-embedding-3-small', { input: ['a', 'b'], encoding_format: 'base64' })).body);
+    expect(native.data.map((d) => d.embedding)).toEqual([floatsToBase64(wireVector(0)), floatsToBase64(wireVector(1))]);
+    const encoded = parseAnswer((await embed('emb-floats-only', { input: ['a', 'b'], encoding_format: 'base64' })).body);
+    expect(encoded.data.map((d) => d.embedding)).toEqual(native.data.map((d) => d.embedding));
+    // 1/16, 2/16, 3/16, 4/16 as float32 little endian.
+    expect(Buffer.from(encoded.data[0]!.embedding as string, 'base64')).toEqual(Buffer.from([0, 0, 0x80, 0x3d, 0, 0, 0, 0x3e, 0, 0, 0x40, 0x3e, 0, 0, 0x80, 0x3e]));
+  });
+
+  it('forwards token ids', async () => {
+    const result = await embed('text-embedding-3-small', { input: [[1, 2, 3], [4]] });
+    expect((mock.lastRequest()?.body as { input: unknown }).input).toEqual([[1, 2, 3], [4]]);
+    expect(parseAnswer(result.body).data).toHaveLength(2);
+  });
+
+  it("bills the gateway's estimate when a compatible server sends no usage", async () => {
+    const result = await embed('emb-no-usage', { input: ['hello world'] });
+    expect(result.usage.input).toBe(estimateEmbeddingsTokens(['hello world']));
+    expect(parseAnswer(result.body).usage).toEqual({ prompt_tokens: result.usage.input, total_tokens: result.usage.input });
+  });
+
+  it("passes the provider's refusals and failures on in the gateway's classes", async () => {
+    expect(await refusal(embed('text-embedding-ada-002', { dimensions: 256 }))).toMatchObject({ code: 'INVALID_REQUEST', status: 400, retryable: false });
+    expect(await refusal(embed('conf-400', {}))).toMatchObject({ code: 'INVALID_REQUEST', retryable: false });
+    expect(await refusal(embed('conf-429', {}))).toMatchObject({ code: 'RATE_LIMITED', retryable: true, retryAfter: 7 });
+    expect(await refusal(embed('conf-500', {}))).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: true });
+    expect(await refusal(embed('conf-slow', {}))).toMatchObject({ code: 'UPSTREAM_TIMEOUT', retryable: true });
+  });
+
+  it('refuses an answer without one embedding per input', async () => {
+    const broken = await refusal(embed('emb-short', { input: ['a', 'b'] }));
+    expect(broken).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: false });
+    expect(broken.message).toContain('1 embeddings for 2 inputs');
   });
 });

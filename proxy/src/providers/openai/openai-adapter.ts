@@ -1,26 +1,30 @@
 import type { ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory } from '../adapter.js';
 import { checkKnownOptions } from './adapter-options.js';
-import { OpenAiCompatibleAdapter } from './openai-compatible-adapter.js';
+import { OpenAiCompatibleAdapter, type OpenAiOperation } from './openai-compatible-adapter.js';
 
 /**
  * Any server speaking OpenAI's Chat Completions protocol (OpenAI itself, vLLM, llama.cpp,
- * LiteLLM…) at `{base_url}/chat/completions`, with the key as a Bearer token.
+ * LiteLLM…) at `{base_url}/chat/completions`, and its embeddings at `{base_url}/embeddings`, with
+ * the key as a Bearer token.
  */
 export class OpenAiAdapter extends OpenAiCompatibleAdapter {
   readonly type = 'openai';
-  private readonly requestPath: string;
+  private readonly chatPath: string;
+  private readonly embeddingsPath: string;
 
   constructor(config: ProviderConfig) {
     if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required`);
     checkKnownOptions(config.name, config.options, ['max_tokens_field']);
     const url = new URL(`${config.base_url}/chat/completions`);
     super(config, { origin: url.origin, headers: config.api_key === null ? {} : { authorization: `Bearer ${config.api_key}` } });
-    this.requestPath = url.pathname + url.search;
+    this.chatPath = url.pathname + url.search;
+    const embeddings = new URL(`${config.base_url}/embeddings`);
+    this.embeddingsPath = embeddings.pathname + embeddings.search;
   }
 
-  protected path(): string {
-    return this.requestPath;
+  protected path(_upstreamModel: string, operation: OpenAiOperation): string {
+    return operation === 'embeddings' ? this.embeddingsPath : this.chatPath;
   }
 }
 

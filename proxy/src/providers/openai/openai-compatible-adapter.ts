@@ -1,7 +1,8 @@
 import { Pool } from 'undici';
 import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
-import type { ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
+import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
+import { readOpenAiEmbeddings } from './embeddings-read.js';
 import { inspectChunk, newStreamMeta } from '../stream-inspector.js';
 import { providerStatusError, readLimited, streamErrorEvent, transportError } from '../upstream-error.js';
 import { UpstreamResponse } from '../upstream-request.js';
@@ -16,6 +17,9 @@ export interface OpenAiEndpoint {
   /** Headers sent with every request, the provider's credential among them. */
   headers: Record<string, string>;
 }
+
+/** The operations of OpenAI's API the adapter calls, named as the last part of their path. */
+export type OpenAiOperation = 'chat/completions' | 'embeddings';
 
 /**
  * A stream's chunks as the provider sent them, rewritten before the gateway reads them: returns the
@@ -63,8 +67,13 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...endpoint.headers };
   }
 
-  /** The request path (with its query) for a model. */
-  protected abstract path(upstreamModel: string): string;
+  /** The request path (with its query) of an operation for a model. */
+  protected abstract path(upstreamModel: string, operation: OpenAiOperation): string;
+
+  /** A refusal of an embeddings request this provider cannot take (before anything is sent); none by default. */
+  protected embeddingsRefusal(_request: EmbeddingsRequest): GatewayError | null {
+    return null;
+  }
 
   /** A non-200 answer as the gateway error of the same class. */
   protected statusError(status: number, bodyText: string, res: UpstreamResponse): GatewayError {
@@ -77,7 +86,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   }
 
   async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
-    const res = await this.send(request, cancel);
+    const res = await this.send(this.path(request.upstreamModel, 'chat/completions'), this.payload(request), cancel);
     let body: Buffer;
     try {
       body = await res.body();
@@ -95,7 +104,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   }
 
   async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
-    const res = await this.send(request, cancel);
+    const res = await this.send(this.path(request.upstreamModel, 'chat/completions'), this.payload(request), cancel);
     const meta = newStreamMeta();
     return { meta, events: this.events(res, meta, request.clientWantsUsage, cancel, this.chunkRewrite()) };
   }
@@ -161,21 +170,40 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     return Buffer.from(JSON.stringify(body));
   }
 
+  /**
+   * OpenAI's `/embeddings`: the client's body goes as it came (re-serialised only to name the
+   * provider's model), `encoding_format` and `dimensions` included; the answer is rebuilt with the
+   * client's model id, and floats are encoded when base64 was asked and the server (an
+   * OpenAI-compatible one) ignored it (embeddings-read.ts).
+   */
+  async embed(request: EmbeddingsRequest, cancel: Cancel): Promise<EmbeddingsResult> {
+    const refused = this.embeddingsRefusal(request);
+    if (refused !== null) throw refused;
+    const payload = request.upstreamModel === request.model ? request.raw : Buffer.from(JSON.stringify({ ...request.body, model: request.upstreamModel }));
+    const res = await this.send(this.path(request.upstreamModel, 'embeddings'), payload, cancel);
+    let body: Buffer;
+    try {
+      body = await res.body();
+    } catch (err) {
+      throw transportError(this.name, err, cancel.aborted);
+    }
+    return readOpenAiEmbeddings(this.name, body, request);
+  }
+
   queueDepth(): number {
     return Math.max(0, this.outstanding - this.maxConnections);
   }
 
-  private async send(request: ChatRequest, cancel: Cancel): Promise<UpstreamResponse> {
+  private async send(path: string, payload: Buffer, cancel: Cancel): Promise<UpstreamResponse> {
     // Past the queue bound a request would wait behind thousands of others: refuse it at once so
     // the client (or a load balancer) can go elsewhere, rather than queue without limit.
     if (this.outstanding - this.maxConnections >= this.maxQueued) {
       throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
     }
-    const payload = this.payload(request);
     let res: UpstreamResponse;
     this.outstanding++;
     try {
-      res = await UpstreamResponse.post(this.pool, this.path(request.upstreamModel), this.headers, payload, cancel, this.settled);
+      res = await UpstreamResponse.post(this.pool, path, this.headers, payload, cancel, this.settled);
     } catch (err) {
       throw transportError(this.name, err, cancel.aborted);
     }

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { sendJson, sendSse, startWireMock, type RunningWireMock } from '../../../../test-support/wire-mock.js';
 import { SCENARIOS } from '../conformance.case.js';
+import { openAiEmbeddingsAnswer } from './openai-embeddings-wire.case.js';
 
 /**
  * OpenAI's Chat Completions wire format (the API reference's fields, chunk shapes, error body),
@@ -8,6 +9,9 @@ import { SCENARIOS } from '../conformance.case.js';
  * The answer is first built as a plan (`openAiAnswer`) and then sent (`sendPlan`), so that a mock of
  * another provider speaking this format (Azure OpenAI) can reuse the scenarios and add its own
  * fields.
+ *
+ * `POST …/embeddings` is OpenAI's embeddings API, steered the same way
+ * (openai-embeddings-wire.case.ts).
  *
  * Reasoning models are refused as OpenAI refuses them: a model named like `o1`, `o3-mini`, `o4-mini`
  * or `gpt-5…` answers 400 to `max_tokens` and to a `temperature` or `top_p` other than 1.
@@ -24,7 +28,10 @@ export const openAiError = (message: string, type: string, param: string | null 
 const REASONING_MODEL = /^(o\d|gpt-5)/;
 
 export function startOpenAiWireMock(): Promise<RunningWireMock> {
-  return startWireMock((req, res) => sendPlan(res, openAiAnswer(String(req.body.model ?? ''), req.body)));
+  return startWireMock((req, res) => {
+    const model = String(req.body.model ?? '');
+    sendPlan(res, req.path.endsWith('/embeddings') ? openAiEmbeddingsAnswer(model, req.body) : openAiAnswer(model, req.body));
+  });
 }
 
 export function sendPlan(res: ServerResponse, plan: WirePlan): void {

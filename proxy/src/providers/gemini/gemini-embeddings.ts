@@ -1,0 +1,54 @@
+import { GatewayError } from '@gateway/shared';
+import type { EmbeddingsRequest, EmbeddingsResult } from '../adapter.js';
+import { embeddingInputs, embeddingsAnswer, encodingOf, isVector } from '../embeddings-answer.js';
+import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
+import { toCount } from '../stream-inspector.js';
+
+/**
+ * OpenAI's embeddings request as Gemini's `models/{model}:batchEmbedContents` and back. Each input
+ * text is one request `{model: "models/{model}", content: {parts: [{text}]}}`, with
+ * `outputDimensionality` from `dimensions`. Gemini takes text only: token ids are refused (400,
+ * `input`). `user` has no Gemini field and is not sent; `encoding_format` is applied by the
+ * gateway (Gemini answers floats). The answer, `{embeddings: [{values}]}`, carries no token count
+ * on most versions of the API: the input is then billed at the gateway's estimate
+ * (policy/embeddings-estimate.ts), and at `usageMetadata.promptTokenCount` when it is there.
+ */
+export interface GeminiBatchEmbedRequest {
+  requests: { model: string; content: { parts: { text: string }[] }; outputDimensionality?: number }[];
+}
+
+interface GeminiBatchEmbedResponse {
+  embeddings?: unknown;
+  usageMetadata?: { promptTokenCount?: unknown } | null;
+}
+
+export function toGeminiEmbeddings(request: EmbeddingsRequest, model: string): GeminiBatchEmbedRequest {
+  const inputs = embeddingInputs(request.body.input);
+  if (inputs.kind !== 'text') throw new GatewayError('INVALID_REQUEST', 'Gemini embeds text only: `input` must be a string or an array of strings, not token ids.', { param: 'input' });
+  const dimensions = request.body.dimensions;
+  const name = `models/${model}`;
+  return {
+    requests: inputs.texts.map((text) => ({ model: name, content: { parts: [{ text }] }, ...(typeof dimensions === 'number' ? { outputDimensionality: dimensions } : {}) })),
+  };
+}
+
+export function fromGeminiEmbeddings(provider: string, body: Buffer, request: EmbeddingsRequest, expected: number): EmbeddingsResult {
+  let answer: GeminiBatchEmbedResponse;
+  try {
+    answer = JSON.parse(body.toString('utf8')) as GeminiBatchEmbedResponse;
+  } catch {
+    throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent a response that is not JSON.`);
+  }
+  const embeddings = typeof answer === 'object' && answer !== null ? answer.embeddings : undefined;
+  if (!Array.isArray(embeddings) || embeddings.length !== expected) {
+    throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent ${Array.isArray(embeddings) ? embeddings.length : 'no'} embeddings for ${expected} inputs.`);
+  }
+  const vectors = embeddings.map((item: { values?: unknown } | null, i) => {
+    const values = item?.values;
+    if (!Array.isArray(values) || !isVector(values)) throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent an embedding that is not one (embeddings[${i}]).`);
+    return values;
+  });
+  const counted = answer.usageMetadata?.promptTokenCount;
+  const input = typeof counted === 'number' ? toCount(counted) : estimateEmbeddingsTokens(request.body.input);
+  return { body: embeddingsAnswer(request.model, vectors, encodingOf(request.body), input), usage: { input } };
+}
