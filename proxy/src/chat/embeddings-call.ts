@@ -39,7 +39,8 @@ export class EmbeddingsCall extends ModelCall {
       this.model = body.model;
       route = this.deps.router.embeddingsRoute(body.model);
     } catch (err) {
-      return this.fail(err as GatewayError, 'error');
+      if (!(err instanceof GatewayError)) throw err;
+      return this.fail(err, 'error');
     }
     if (!(await this.applyPolicy(body))) return;
     const cancel = (this.cancel = new Cancel());
