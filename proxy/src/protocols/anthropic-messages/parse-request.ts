@@ -7,7 +7,7 @@ import { translateTools } from './translate-tools.js';
  * An Anthropic Messages body, validated and translated into the internal request (an OpenAI Chat
  * Completions body). What the internal request cannot carry is refused with the field named,
  * never silently dropped, except hints that do not change the answer (`cache_control`,
- * `service_tier`). docs/endpoint-messages.md lists the mapping.
+ * `service_tier`). docs/endpoints.md lists the mapping.
  */
 export interface MessagesRequest extends ParsedRequest {
   /**

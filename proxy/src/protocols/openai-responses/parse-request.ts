@@ -16,7 +16,7 @@ export interface ResponsesRequest extends ParsedRequest {
 
 const STATELESS = 'This gateway serves the stateless subset of the Responses API: no response, conversation or item is stored.';
 
-/** Parameters that are accepted (and mapped, passed on, or ignored: see docs/endpoint-responses.md). */
+/** Parameters that are accepted (and mapped, passed on, or ignored: see docs/endpoints.md). */
 const ACCEPTED = new Set([
   'model', 'input', 'instructions', 'stream', 'stream_options', 'max_output_tokens', 'temperature', 'top_p', 'tools', 'tool_choice',
   'parallel_tool_calls', 'text', 'reasoning', 'user', 'metadata', 'store', 'include', 'background', 'truncation', 'service_tier',

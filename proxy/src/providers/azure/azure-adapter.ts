@@ -7,7 +7,7 @@ import type { UpstreamResponse } from '../upstream-request.js';
 import { azureRetryAfter, contentFilterRefusal } from './azure-errors.js';
 import { carryPromptFilters } from './prompt-filter-carry.js';
 
-/** The latest generally available version of Azure OpenAI's dated inference API (docs/providers-azure.md). */
+/** The latest generally available version of Azure OpenAI's dated inference API (docs/providers.md). */
 export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
 
 const API_VERSION = /^\d{4}-\d{2}-\d{2}(-preview)?$/;

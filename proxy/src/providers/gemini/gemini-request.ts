@@ -8,7 +8,7 @@ import type { GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiRequest }
  * an equivalent for is translated; an OpenAI feature it cannot honour is refused with a 400
  * naming the field, rather than silently answered without it. Fields that only describe the
  * request to OpenAI (user, metadata, store, service_tier, parallel_tool_calls…) and fields
- * OpenAI does not define are not sent. docs/providers-gemini.md has the whole table.
+ * OpenAI does not define are not sent. docs/providers.md has the whole table.
  */
 export interface GeminiRequestOptions {
   safetySettings?: { category: string; threshold: string }[];
