@@ -1,5 +1,6 @@
 import { anthropic } from './anthropic.js';
 import { authFlood } from './auth-flood.js';
+import { endpoints } from './endpoints.js';
 import { failover } from './failover.js';
 import { idleMemory } from './idle-memory.js';
 import { latency } from './latency.js';
@@ -11,7 +12,7 @@ import { usageQuery } from './usage-query.js';
 import { writer } from './writer.js';
 
 /** Every scenario, in the order a full run takes them (cheap and sensitive first). */
-export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, anthropic, idleMemory, revocation, authFlood, failover, writer, usageQuery];
+export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, anthropic, endpoints, idleMemory, revocation, authFlood, failover, writer, usageQuery];
 
 export function findScenarios(names: readonly string[]): Scenario[] {
   if (names.length === 0) return [...SCENARIOS];
