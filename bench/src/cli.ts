@@ -31,8 +31,9 @@ export interface BenchOptions {
 export const USAGE = `Usage: node bench/dist/main.js [options]
 
 Local stack (default): starts a mock provider, a bare pass-through and the gateway, and compares.
-  --scenario <a,b,…>   run only these (throughput, latency, streaming, idle-memory, revocation,
-                       auth-flood, writer, usage-query); default: all
+  --scenario <a,b,…>   run only these (throughput, latency, streaming, anthropic, endpoints,
+                       idle-memory, revocation, auth-flood, failover, writer, usage-query);
+                       default: all
   --quick              short windows and small counts (a smoke run, not a measurement)
   --rounds <n>         interleaved rounds per comparison (default 3)
   --duration <s>       seconds per measured window in saturation scenarios (default 10)
