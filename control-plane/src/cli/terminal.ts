@@ -22,11 +22,10 @@ export class Interrupted extends CliError {
   }
 }
 
-export function processTerminal(): Terminal {
-  const stdin = process.stdin;
+export function processTerminal(stdin: NodeJS.ReadStream = process.stdin, stderr: NodeJS.WritableStream = process.stderr, stdoutIsTTY = process.stdout.isTTY === true): Terminal {
   return {
     stdinIsTTY: stdin.isTTY === true,
-    stdoutIsTTY: process.stdout.isTTY === true,
+    stdoutIsTTY,
 
     async readStdin() {
       const chunks: Buffer[] = [];
@@ -36,15 +35,22 @@ export function processTerminal(): Terminal {
     },
 
     async ask(question) {
-      const rl = createInterface({ input: stdin, output: process.stderr });
+      const rl = createInterface({ input: stdin, output: stderr, terminal: stdin.isTTY === true });
       try {
         return (await rl.question(question)).trim();
+      } catch (err) {
+        // Ctrl-C at the question: the readline interface aborts it.
+        if ((err as NodeJS.ErrnoException).code === 'ABORT_ERR') {
+          stderr.write('\n');
+          throw new Interrupted();
+        }
+        throw err;
       } finally {
         rl.close();
       }
     },
 
-    askHidden: (question) => readHidden(stdin, question),
+    askHidden: (question) => readHidden(stdin, stderr, question),
 
     async confirm(question, flagInstead) {
       if (stdin.isTTY !== true) throw new UsageError(`${question.replace(/\?$/, '')}: nobody to ask without a terminal; add ${flagInstead} to go ahead`);
@@ -54,8 +60,8 @@ export function processTerminal(): Terminal {
 }
 
 /** Reads one line in raw mode and echoes nothing; Ctrl-C interrupts, backspace and Ctrl-U edit. */
-function readHidden(stdin: NodeJS.ReadStream, question: string): Promise<string> {
-  process.stderr.write(question);
+function readHidden(stdin: NodeJS.ReadStream, stderr: NodeJS.WritableStream, question: string): Promise<string> {
+  stderr.write(question);
   stdin.setRawMode(true);
   stdin.setEncoding('utf8');
   stdin.resume();
@@ -65,7 +71,7 @@ function readHidden(stdin: NodeJS.ReadStream, question: string): Promise<string>
       stdin.off('data', onData);
       stdin.setRawMode(false);
       stdin.pause();
-      process.stderr.write('\n');
+      stderr.write('\n');
       result();
     };
     const onData = (chunk: string) => {
