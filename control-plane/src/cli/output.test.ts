@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError } from './cli-errors.js';
+import { csvField } from './csv.js';
+import { chooseFormat, Output, type Column } from './output.js';
+
+interface Row {
+  name: string;
+  count: number | null;
+  cost: number | null;
+  at: number;
+  tags: string[] | null;
+}
+
+const COLUMNS: Column<Row>[] = [
+  { field: 'name', get: (r) => r.name },
+  { field: 'count', kind: 'number', get: (r) => r.count },
+  { field: 'cost_usd', title: 'COST', kind: 'cost', get: (r) => r.cost },
+  { field: 'at', kind: 'instant', get: (r) => r.at },
+  { field: 'tags', kind: 'list', blank: '(any)', get: (r) => r.tags },
+  { field: 'secret_detail', get: () => 'csv only', csvOnly: true },
+];
+
+const ROWS: Row[] = [
+  { name: 'alpha', count: 5, cost: 0.0000195, at: Date.UTC(2026, 2, 2, 9, 15, 4, 120), tags: ['a', 'b'] },
+  { name: 'a longer name', count: 12345, cost: null, at: Date.UTC(2026, 2, 2), tags: null },
+];
+
+function render(format: 'table' | 'json' | 'csv', colour = false, run: (out: Output) => void = (out) => out.list({ data: ROWS }, ROWS, COLUMNS)) {
+  let stdout = '';
+  let stderr = '';
+  const out = new Output(format, { write: (t: string) => (stdout += t) }, { write: (t: string) => (stderr += t) }, colour);
+  run(out);
+  return { stdout, stderr };
+}
+
+describe('output formats', () => {
+  it('tables align columns, right-align numbers and leave no trailing spaces', () => {
+    expect(render('table').stdout).toBe(
+      [
+        'NAME           COUNT       COST  AT                   TAGS',
+        'alpha              5  0.0000195  2026-03-02 09:15:04  a, b',
+        'a longer name  12345          -  2026-03-02 00:00:00  (any)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('colours table headers only when asked to', () => {
+    expect(render('table').stdout).not.toContain('\u001b');
+    expect(render('table', true).stdout.split('\n')[0]).toContain('\u001b[1mNAME');
+  });
+
+  it('CSV has every column, full times, empty nulls and RFC 4180 quoting', () => {
+    expect(render('csv').stdout).toBe(
+      'name,count,cost_usd,at,tags,secret_detail\r\n' +
+        'alpha,5,0.0000195,2026-03-02T09:15:04.120Z,"a,b",csv only\r\n' +
+        'a longer name,12345,,2026-03-02T00:00:00.000Z,,csv only\r\n',
+    );
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField('two\nlines')).toBe('"two\nlines"');
+    expect(csvField(' padded')).toBe('" padded"');
+    expect(csvField('plain')).toBe('plain');
+  });
+
+  it('JSON is the answer as given', () => {
+    const answer = { data: ROWS, next_cursor: null, has_more: false };
+    expect(JSON.parse(render('json', false, (out) => out.list(answer, ROWS, COLUMNS)).stdout)).toEqual(answer);
+  });
+
+  it('a table never passes a control character or bidi override to the terminal', () => {
+    const evil: Row = { name: 'x\u001b]0;owned\u0007\u202e', count: 1, cost: null, at: 0, tags: ['\u009b31m'] };
+    const { stdout } = render('table', false, (out) => out.list({ data: [evil] }, [evil], COLUMNS));
+    expect(stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(stdout).toContain('x\uFFFD]0;owned\uFFFD\uFFFD');
+  });
+
+  it('an empty list prints nothing on stdout and says so on stderr', () => {
+    expect(render('table', false, (out) => out.list({ data: [] }, [], COLUMNS))).toEqual({ stdout: '', stderr: 'Nothing found.\n' });
+  });
+
+  it('a followed table prints its header once and widens for wider cells', () => {
+    const { stdout } = render('table', false, (out) => {
+      const show = out.stream(COLUMNS.slice(0, 2));
+      show([]);
+      show([ROWS[0] as Row]);
+      show([ROWS[1] as Row]);
+    });
+    expect(stdout).toBe(['NAME   COUNT', 'alpha      5', 'a longer name  12345', ''].join('\n'));
+  });
+
+  it('defaults to a table on a terminal and to JSON otherwise', () => {
+    expect(chooseFormat(undefined, true)).toBe('table');
+    expect(chooseFormat(undefined, false)).toBe('json');
+    expect(chooseFormat('csv', true)).toBe('csv');
+    expect(() => chooseFormat('yaml', true)).toThrow(UsageError);
+  });
+});
