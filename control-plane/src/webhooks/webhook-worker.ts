@@ -91,14 +91,20 @@ export class WebhookWorker {
       // A job of a writer that died is simply run again: the claim makes that safe.
       maxStalledCount: 2 ** 31 - 1,
     });
-    let lastWarning = 0;
-    this.worker.on('error', (err) => {
+    // Through an outage every job fails the same way; one line per 10 s says it.
+    const lastWarning = { queue: 0, job: 0 };
+    const quiet = (kind: keyof typeof lastWarning) => {
       const now = Date.now();
-      if (now - lastWarning < 10_000) return;
-      lastWarning = now;
-      log.warn({ err: { message: err.message } }, 'webhooks queue error (Redis unavailable?); the worker keeps retrying');
+      if (now - lastWarning[kind] < 10_000) return true;
+      lastWarning[kind] = now;
+      return false;
+    };
+    this.worker.on('error', (err) => {
+      if (!quiet('queue')) log.warn({ err: { message: err.message } }, 'webhooks queue error (Redis unavailable?); the worker keeps retrying');
     });
-    this.worker.on('failed', (job, err) => log.warn({ job: job?.id, err: { message: err.message } }, 'webhook job failed; the sweep will queue it again'));
+    this.worker.on('failed', (job, err) => {
+      if (!quiet('job')) log.warn({ job: job?.id, err: { message: err.message } }, 'webhook job failed (PostgreSQL unavailable?); the sweep will queue it again');
+    });
     this.sweepTimer = setInterval(() => void this.sweep().catch(() => {}), options.sweepIntervalMs);
     this.sweepTimer.unref();
   }

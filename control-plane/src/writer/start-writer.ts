@@ -53,8 +53,9 @@ const MAX_BACKOFF_MS = 30_000;
 export async function startWriter(env: Env, options: WriterOptions = {}): Promise<Writer> {
   const config = loadWriterConfig(env);
   const log = options.log ?? createLogger(config.logLevel, 'writer');
-  // One connection per batch in flight, one for /readyz.
-  const db = await WriterDb.open(config.databaseUrl, config.concurrency + 1);
+  // One connection per batch in flight, one for /readyz, two for the webhook worker's short
+  // statements (it holds none while an endpoint answers).
+  const db = await WriterDb.open(config.databaseUrl, config.concurrency + 3);
   const opened: { redis?: Redis; probe?: Redis; hooks?: Redis; server?: MetricsServer; queue?: Queue; webhookQueue?: WebhookQueue } = {};
   try {
     const migrated = await migrate(db.sql);
