@@ -7,6 +7,7 @@ import type { SigninThrottle } from './auth/signin-throttle.js';
 import type { Db } from './db/connect.js';
 import type { CursorCodec } from './http/cursor.js';
 import type { KeyProjection } from './keys/projection.js';
+import type { WebhookEmitter } from './webhooks/webhook-emitter.js';
 
 /** What every route and service of the control plane works with, built once in control-plane.ts. */
 export interface AppContext {
@@ -20,4 +21,5 @@ export interface AppContext {
   signinThrottle: SigninThrottle;
   log: Logger;
   metrics: Registry;
+  webhooks: WebhookEmitter;
 }

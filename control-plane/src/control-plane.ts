@@ -14,6 +14,8 @@ import { createLogger } from './logger.js';
 import { createRegistry } from './metrics.js';
 import { QuotaReconciler } from './quota/reconciler.js';
 import { seed, seedOptionsFrom, type SeedResult } from './seed.js';
+import { WebhookEmitter } from './webhooks/webhook-emitter.js';
+import { WebhookQueue } from './webhooks/webhook-queue.js';
 
 export interface ControlPlane {
   app: FastifyInstance;
@@ -59,6 +61,9 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
 
   const keys = new RedisKeys(config.redisPrefix);
   const projection = new KeyProjection(redis, keys);
+  // Queuing a webhook delivery gives up fast while Redis is away; the writers' sweep queues it later.
+  const hooksRedis = redis.duplicate({ maxRetriesPerRequest: 1 });
+  hooksRedis.on('error', () => {});
   const ctx: AppContext = {
     config,
     sql,
@@ -70,6 +75,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     signinThrottle: new SigninThrottle(redis, keys),
     log,
     metrics: createRegistry('control_plane_'),
+    webhooks: new WebhookEmitter(() => ctx.sql, new WebhookQueue(hooksRedis, keys), log),
   };
 
   const reconciler = new QuotaReconciler(ctx, config.quotaReconcileMs);
@@ -130,7 +136,8 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
       clearInterval(partitionTimer);
       await app.close();
       await reconciler.close();
-      await Promise.allSettled([ctx.sql.end({ timeout: 5 }), redis.quit()]);
+      await ctx.webhooks.close().catch(() => {});
+      await Promise.allSettled([ctx.sql.end({ timeout: 5 }), redis.quit(), hooksRedis.quit()]);
     },
   };
 }

@@ -12,6 +12,8 @@ export class RedisKeys {
   readonly bullPrefix: string;
   /** BullMQ queue that carries RecordBatch jobs from the proxies to the writer. */
   readonly recordsQueue = 'records';
+  /** BullMQ queue of webhook work (deliveries, batched failure reports), run by the writers. */
+  readonly webhooksQueue = 'webhooks';
 
   constructor(readonly prefix: string = 'gw:') {
     this.invalidationChannel = `${prefix}invalidate`;

@@ -11,6 +11,7 @@ const EXPECTED: Record<ProjectAction, ProjectRole[]> = {
   'project.update': ['admin', 'owner'],
   'member.manage': ['admin', 'owner'],
   'member.manage_owners': ['owner'],
+  'webhook.manage': ['admin', 'owner'],
   'project.delete': ['owner'],
 };
 

@@ -6,9 +6,9 @@
  *
  * | action                           | lowest role |
  * |----------------------------------|-------------|
- * | read project, keys, members, usage, audit | viewer |
+ * | read project, keys, members, usage, audit, webhooks and their deliveries | viewer |
  * | create a key; delete a key it created     | member |
- * | delete any key, rename, change the quota, add / change / remove members | admin |
+ * | delete any key, rename, change the quota, add / change / remove members, manage webhooks | admin |
  * | delete the project; grant, change or remove the owner role | owner |
  *
  * Anyone may leave a project (remove their own membership), except its last owner.
@@ -28,6 +28,7 @@ export type ProjectAction =
   | 'key.delete_any'
   | 'member.manage'
   | 'member.manage_owners'
+  | 'webhook.manage'
   | 'records.read';
 
 const RANK: Record<ProjectRole, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
@@ -41,6 +42,7 @@ const LOWEST_ROLE: Record<ProjectAction, ProjectRole> = {
   'project.update': 'admin',
   'member.manage': 'admin',
   'member.manage_owners': 'owner',
+  'webhook.manage': 'admin',
   'project.delete': 'owner',
 };
 

@@ -16,6 +16,7 @@ import { registerProjectRoutes } from './routes/projects.js';
 import { registerSigninRoutes } from './routes/signins.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerUserRoutes } from './routes/users.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
 import { addSharedSchemas } from './schemas.js';
 import { refuseUnstorableText } from './storable-text.js';
 import { validatorCompiler } from './validation.js';
@@ -107,6 +108,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     registerKeyRoutes(authenticated, ctx);
     registerUsageRoutes(authenticated, ctx);
     registerAuditRoutes(authenticated, ctx);
+    registerWebhookRoutes(authenticated, ctx);
   });
   return app;
 }

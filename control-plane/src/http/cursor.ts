@@ -9,7 +9,7 @@ import type { SortOrder } from '../db/record-page.js';
  * MAC keys are derived from the JWT secrets (current and previous), so no extra secret needs
  * managing and a rotation keeps recent cursors valid.
  */
-export type CursorList = 'usage' | 'audit' | 'users';
+export type CursorList = 'usage' | 'audit' | 'users' | 'webhook-deliveries';
 
 export interface CursorPosition {
   ts: number;

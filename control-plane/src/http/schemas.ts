@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AUDIT_OUTCOMES, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS } from '@gateway/shared';
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
+import { WEBHOOK_SCHEMAS } from './webhook-schemas.js';
 
 export { nameSchema } from './names.js';
 
@@ -240,6 +241,7 @@ export const SHARED_SCHEMAS = [
       totals: { type: 'object', required: ['requests', 'tokens', 'cost_usd'], properties: summaryFigures },
     },
   },
+  ...WEBHOOK_SCHEMAS,
 ] as const;
 
 export function addSharedSchemas(app: FastifyInstance): void {

@@ -1,5 +1,6 @@
 import type { ISql } from 'postgres';
 import type { Db } from '../db/connect.js';
+import type { QuotaCrossing } from '../webhooks/quota-events.js';
 import { isConnectionLost, isDataError } from './postgres-errors.js';
 import { emptyAuditRows, emptyUsageRows, pickRow, rowCount, type AuditRows, type RejectedRecord, type UsageRows } from './record-rows.js';
 
@@ -8,6 +9,10 @@ export interface WriteResult {
   auditInserted: number;
   /** Records Postgres refused (data errors), found by writing the batch row by row. */
   rejected: RejectedRecord[];
+  /** Quota thresholds this batch's usage reached first (quota_thresholds rows it inserted). */
+  quotaCrossings: QuotaCrossing[];
+  /** Projects with failed gateway requests this batch put in webhook_failed_requests. */
+  failedRequestProjects: string[];
 }
 
 /** The pool, a transaction or a reserved connection. */
@@ -73,9 +78,23 @@ function lockCounters(q: Q, projectIds: readonly string[], keyIds: readonly stri
   return locks;
 }
 
-/** Inserts the usage rows; returns, per project, the tokens and count of the rows it inserted. */
+/** What insertUsage returns: per project and UTC month of the records (`m202611`). */
+interface InsertedUsage {
+  project_id: string;
+  period: string;
+  tokens: string;
+  n: number;
+}
+
+/** Tokens inserted by this batch, per project and per (project, month). */
+interface InsertedTokens {
+  projects: Map<string, number>;
+  periods: Map<string, { projectId: string; period: string; tokens: number }>;
+}
+
+/** Inserts the usage rows; returns, per project and month, the tokens and count of the rows it inserted. */
 function insertUsage(q: Q, rows: UsageRows) {
-  return q<{ project_id: string; tokens: string; n: number }[]>`
+  return q<InsertedUsage[]>`
     with ins as (
       insert into usage_records (ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens,
                                  total_tokens, cached_tokens, cost_usd, latency_ms, finish_reason, provider_finish_reason,
@@ -88,17 +107,24 @@ function insertUsage(q: Q, rows: UsageRows) {
         ${plainArray(rows.latencyMs)}::int4[], ${textArray(rows.finishReason)}::text[], ${textArray(rows.providerFinishReason)}::text[],
         ${boolArray(rows.stream)}::bool[], ${textArray(rows.endpoint)}::text[])
       on conflict do nothing
-      returning project_id, total_tokens
+      returning project_id, total_tokens, ts
     )
-    select project_id, sum(total_tokens)::text as tokens, count(*)::int as n from ins group by project_id`;
+    select project_id, 'm' || to_char(to_timestamp(ts / 1000.0) at time zone 'UTC', 'YYYYMM') as period,
+           sum(total_tokens)::text as tokens, count(*)::int as n
+    from ins group by 1, 2`;
 }
 
 /**
  * unnest() of a two-dimensional array yields its elements one by one, and Postgres arrays cannot
  * be ragged besides: each event's providers travel as one array literal, cast back per row.
+ *
+ * Failed gateway requests (outcome `error`) of a project with an enabled webhook subscribed to
+ * gateway.request.failed also wait in webhook_failed_requests for their project's next event;
+ * only rows this statement inserted count, so a replayed batch reports nothing twice.
  */
 function insertAudit(q: Q, rows: AuditRows) {
-  return q`
+  return q<{ inserted: number; projects: string | null }[]>`
+    with ins as (
     insert into audit_events (ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
                               actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms)
     select ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
@@ -112,24 +138,42 @@ function insertAudit(q: Q, rows: AuditRows) {
       ${textArray(rows.clientIp)}::text[], ${textArray(rows.userAgent)}::text[], ${plainArray(rows.latencyMs)}::int4[])
       as r(ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
            actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms)
-    on conflict do nothing`;
+    on conflict do nothing
+    returning ts, id, request_id, type, outcome, status, error_code, project_id, key_id, model, provider, endpoint
+    ), waiting as (
+      insert into webhook_failed_requests (project_id, audit_id, ts, request_id, status, error_code, model, provider, key_id, endpoint)
+      select i.project_id, i.id, i.ts, i.request_id, i.status, i.error_code, i.model, i.provider, i.key_id, i.endpoint
+      from ins i
+      where i.outcome = 'error' and i.type = 'gateway.request' and i.project_id is not null
+        and exists (select 1 from webhooks w where w.project_id = i.project_id and w.enabled and 'gateway.request.failed' = any (w.events))
+      on conflict do nothing
+      returning project_id
+    )
+    select (select count(*) from ins)::int as inserted, (select string_agg(distinct project_id::text, ',') from waiting) as projects`;
 }
 
-/** Sums what insertUsage returned (possibly over several calls) per project. */
-function addInserted(into: Map<string, number>, result: readonly { project_id: string; tokens: string; n: number }[]): number {
+/** Sums what insertUsage returned per project and per (project, month). */
+function addInserted(into: InsertedTokens, result: readonly InsertedUsage[]): number {
   let inserted = 0;
   for (const row of result) {
-    into.set(row.project_id, (into.get(row.project_id) ?? 0) + Number(row.tokens));
+    const tokens = Number(row.tokens);
+    into.projects.set(row.project_id, (into.projects.get(row.project_id) ?? 0) + tokens);
+    const key = `${row.project_id} ${row.period}`;
+    const period = into.periods.get(key) ?? { projectId: row.project_id, period: row.period, tokens: 0 };
+    period.tokens += tokens;
+    into.periods.set(key, period);
     inserted += row.n;
   }
   return inserted;
 }
 
 /**
- * The counter updates, locks first: used_tokens grows by the tokens of the rows just inserted,
- * last_used_at moves forward only.
+ * The counter updates, locks first: used_tokens (and the month's count in project_usage_periods)
+ * grows by the tokens of the rows just inserted, last_used_at moves forward only. A project's
+ * month rows are written only under its project row's lock, so writers never deadlock on them.
  */
-function updateCounters(q: Q, tokens: Map<string, number>, lastUse: Map<string, number>) {
+function updateCounters(q: Q, inserted: InsertedTokens, lastUse: Map<string, number>) {
+  const tokens = inserted.projects;
   const projectIds = [...tokens.keys()].sort();
   const keyIds = [...lastUse.keys()].sort();
   const statements: Promise<unknown>[] = lockCounters(q, projectIds, keyIds);
@@ -138,6 +182,12 @@ function updateCounters(q: Q, tokens: Map<string, number>, lastUse: Map<string, 
       update projects p set used_tokens = p.used_tokens + v.tokens
       from unnest(${plainArray(projectIds)}::uuid[], ${plainArray(projectIds.map((id) => tokens.get(id) as number))}::int8[]) as v(id, tokens)
       where p.id = v.id`);
+    const periods = [...inserted.periods.values()].sort((a, b) => (a.projectId + a.period < b.projectId + b.period ? -1 : 1));
+    statements.push(q`
+      insert into project_usage_periods (project_id, period, used_tokens)
+      select * from unnest(${plainArray(periods.map((p) => p.projectId))}::uuid[], ${textArray(periods.map((p) => p.period))}::text[],
+                           ${plainArray(periods.map((p) => p.tokens))}::int8[])
+      on conflict (project_id, period) do update set used_tokens = project_usage_periods.used_tokens + excluded.used_tokens`);
   }
   if (keyIds.length > 0) {
     statements.push(q`
@@ -146,6 +196,37 @@ function updateCounters(q: Q, tokens: Map<string, number>, lastUse: Map<string, 
       where a.id = v.id and (a.last_used_at is null or a.last_used_at < to_timestamp(v.ts / 1000.0))`);
   }
   return statements;
+}
+
+/**
+ * The quota thresholds reached, after the counters moved: for each project this batch charged,
+ * its use in the period its quota counts now (all time from used_tokens, or this UTC month when
+ * the batch has records in it), against 80 and 100 % of its quota. Late records of a month past
+ * count in that month and announce nothing. A threshold row is inserted once (its primary key);
+ * the rows inserted are the crossings to announce. Run under the projects' locks, so of several
+ * writers exactly one sees each crossing.
+ */
+function crossedThresholds(q: Q, inserted: InsertedTokens) {
+  const pairs: { projectId: string; period: string }[] = [...inserted.projects.keys()].map((projectId) => ({ projectId, period: 'total' }));
+  for (const p of inserted.periods.values()) pairs.push({ projectId: p.projectId, period: p.period });
+  return q<QuotaCrossing[]>`
+    with v as (
+      select * from unnest(${plainArray(pairs.map((p) => p.projectId))}::uuid[], ${textArray(pairs.map((p) => p.period))}::text[]) as v(project_id, period)
+    ), used as (
+      select p.id as project_id, v.period, p.quota_tokens,
+             case when v.period = 'total' then p.used_tokens else coalesce(u.used_tokens, 0) end as used_tokens
+      from v join projects p on p.id = v.project_id
+      left join project_usage_periods u on u.project_id = v.project_id and u.period = v.period
+      where p.quota_tokens > 0 and p.deleted_at is null
+        and (p.quota_period = 'total' and v.period = 'total'
+             or p.quota_period = 'month' and v.period = 'm' || to_char(now() at time zone 'UTC', 'YYYYMM'))
+    )
+    insert into quota_thresholds (project_id, period, threshold, quota_tokens, used_tokens)
+    select u.project_id, u.period, t.threshold, u.quota_tokens, u.used_tokens
+    from used u cross join (values (80), (100)) as t(threshold)
+    where u.used_tokens * 100 >= u.quota_tokens * t.threshold
+    on conflict do nothing
+    returning project_id, period, threshold, quota_tokens::text as quota_tokens`;
 }
 
 export interface WriteOptions {
@@ -171,7 +252,7 @@ const WRITE_TIMEOUT_MS = 15_000;
  * running side by side queue behind each other instead of deadlocking.
  */
 export async function writeBatch(sql: Db, usage: UsageRows, audit: AuditRows, options: WriteOptions = {}): Promise<WriteResult> {
-  if (rowCount(usage) === 0 && rowCount(audit) === 0) return { usageInserted: 0, auditInserted: 0, rejected: [] };
+  if (rowCount(usage) === 0 && rowCount(audit) === 0) return { usageInserted: 0, auditInserted: 0, rejected: [], quotaCrossings: [], failedRequestProjects: [] };
   const limits = { timeoutMs: options.timeoutMs ?? WRITE_TIMEOUT_MS, signal: options.signal };
   try {
     return await writePipelined(sql, usage, audit, limits);
@@ -231,11 +312,19 @@ async function writePipelined(sql: Db, usage: UsageRows, audit: AuditRows, limit
       const auditInsert = rowCount(audit) > 0 ? insertAudit(q, audit) : null;
       await settle([begin, ...(usageInsert ? [usageInsert] : []), ...(auditInsert ? [auditInsert] : [])]);
       if (abandoned) throw abandoned;
-      const tokens = new Map<string, number>();
-      const usageInserted = usageInsert ? addInserted(tokens, await usageInsert) : 0;
-      await settle([...updateCounters(q, tokens, keyLastUse(usage, audit)), q`commit`]);
+      const inserted: InsertedTokens = { projects: new Map(), periods: new Map() };
+      const usageInserted = usageInsert ? addInserted(inserted, await usageInsert) : 0;
+      const thresholds = inserted.projects.size > 0 ? crossedThresholds(q, inserted) : null;
+      await settle([...updateCounters(q, inserted, keyLastUse(usage, audit)), ...(thresholds ? [thresholds] : []), q`commit`]);
       open = false;
-      return { usageInserted, auditInserted: auditInsert ? (await auditInsert).count : 0, rejected: [] };
+      const auditResult = auditInsert ? (await auditInsert)[0] : undefined;
+      return {
+        usageInserted,
+        auditInserted: auditResult?.inserted ?? 0,
+        rejected: [],
+        quotaCrossings: thresholds ? [...(await thresholds)] : [],
+        failedRequestProjects: auditResult?.projects ? auditResult.projects.split(',') : [],
+      };
     } catch (err) {
       lost = abandoned !== null || isConnectionLost(err);
       // A live connection handed back mid-transaction would run the next batch inside this one.
@@ -276,10 +365,14 @@ async function writeRowByRow(sql: Db, usage: UsageRows, audit: AuditRows, limits
   const rejected: RejectedRecord[] = [];
   let usageInserted = 0;
   let auditInserted = 0;
+  const quotaCrossings: QuotaCrossing[] = [];
+  const failedRequestProjects = new Set<string>();
   const none = { usage: emptyUsageRows(), audit: emptyAuditRows() };
   for (let i = 0; i < rowCount(usage); i++) {
     try {
-      usageInserted += (await writePipelined(sql, pickRow(usage, i), none.audit, limits)).usageInserted;
+      const written = await writePipelined(sql, pickRow(usage, i), none.audit, limits);
+      usageInserted += written.usageInserted;
+      quotaCrossings.push(...written.quotaCrossings);
     } catch (err) {
       if (!isDataError(err)) throw err;
       rejected.push({ table: 'usage_records', id: usage.id[i] ?? null, reason: postgresReason(err) });
@@ -287,13 +380,15 @@ async function writeRowByRow(sql: Db, usage: UsageRows, audit: AuditRows, limits
   }
   for (let i = 0; i < rowCount(audit); i++) {
     try {
-      auditInserted += (await writePipelined(sql, none.usage, pickRow(audit, i), limits)).auditInserted;
+      const written = await writePipelined(sql, none.usage, pickRow(audit, i), limits);
+      auditInserted += written.auditInserted;
+      for (const projectId of written.failedRequestProjects) failedRequestProjects.add(projectId);
     } catch (err) {
       if (!isDataError(err)) throw err;
       rejected.push({ table: 'audit_events', id: audit.id[i] ?? null, reason: postgresReason(err) });
     }
   }
-  return { usageInserted, auditInserted, rejected };
+  return { usageInserted, auditInserted, rejected, quotaCrossings, failedRequestProjects: [...failedRequestProjects] };
 }
 
 function postgresReason(err: unknown): string {

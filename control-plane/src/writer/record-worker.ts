@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { Unpackr } from 'msgpackr';
 import type { Logger } from 'pino';
 import { ContractError, decodeRecordBatch, RECORD_BACKOFF_TYPE, RECORD_BATCH_VERSIONS, type RecordBatch, type RecordBatchVersion, type RedisKeys } from '@gateway/shared';
-import { writeBatch } from './batch-writer.js';
+import { writeBatch, type WriteResult } from './batch-writer.js';
 import { isUnavailable } from './postgres-errors.js';
 import { addAuditRows, addUsageRows, emptyAuditRows, emptyUsageRows, rowCount, type RejectedRecord } from './record-rows.js';
 import type { WriterDb } from './writer-db.js';
@@ -23,6 +23,8 @@ export interface RecordWorkerOptions {
    * for a writer of an older release.
    */
   batchVersions?: readonly RecordBatchVersion[];
+  /** Runs after each batch committed (the webhook events it set off); must not throw. */
+  onWritten?: (result: WriteResult) => Promise<void>;
 }
 
 export interface BatchOutcome {
@@ -50,6 +52,7 @@ export class RecordWorker {
   private closing = false;
   private lastVersionWarning = 0;
   private readonly batchVersions: readonly number[];
+  private readonly onWritten: ((result: WriteResult) => Promise<void>) | undefined;
 
   constructor(
     private readonly db: WriterDb,
@@ -60,6 +63,7 @@ export class RecordWorker {
     options: RecordWorkerOptions,
   ) {
     this.batchVersions = options.batchVersions ?? RECORD_BATCH_VERSIONS;
+    this.onWritten = options.onWritten;
     metrics.postgresUp.set(1);
     this.worker = new Worker(keys.recordsQueue, (job) => this.process(job), {
       connection,
@@ -120,6 +124,7 @@ export class RecordWorker {
       throw err;
     }
     this.metrics.batchSeconds.observe((performance.now() - started) / 1000);
+    if (this.onWritten && (result.quotaCrossings.length > 0 || result.failedRequestProjects.length > 0)) await this.onWritten(result);
     rejected.push(...result.rejected);
     this.reportInvalid(job, rejected);
     const usageValid = rowCount(usage) - result.rejected.filter((r) => r.table === 'usage_records').length;

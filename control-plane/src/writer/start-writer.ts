@@ -7,6 +7,8 @@ import { migrate } from '../db/migrate.js';
 import { ensurePartitions } from '../db/partitions.js';
 import { createLogger } from '../logger.js';
 import { createRegistry } from '../metrics.js';
+import { DEFAULT_WEBHOOK_OPTIONS, WebhookWorker, type WebhookWorkerOptions } from '../webhooks/webhook-worker.js';
+import { WebhookQueue } from '../webhooks/webhook-queue.js';
 import { RecordWorker } from './record-worker.js';
 import { WriterDb } from './writer-db.js';
 import { writerMetrics } from './writer-metrics.js';
@@ -21,6 +23,8 @@ export interface WriterOptions {
   maxBackoffMs?: number;
   /** Batch versions read (default: all this build knows); a test stands in an older writer with fewer. */
   batchVersions?: readonly RecordBatchVersion[];
+  /** Webhook delivery knobs (timeouts, retry delays, windows); WEBHOOK_ALLOW_PRIVATE comes from the environment. */
+  webhooks?: Partial<Omit<WebhookWorkerOptions, 'allowPrivate'>>;
 }
 
 export interface Writer {
@@ -30,6 +34,7 @@ export interface Writer {
   /** Port of /metrics, /healthz and /readyz, or null when WRITER_PORT=0. */
   port: number | null;
   recordWorker: RecordWorker;
+  webhookWorker: WebhookWorker;
   /** Finishes the batches in hand (up to timeoutMs), then disconnects. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -48,9 +53,10 @@ const MAX_BACKOFF_MS = 30_000;
 export async function startWriter(env: Env, options: WriterOptions = {}): Promise<Writer> {
   const config = loadWriterConfig(env);
   const log = options.log ?? createLogger(config.logLevel, 'writer');
-  // One connection per batch in flight, one for /readyz.
-  const db = await WriterDb.open(config.databaseUrl, config.concurrency + 1);
-  const opened: { redis?: Redis; probe?: Redis; server?: MetricsServer; queue?: Queue } = {};
+  // One connection per batch in flight, one for /readyz, two for the webhook worker's short
+  // statements (it holds none while an endpoint answers).
+  const db = await WriterDb.open(config.databaseUrl, config.concurrency + 3);
+  const opened: { redis?: Redis; probe?: Redis; hooks?: Redis; server?: MetricsServer; queue?: Queue; webhookQueue?: WebhookQueue } = {};
   try {
     const migrated = await migrate(db.sql);
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
@@ -79,15 +85,26 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
       });
     }
 
+    // Hand-overs to the webhooks queue fail fast while Redis is away: the sweep makes them later.
+    opened.hooks = opened.redis.duplicate({ maxRetriesPerRequest: 1 });
+    opened.hooks.on('error', () => {});
+    opened.webhookQueue = new WebhookQueue(opened.hooks, keys);
+
     // Last, so that nothing after it can fail and leave a worker running behind a failed start.
+    const webhookWorker = new WebhookWorker(db, opened.redis, keys, opened.webhookQueue, log, registry, {
+      ...DEFAULT_WEBHOOK_OPTIONS,
+      ...options.webhooks,
+      allowPrivate: config.webhookAllowPrivate,
+    });
     const recordWorker = new RecordWorker(db, opened.redis, keys, metrics, log, {
+      onWritten: (result) => webhookWorker.afterBatch(result),
       concurrency: config.concurrency,
       lockDurationMs: options.lockDurationMs ?? LOCK_DURATION_MS,
       stalledIntervalMs: options.stalledIntervalMs ?? STALLED_INTERVAL_MS,
       maxBackoffMs: options.maxBackoffMs ?? MAX_BACKOFF_MS,
       ...(options.batchVersions ? { batchVersions: options.batchVersions } : {}),
     });
-    const { redis, probe, server, queue } = opened;
+    const { redis, probe, hooks, server, queue, webhookQueue } = opened;
     let closing: Promise<void> | null = null;
     return {
       config,
@@ -95,11 +112,12 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
       metrics: registry,
       port: server?.port ?? null,
       recordWorker,
+      webhookWorker,
       close(timeoutMs = 10_000) {
         closing ??= (async () => {
-          await recordWorker.close(timeoutMs);
-          await Promise.allSettled([server?.close(), queue.close()]);
-          await Promise.allSettled([quit(redis), quit(probe), db.end()]);
+          await Promise.all([recordWorker.close(timeoutMs), webhookWorker.close(timeoutMs)]);
+          await Promise.allSettled([server?.close(), queue.close(), webhookQueue.close()]);
+          await Promise.allSettled([quit(redis), quit(probe), quit(hooks), db.end()]);
         })();
         return closing;
       },
@@ -107,6 +125,8 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
   } catch (err) {
     await opened.server?.close();
     await opened.queue?.close().catch(() => {});
+    await opened.webhookQueue?.close().catch(() => {});
+    opened.hooks?.disconnect();
     opened.probe?.disconnect();
     opened.redis?.disconnect();
     await db.end().catch(() => {});

@@ -63,6 +63,8 @@ export interface ControlPlaneConfig extends CommonConfig, ListenerConfig {
   publicGatewayUrl: string;
   /** How often quota ledgers are reconciled with Postgres. */
   quotaReconcileMs: number;
+  /** Webhook URLs may point at private, loopback and other non-public addresses (tests, labs). */
+  webhookAllowPrivate: boolean;
 }
 
 export interface WriterConfig extends CommonConfig {
@@ -71,6 +73,8 @@ export interface WriterConfig extends CommonConfig {
   concurrency: number;
   /** Port of the writer's /metrics, /healthz and /readyz listener; 0 disables it. */
   port: number;
+  /** Webhook deliveries may go to private, loopback and other non-public addresses (tests, labs). */
+  webhookAllowPrivate: boolean;
 }
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway';
@@ -132,6 +136,7 @@ export function loadControlPlaneConfig(env: Env): ControlPlaneConfig {
     sessionMaxAgeHours: envInt(env, 'SESSION_MAX_AGE_HOURS', 24, 1, 24 * 366),
     publicGatewayUrl: envString(env, 'PUBLIC_GATEWAY_URL', `http://127.0.0.1:${port}`),
     quotaReconcileMs: envInt(env, 'QUOTA_RECONCILE_MS', 30_000, 100, 3_600_000),
+    webhookAllowPrivate: envBool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
   };
 }
 
@@ -141,5 +146,6 @@ export function loadWriterConfig(env: Env): WriterConfig {
     databaseUrl: envUrl(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
     concurrency: envInt(env, 'WRITER_CONCURRENCY', 4, 1, 64),
     port: envPort(env, 'WRITER_PORT', 8082),
+    webhookAllowPrivate: envBool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
   };
 }

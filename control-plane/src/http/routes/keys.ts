@@ -83,6 +83,8 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
         await ctx.projection.remove(key);
         throw new GatewayError('NOT_FOUND', 'The project was deleted while the key was being created.', { param: 'id' });
       }
+      // Only now that the key is live everywhere: a key withdrawn above was never created.
+      await ctx.webhooks.emit({ projectId: key.project_id, type: 'key.created', data: { project_id: key.project_id, key: keyFacts(key), actor: principal.userId } });
       return reply.status(201).send({
         id: key.id,
         project_id: key.project_id,
@@ -143,6 +145,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
       });
       await ctx.projection.remove(key);
       if (!deletedNow) throw keyNotFound();
+      await ctx.webhooks.emit({ projectId: key.project_id, type: 'key.deleted', data: { project_id: key.project_id, key: keyFacts(key), actor: principal.userId } });
       return reply.status(204).send();
     },
   );
@@ -150,6 +153,11 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
 
 function keyNotFound(): GatewayError {
   return new GatewayError('NOT_FOUND', 'No such key in this project.', { param: 'key_id' });
+}
+
+/** A key as webhook events describe it: what identifies it, never its hash. */
+function keyFacts(key: StoredKey) {
+  return { id: key.id, name: key.name, prefix: key.prefix, created_by: key.created_by, created_at: key.created_at, expires_at: key.expires_at };
 }
 
 function publicKey(key: StoredKey) {

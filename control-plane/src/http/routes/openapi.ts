@@ -24,6 +24,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'projects', description: 'Projects and their members' },
         { name: 'keys', description: 'Project API keys' },
         { name: 'records', description: 'Usage records and audit events' },
+        { name: 'webhooks', description: 'Project webhooks and their delivery log' },
       ],
     },
     // Shared schemas become components.schemas under their own $id instead of def-0, def-1, ….

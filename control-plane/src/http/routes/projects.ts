@@ -114,6 +114,8 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
         return project;
       });
       await ctx.projection.putPolicy(policyOf(updated));
+      const { used_tokens: _used, ...project } = updated;
+      await ctx.webhooks.emit({ projectId: updated.id, type: 'project.updated', data: { project, changed: Object.keys(req.body), actor: principal.userId } });
       return withUsedTokens(ctx, updated);
     },
   );
