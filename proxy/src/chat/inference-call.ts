@@ -116,12 +116,14 @@ export class InferenceCall extends GatewayCall {
       this.price = target.entry.price;
       this.attempts++;
       this.tried.push(target.adapter.name);
+      this.trace?.attempt(target.adapter, request);
       let result: CompletionResult | StreamResult;
       const sentAt = performance.now();
       try {
         result = base.stream ? await target.adapter.stream(request, cancel) : await target.adapter.complete(request, cancel);
         this.deps.metrics.upstreamLatency.observe({ provider: target.adapter.name }, (performance.now() - sentAt) / 1000);
       } catch (err) {
+        this.trace?.attemptFailed(err);
         if (this.finished || cancel.aborted || !(err instanceof GatewayError) || !err.retryable) {
           if (err instanceof GatewayError && !err.retryable && !cancel.aborted) target.health.succeeded();
           else target.health.released();
@@ -134,6 +136,7 @@ export class InferenceCall extends GatewayCall {
         continue;
       }
       target.health.succeeded();
+      this.trace?.answered(result);
       if ('events' in result) return this.streamOut(result);
       return this.completeOnce(result);
     }

@@ -3,6 +3,7 @@ import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } 
 import type { ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { inspectChunk, newStreamMeta } from '../stream-inspector.js';
+import { withTraceHeaders } from '../trace-headers.js';
 import { providerStatusError, readLimited, streamErrorEvent, transportError } from '../upstream-error.js';
 import { UpstreamResponse } from '../upstream-request.js';
 import { scanCompletion } from './completion-scan.js';
@@ -175,7 +176,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     let res: UpstreamResponse;
     this.outstanding++;
     try {
-      res = await UpstreamResponse.post(this.pool, this.path(request.upstreamModel), this.headers, payload, cancel, this.settled);
+      res = await UpstreamResponse.post(this.pool, this.path(request.upstreamModel), withTraceHeaders(this.headers, request), payload, cancel, this.settled);
     } catch (err) {
       throw transportError(this.name, err, cancel.aborted);
     }
