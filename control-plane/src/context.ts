@@ -7,6 +7,7 @@ import type { SigninThrottle } from './auth/signin-throttle.js';
 import type { Db } from './db/connect.js';
 import type { CursorCodec } from './http/cursor.js';
 import type { KeyProjection } from './keys/projection.js';
+import type { ServiceTracer } from './tracing/service-tracer.js';
 
 /** What every route and service of the control plane works with, built once in control-plane.ts. */
 export interface AppContext {
@@ -20,4 +21,6 @@ export interface AppContext {
   signinThrottle: SigninThrottle;
   log: Logger;
   metrics: Registry;
+  /** Null when tracing is off. */
+  tracer: ServiceTracer | null;
 }

@@ -14,6 +14,7 @@ import { createLogger } from './logger.js';
 import { createRegistry } from './metrics.js';
 import { QuotaReconciler } from './quota/reconciler.js';
 import { seed, seedOptionsFrom, type SeedResult } from './seed.js';
+import { CONTROL_PLANE_SERVICE_NAME, startTracing } from './tracing/start-tracing.js';
 
 export interface ControlPlane {
   app: FastifyInstance;
@@ -44,6 +45,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   // Before any connection: a bad secret is a configuration error with nothing to clean up.
   const jwt = jwtServiceFromConfig(config, log);
   const seedOptions = seedOptionsFrom(config);
+  const tracer = await startTracing(env, CONTROL_PLANE_SERVICE_NAME, log);
   const sql = await connectDb(config.databaseUrl, { createIfMissing: true });
   let redis;
   try {
@@ -70,6 +72,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     signinThrottle: new SigninThrottle(redis, keys),
     log,
     metrics: createRegistry('control_plane_'),
+    tracer,
   };
 
   const reconciler = new QuotaReconciler(ctx, config.quotaReconcileMs);
@@ -129,6 +132,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     async close() {
       clearInterval(partitionTimer);
       await app.close();
+      await tracer?.close();
       await reconciler.close();
       await Promise.allSettled([ctx.sql.end({ timeout: 5 }), redis.quit()]);
     },

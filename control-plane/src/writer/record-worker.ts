@@ -8,6 +8,7 @@ import { isUnavailable } from './postgres-errors.js';
 import { addAuditRows, addUsageRows, emptyAuditRows, emptyUsageRows, rowCount, type RejectedRecord } from './record-rows.js';
 import type { WriterDb } from './writer-db.js';
 import type { WriterMetrics } from './writer-metrics.js';
+import type { ServiceTracer } from '../tracing/service-tracer.js';
 
 export { RECORD_BACKOFF_TYPE };
 
@@ -23,6 +24,8 @@ export interface RecordWorkerOptions {
    * for a writer of an older release.
    */
   batchVersions?: readonly RecordBatchVersion[];
+  /** A span per batch; null or absent when tracing is off. */
+  tracer?: ServiceTracer | null;
 }
 
 export interface BatchOutcome {
@@ -61,7 +64,8 @@ export class RecordWorker {
   ) {
     this.batchVersions = options.batchVersions ?? RECORD_BATCH_VERSIONS;
     metrics.postgresUp.set(1);
-    this.worker = new Worker(keys.recordsQueue, (job) => this.process(job), {
+    const tracer = options.tracer ?? null;
+    this.worker = new Worker(keys.recordsQueue, (job) => (tracer === null ? this.process(job) : tracer.traceBatch(job, () => this.process(job))), {
       connection,
       prefix: keys.bullPrefix,
       concurrency: options.concurrency,

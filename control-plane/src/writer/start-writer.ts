@@ -7,6 +7,7 @@ import { migrate } from '../db/migrate.js';
 import { ensurePartitions } from '../db/partitions.js';
 import { createLogger } from '../logger.js';
 import { createRegistry } from '../metrics.js';
+import { startTracing, WRITER_SERVICE_NAME } from '../tracing/start-tracing.js';
 import { RecordWorker } from './record-worker.js';
 import { WriterDb } from './writer-db.js';
 import { writerMetrics } from './writer-metrics.js';
@@ -48,6 +49,7 @@ const MAX_BACKOFF_MS = 30_000;
 export async function startWriter(env: Env, options: WriterOptions = {}): Promise<Writer> {
   const config = loadWriterConfig(env);
   const log = options.log ?? createLogger(config.logLevel, 'writer');
+  const tracer = await startTracing(env, WRITER_SERVICE_NAME, log);
   // One connection per batch in flight, one for /readyz.
   const db = await WriterDb.open(config.databaseUrl, config.concurrency + 1);
   const opened: { redis?: Redis; probe?: Redis; server?: MetricsServer; queue?: Queue } = {};
@@ -86,6 +88,7 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
       stalledIntervalMs: options.stalledIntervalMs ?? STALLED_INTERVAL_MS,
       maxBackoffMs: options.maxBackoffMs ?? MAX_BACKOFF_MS,
       ...(options.batchVersions ? { batchVersions: options.batchVersions } : {}),
+      tracer,
     });
     const { redis, probe, server, queue } = opened;
     let closing: Promise<void> | null = null;
@@ -98,6 +101,7 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
       close(timeoutMs = 10_000) {
         closing ??= (async () => {
           await recordWorker.close(timeoutMs);
+          await tracer?.close();
           await Promise.allSettled([server?.close(), queue.close()]);
           await Promise.allSettled([quit(redis), quit(probe), db.end()]);
         })();

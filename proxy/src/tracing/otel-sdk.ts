@@ -8,8 +8,8 @@ import type { Logger } from 'pino';
 /**
  * The OpenTelemetry SDK as the gateway uses it: a tracer provider of its own (nothing registered
  * globally, so several services may share a process), a batch span processor and an OTLP/HTTP
- * exporter in the configured encoding. The control plane has a twin of this file: the two
- * services share no code but shared/, which has no I/O dependency.
+ * exporter in the configured encoding. The control plane has a twin of this file (control-plane/src/tracing/otel-sdk.ts):
+ * the two services share no code but shared/, which has no I/O dependency.
  */
 export interface TracingSdk {
   tracer: Tracer;
