@@ -8,6 +8,7 @@ import type { Db } from './db/connect.js';
 import type { CursorCodec } from './http/cursor.js';
 import type { KeyProjection } from './keys/projection.js';
 import type { WebhookEmitter } from './webhooks/webhook-emitter.js';
+import type { ServiceTracer } from './tracing/service-tracer.js';
 
 /** What every route and service of the control plane works with, built once in control-plane.ts. */
 export interface AppContext {
@@ -22,4 +23,6 @@ export interface AppContext {
   log: Logger;
   metrics: Registry;
   webhooks: WebhookEmitter;
+  /** Null when tracing is off. */
+  tracer: ServiceTracer | null;
 }

@@ -16,6 +16,7 @@ import { QuotaReconciler } from './quota/reconciler.js';
 import { seed, seedOptionsFrom, type SeedResult } from './seed.js';
 import { WebhookEmitter } from './webhooks/webhook-emitter.js';
 import { WebhookQueue } from './webhooks/webhook-queue.js';
+import { CONTROL_PLANE_SERVICE_NAME, startTracing } from './tracing/start-tracing.js';
 
 export interface ControlPlane {
   app: FastifyInstance;
@@ -46,6 +47,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   // Before any connection: a bad secret is a configuration error with nothing to clean up.
   const jwt = jwtServiceFromConfig(config, log);
   const seedOptions = seedOptionsFrom(config);
+  const tracer = await startTracing(env, CONTROL_PLANE_SERVICE_NAME, log);
   const sql = await connectDb(config.databaseUrl, { createIfMissing: true });
   let redis;
   try {
@@ -76,6 +78,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     log,
     metrics: createRegistry('control_plane_'),
     webhooks: new WebhookEmitter(() => ctx.sql, new WebhookQueue(hooksRedis, keys), log),
+    tracer,
   };
 
   const reconciler = new QuotaReconciler(ctx, config.quotaReconcileMs);
@@ -135,6 +138,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     async close() {
       clearInterval(partitionTimer);
       await app.close();
+      await tracer?.close();
       await reconciler.close();
       await ctx.webhooks.close().catch(() => {});
       await Promise.allSettled([ctx.sql.end({ timeout: 5 }), redis.quit(), hooksRedis.quit()]);

@@ -17,6 +17,7 @@ import { PROVIDER_TYPES } from './providers/registry.js';
 import { RecordBuffer } from './records/record-buffer.js';
 import type { RecordSink } from './records/record-sink.js';
 import { ModelRouter } from './routing/model-router.js';
+import { startTracing } from './tracing/start-tracing.js';
 
 export interface Proxy {
   port: number;
@@ -47,6 +48,8 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
   loadUws();
   const log = pino({ level: config.logLevel, name: 'proxy', redact: logRedaction() });
   const keys = new RedisKeys(config.redisPrefix);
+  // Before anything connects: a tracing setting it cannot honour stops the start.
+  const tracer = await startTracing(env, providers, log);
 
   const opened: Redis[] = [];
   const closeAll = () => Promise.allSettled(opened.map((r) => r.quit()));
@@ -103,6 +106,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       defaultReservation: config.defaultReservationTokens,
       keyStaleBoundMs: config.keyStaleBoundMs,
       state: { draining: false, active: 0 },
+      tracer,
     };
     const ready = () => subscriber.subscribed && lookups.status === 'ready';
     const server: ProxyServer = await startProxyServer(deps, { ready }, config.host, config.port);
@@ -135,6 +139,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         await quotas.close();
         await rateLimiter.close();
         await records.close(5_000);
+        await tracer?.close();
         await subscriber.close();
         await router.close();
         await ops?.close();

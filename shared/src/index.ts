@@ -13,6 +13,7 @@ export * from './contracts/record-batch.js';
 export * from './config/env.js';
 export * from './config/providers-file.js';
 export * from './config/service-config.js';
+export * from './config/tracing-config.js';
 export * from './startup.js';
 export * from './redis-connect.js';
 export * from './contracts/project-policy.js';

@@ -46,6 +46,8 @@ interface StartOptions {
   providerType?: 'openai' | 'anthropic';
   /** Environment of the mock (MOCK_CHUNKS, MOCK_GAP_MS: defaults for requests that do not steer it). */
   env?: Record<string, string>;
+  /** More environment for a gateway (OTEL_* in the tracing scenario). */
+  gatewayEnv?: Record<string, string>;
 }
 
 export async function startMock(ctx: RunContext, options: StartOptions = {}): Promise<MockService> {
@@ -121,6 +123,7 @@ export async function startGateway(ctx: RunContext, upstream: string, scenario: 
       GATEWAY_CONFIG: options.providersFile ?? writeProviders(ctx, upstream, options.providerType ?? 'openai'),
       LOG_LEVEL: 'info',
       DRAIN_TIMEOUT_MS: '3000',
+      ...options.gatewayEnv,
     },
   });
   const [, port, metricsPort] = await waitForOutput(child, /"port":(\d+),"metricsPort":(\d+)[^\n]*"msg":"proxy listening"/);

@@ -48,6 +48,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     genReqId: (req) => requestIdFrom(firstHeader(req.headers['x-request-id'])),
     requestIdHeader: false,
   }) as unknown as FastifyInstance;
+  ctx.tracer?.traceRequests(app);
   app.setValidatorCompiler(validatorCompiler());
   // Bodies are JSON only: a text/plain body is refused with 415 rather than parsed into a string.
   app.removeContentTypeParser('text/plain');

@@ -8,6 +8,7 @@ import { isUnavailable } from './postgres-errors.js';
 import { addAuditRows, addUsageRows, emptyAuditRows, emptyUsageRows, rowCount, type RejectedRecord } from './record-rows.js';
 import type { WriterDb } from './writer-db.js';
 import type { WriterMetrics } from './writer-metrics.js';
+import type { ServiceTracer } from '../tracing/service-tracer.js';
 
 export { RECORD_BACKOFF_TYPE };
 
@@ -25,6 +26,8 @@ export interface RecordWorkerOptions {
   batchVersions?: readonly RecordBatchVersion[];
   /** Runs after each batch committed (the webhook events it set off); must not throw. */
   onWritten?: (result: WriteResult) => Promise<void>;
+  /** A span per batch; null or absent when tracing is off. */
+  tracer?: ServiceTracer | null;
 }
 
 export interface BatchOutcome {
@@ -65,7 +68,8 @@ export class RecordWorker {
     this.batchVersions = options.batchVersions ?? RECORD_BATCH_VERSIONS;
     this.onWritten = options.onWritten;
     metrics.postgresUp.set(1);
-    this.worker = new Worker(keys.recordsQueue, (job) => this.process(job), {
+    const tracer = options.tracer ?? null;
+    this.worker = new Worker(keys.recordsQueue, (job) => (tracer === null ? this.process(job) : tracer.traceBatch(job, () => this.process(job))), {
       connection,
       prefix: keys.bullPrefix,
       concurrency: options.concurrency,

@@ -9,6 +9,7 @@ import { createLogger } from '../logger.js';
 import { createRegistry } from '../metrics.js';
 import { DEFAULT_WEBHOOK_OPTIONS, WebhookWorker, type WebhookWorkerOptions } from '../webhooks/webhook-worker.js';
 import { WebhookQueue } from '../webhooks/webhook-queue.js';
+import { startTracing, WRITER_SERVICE_NAME } from '../tracing/start-tracing.js';
 import { RecordWorker } from './record-worker.js';
 import { WriterDb } from './writer-db.js';
 import { writerMetrics } from './writer-metrics.js';
@@ -53,6 +54,7 @@ const MAX_BACKOFF_MS = 30_000;
 export async function startWriter(env: Env, options: WriterOptions = {}): Promise<Writer> {
   const config = loadWriterConfig(env);
   const log = options.log ?? createLogger(config.logLevel, 'writer');
+  const tracer = await startTracing(env, WRITER_SERVICE_NAME, log);
   // One connection per batch in flight, one for /readyz, two for the webhook worker's short
   // statements (it holds none while an endpoint answers).
   const db = await WriterDb.open(config.databaseUrl, config.concurrency + 3);
@@ -103,6 +105,7 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
       stalledIntervalMs: options.stalledIntervalMs ?? STALLED_INTERVAL_MS,
       maxBackoffMs: options.maxBackoffMs ?? MAX_BACKOFF_MS,
       ...(options.batchVersions ? { batchVersions: options.batchVersions } : {}),
+      tracer,
     });
     const { redis, probe, hooks, server, queue, webhookQueue } = opened;
     let closing: Promise<void> | null = null;
@@ -116,6 +119,7 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
       close(timeoutMs = 10_000) {
         closing ??= (async () => {
           await Promise.all([recordWorker.close(timeoutMs), webhookWorker.close(timeoutMs)]);
+          await tracer?.close();
           await Promise.allSettled([server?.close(), queue.close(), webhookQueue.close()]);
           await Promise.allSettled([quit(redis), quit(probe), quit(hooks), db.end()]);
         })();

@@ -23,6 +23,7 @@ import { auditEvent, usageRecord, type UsageOutcome } from './request-records.js
 import type { ProxyMetrics } from '../metrics.js';
 import type { RecordSink } from '../records/record-sink.js';
 import type { ModelRouter } from '../routing/model-router.js';
+import type { GatewayTracer, RequestTrace } from '../tracing/request-trace.js';
 
 /** Everything a gateway request needs, built once at start. */
 export interface GatewayDeps {
@@ -43,6 +44,8 @@ export interface GatewayDeps {
   keyStaleBoundMs: number;
   /** draining: refuse new requests; active: requests not yet finished. */
   state: { draining: boolean; active: number };
+  /** Null when tracing is off. */
+  tracer: GatewayTracer | null;
 }
 
 /** The outcome of a key check: the record, the refusal, or a promise of either (Redis asked). */
@@ -91,6 +94,8 @@ export abstract class GatewayCall implements Revocable {
   protected cancel: Cancel | null = null;
   /** Tokens reserved against the project's quota; settled to the true count in finish(). */
   protected reservation: Reservation | null = null;
+  /** This request's trace; null when tracing is off. */
+  trace: RequestTrace | null = null;
 
   constructor(
     protected readonly deps: GatewayDeps,
@@ -254,5 +259,6 @@ export abstract class GatewayCall implements Revocable {
     if (usage !== undefined && this.key !== null && this.provider !== null && this.model !== null) {
       records.pushUsage(usageRecord(this, this.key, this.model, this.provider, usage, timestamp, latencyMs));
     }
+    this.trace?.end(outcome, status, errorCode, usage);
   }
 }

@@ -73,10 +73,17 @@ export class InferenceCall extends ModelCall {
       const request = target.entry.upstream === base.model ? base : { ...base, upstreamModel: target.entry.upstream };
       this.request = request;
       this.price = target.entry.price;
-      return base.stream ? target.adapter.stream(request, cancel) : target.adapter.complete(request, cancel);
+      this.trace?.attempt(target.adapter, request);
+      const call = base.stream ? target.adapter.stream(request, cancel) : target.adapter.complete(request, cancel);
+      if (this.trace === null) return call;
+      return call.catch((err: unknown) => {
+        this.trace?.attemptFailed(err);
+        throw err;
+      });
     });
     if (!served.ok) return this.upstreamFailed(served.error, !served.counted);
     const result = served.result;
+    this.trace?.answered(result);
     if ('events' in result) return this.streamOut(result);
     return this.completeOnce(result);
   }

@@ -103,6 +103,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
       const declared = Number(req.getHeader('content-length') || '0');
       const ex = new Exchange(res, info.requestId);
       const call = newCall(ex, info);
+      if (deps.tracer !== null) call.trace = deps.tracer.start(call, req, 'POST', path);
       ex.onAbort = () => call.clientGone();
       if (refuseWhileDraining(ex, call)) return;
       call.authenticate();
@@ -123,6 +124,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     const info = requestInfo(res, req, deps.config.trustProxy);
     const ex = new Exchange(res, info.requestId);
     const call = new ModelsCall(deps, ex, info);
+    if (deps.tracer !== null) call.trace = deps.tracer.start(call, req, 'GET', '/v1/models');
     ex.onAbort = () => call.clientGone();
     if (refuseWhileDraining(ex, call)) return;
     call.authenticate();

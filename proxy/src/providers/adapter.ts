@@ -19,6 +19,8 @@ export interface ChatRequest {
   /** The client asked for the usage chunk (stream_options.include_usage). */
   clientWantsUsage: boolean;
   requestId: string;
+  /** Trace context for the provider (traceparent, tracestate) when the request is traced. */
+  traceHeaders?: Record<string, string>;
 }
 
 export interface Usage {

@@ -3,6 +3,7 @@ import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } 
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
+import { withTraceHeaders } from '../trace-headers.js';
 import { readLimited, transportError } from '../upstream-error.js';
 import { UpstreamResponse } from '../upstream-request.js';
 import { anthropicStatusError, anthropicStreamError } from './anthropic-errors.js';
@@ -58,7 +59,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
-    const res = await this.send(this.payload(request), cancel);
+    const res = await this.send(this.payload(request), cancel, request);
     let body: Buffer;
     try {
       body = await res.body();
@@ -84,7 +85,7 @@ export class AnthropicAdapter implements ProviderAdapter {
    * same error as a status would.
    */
   async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
-    const res = await this.send(this.payload(request), cancel);
+    const res = await this.send(this.payload(request), cancel, request);
     const meta = newStreamMeta();
     const translator = new StreamTranslator(meta, request.clientWantsUsage, request.requestId, request.upstreamModel);
     const events = this.events(res, translator, meta, cancel);
@@ -139,7 +140,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     return Math.max(0, this.outstanding - this.maxConnections);
   }
 
-  private async send(payload: Buffer, cancel: Cancel): Promise<UpstreamResponse> {
+  private async send(payload: Buffer, cancel: Cancel, request: ChatRequest): Promise<UpstreamResponse> {
     // Past the queue bound a request would wait behind thousands of others: refuse it at once so
     // the client (or a load balancer) can go elsewhere, rather than queue without limit.
     if (this.outstanding - this.maxConnections >= this.maxQueued) {
@@ -148,7 +149,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     let res: UpstreamResponse;
     this.outstanding++;
     try {
-      res = await UpstreamResponse.post(this.pool, this.path, this.headers, payload, cancel, this.settled);
+      res = await UpstreamResponse.post(this.pool, this.path, withTraceHeaders(this.headers, request), payload, cancel, this.settled);
     } catch (err) {
       throw transportError(this.name, err, cancel.aborted);
     }

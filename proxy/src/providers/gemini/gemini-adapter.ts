@@ -3,6 +3,7 @@ import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } 
 import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
+import { withTraceHeaders } from '../trace-headers.js';
 import { readLimited, transportError } from '../upstream-error.js';
 import { UpstreamResponse } from '../upstream-request.js';
 import { fromGeminiEmbeddings, toGeminiEmbeddings } from './gemini-embeddings.js';
@@ -61,7 +62,7 @@ export class GeminiAdapter implements ProviderAdapter {
 
   async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
     const payload = this.payload(request);
-    const res = await this.send(`${this.modelPath(request)}:generateContent`, payload, cancel);
+    const res = await this.send(`${this.modelPath(request)}:generateContent`, payload, cancel, request);
     let body: Buffer;
     try {
       body = await res.body();
@@ -87,7 +88,7 @@ export class GeminiAdapter implements ProviderAdapter {
 
   async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
     const payload = this.payload(request);
-    const res = await this.send(`${this.modelPath(request)}:streamGenerateContent?alt=sse`, payload, cancel);
+    const res = await this.send(`${this.modelPath(request)}:streamGenerateContent?alt=sse`, payload, cancel, request);
     const meta = newStreamMeta();
     const translator = new GeminiStreamTranslator(meta, { ...this.context(request, undefined), provider: this.name, clientWantsUsage: request.clientWantsUsage, secret: this.secret });
     const events = this.events(res, translator, cancel);
@@ -101,7 +102,7 @@ export class GeminiAdapter implements ProviderAdapter {
   async embed(request: EmbeddingsRequest, cancel: Cancel): Promise<EmbeddingsResult> {
     const model = upstreamName(request.upstreamModel);
     const batch = toGeminiEmbeddings(request, model);
-    const res = await this.send(`${this.prefix}${encodeURIComponent(model)}:batchEmbedContents`, Buffer.from(JSON.stringify(batch)), cancel);
+    const res = await this.send(`${this.prefix}${encodeURIComponent(model)}:batchEmbedContents`, Buffer.from(JSON.stringify(batch)), cancel, null);
     let body: Buffer;
     try {
       body = await res.body();
@@ -157,7 +158,7 @@ export class GeminiAdapter implements ProviderAdapter {
     return Math.max(0, this.outstanding - this.maxConnections);
   }
 
-  private async send(path: string, payload: Buffer, cancel: Cancel): Promise<UpstreamResponse> {
+  private async send(path: string, payload: Buffer, cancel: Cancel, request: ChatRequest | null): Promise<UpstreamResponse> {
     // Past the queue bound a request would wait behind thousands of others: refuse it at once so
     // the client (or a load balancer) can go elsewhere, rather than queue without limit.
     if (this.outstanding - this.maxConnections >= this.maxQueued) {
@@ -166,7 +167,7 @@ export class GeminiAdapter implements ProviderAdapter {
     let res: UpstreamResponse;
     this.outstanding++;
     try {
-      res = await UpstreamResponse.post(this.pool, path, this.headers, payload, cancel, this.settled);
+      res = await UpstreamResponse.post(this.pool, path, withTraceHeaders(this.headers, request), payload, cancel, this.settled);
     } catch (err) {
       throw transportError(this.name, err, cancel.aborted);
     }

@@ -4,6 +4,7 @@ import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult
 import type { Cancel } from '../cancel.js';
 import { readOpenAiEmbeddings } from './embeddings-read.js';
 import { inspectChunk, newStreamMeta } from '../stream-inspector.js';
+import { withTraceHeaders } from '../trace-headers.js';
 import { providerStatusError, readLimited, streamErrorEvent, transportError } from '../upstream-error.js';
 import { UpstreamResponse } from '../upstream-request.js';
 import { scanCompletion } from './completion-scan.js';
@@ -86,7 +87,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   }
 
   async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
-    const res = await this.send(this.path(request.upstreamModel, 'chat/completions'), this.payload(request), cancel);
+    const res = await this.send(this.path(request.upstreamModel, 'chat/completions'), this.payload(request), cancel, request);
     let body: Buffer;
     try {
       body = await res.body();
@@ -104,7 +105,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   }
 
   async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
-    const res = await this.send(this.path(request.upstreamModel, 'chat/completions'), this.payload(request), cancel);
+    const res = await this.send(this.path(request.upstreamModel, 'chat/completions'), this.payload(request), cancel, request);
     const meta = newStreamMeta();
     return { meta, events: this.events(res, meta, request.clientWantsUsage, cancel, this.chunkRewrite()) };
   }
@@ -180,7 +181,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     const refused = this.embeddingsRefusal(request);
     if (refused !== null) throw refused;
     const payload = request.upstreamModel === request.model ? request.raw : Buffer.from(JSON.stringify({ ...request.body, model: request.upstreamModel }));
-    const res = await this.send(this.path(request.upstreamModel, 'embeddings'), payload, cancel);
+    const res = await this.send(this.path(request.upstreamModel, 'embeddings'), payload, cancel, null);
     let body: Buffer;
     try {
       body = await res.body();
@@ -194,7 +195,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     return Math.max(0, this.outstanding - this.maxConnections);
   }
 
-  private async send(path: string, payload: Buffer, cancel: Cancel): Promise<UpstreamResponse> {
+  private async send(path: string, payload: Buffer, cancel: Cancel, request: { traceHeaders?: Record<string, string> } | null): Promise<UpstreamResponse> {
     // Past the queue bound a request would wait behind thousands of others: refuse it at once so
     // the client (or a load balancer) can go elsewhere, rather than queue without limit.
     if (this.outstanding - this.maxConnections >= this.maxQueued) {
@@ -203,7 +204,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     let res: UpstreamResponse;
     this.outstanding++;
     try {
-      res = await UpstreamResponse.post(this.pool, path, this.headers, payload, cancel, this.settled);
+      res = await UpstreamResponse.post(this.pool, path, withTraceHeaders(this.headers, request), payload, cancel, this.settled);
     } catch (err) {
       throw transportError(this.name, err, cancel.aborted);
     }
