@@ -23,6 +23,7 @@ export interface ProxyMetrics {
 export class RequestMetrics {
   private readonly counters = new Map<string, Counter.Internal>();
   private readonly histograms = new Map<string, Histogram.Internal<'provider'>>();
+  private readonly upstreams = new Map<string, Histogram.Internal<'provider'>>();
 
   constructor(private readonly metrics: ProxyMetrics) {}
 
@@ -38,6 +39,16 @@ export class RequestMetrics {
     if (histogram === undefined) {
       histogram = this.metrics.latency.labels({ provider });
       this.histograms.set(provider, histogram);
+    }
+    histogram.observe(seconds);
+  }
+
+  /** Time to a provider's answer, per attempt. */
+  upstream(provider: string, seconds: number): void {
+    let histogram = this.upstreams.get(provider);
+    if (histogram === undefined) {
+      histogram = this.metrics.upstreamLatency.labels({ provider });
+      this.upstreams.set(provider, histogram);
     }
     histogram.observe(seconds);
   }

@@ -26,7 +26,8 @@ export type Served<R> =
   | { ok: false; error: unknown; counted: boolean };
 
 export async function tryTargets<R>(plan: readonly Target[], cancel: Cancel, log: AttemptLog, metrics: ProxyMetrics, attempt: (target: Target) => Promise<R>): Promise<Served<R>> {
-  let last: Served<R> = { ok: false, error: new GatewayError('UNAVAILABLE', 'No provider could be tried.', { retryAfter: 1 }), counted: false };
+  // Made only when needed: an Error captures a stack trace, a cost no answered request should pay.
+  let last: Served<R> | null = null;
   for (let i = 0; i < plan.length; i++) {
     const target = plan[i]!;
     const provider = target.adapter.name;
@@ -37,7 +38,7 @@ export async function tryTargets<R>(plan: readonly Target[], cancel: Cancel, log
     let result: R;
     try {
       result = await attempt(target);
-      metrics.upstreamLatency.observe({ provider }, (performance.now() - sentAt) / 1000);
+      metrics.perRequest.upstream(provider, (performance.now() - sentAt) / 1000);
     } catch (err) {
       if (log.finished || cancel.aborted || !(err instanceof GatewayError) || !err.retryable) {
         // A refusal is an answer: the provider is up. A cancelled call says nothing of it.
@@ -55,5 +56,5 @@ export async function tryTargets<R>(plan: readonly Target[], cancel: Cancel, log
     target.health.succeeded();
     return { ok: true, result, target };
   }
-  return last;
+  return last ?? { ok: false, error: new GatewayError('UNAVAILABLE', 'No provider could be tried.', { retryAfter: 1 }), counted: false };
 }
