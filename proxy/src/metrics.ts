@@ -5,7 +5,7 @@ export interface ProxyMetrics {
   registry: Registry;
   requests: Counter<'status' | 'model' | 'provider'>;
   latency: Histogram<'provider'>;
-  inFlight: Gauge;
+  inFlight: CollectedGauge;
   upstreamErrors: Counter<'provider' | 'code'>;
   /** A failed attempt followed by another provider's. */
   retries: Counter<'provider'>;
@@ -72,7 +72,7 @@ export function createProxyMetrics(): ProxyMetrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers: [registry],
     }),
-    inFlight: new Gauge({ name: 'gateway_requests_in_flight', help: 'Requests being served', registers: [registry] }),
+    inFlight: collectedGauge(registry, 'gateway_requests_in_flight', 'Requests being served'),
     upstreamErrors: new Counter({
       name: 'gateway_upstream_errors_total',
       help: 'Provider failures by provider and gateway error code',
@@ -135,4 +135,26 @@ export function registerCooldowns(registry: Registry, health: ReadonlyMap<string
       for (const [provider, h] of health) this.set({ provider }, h.state === 'closed' ? 0 : 1);
     },
   });
+}
+
+/** A gauge whose value is read when Prometheus scrapes, from a count the process keeps anyway. */
+export interface CollectedGauge {
+  setCollector(read: () => number): void;
+}
+
+function collectedGauge(registry: Registry, name: string, help: string): CollectedGauge {
+  let read: () => number = () => 0;
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
+  return {
+    setCollector(fn) {
+      read = fn;
+    },
+  };
 }

@@ -86,6 +86,9 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
     await subscriber.start();
     const router = new ModelRouter(providers);
     registerQueueDepth(metrics.registry, router.adapters);
+    // Read on scrape from the count the drain already keeps: no gauge update per request.
+    const state = { draining: false, active: 0 };
+    metrics.inFlight.setCollector(() => state.active);
     registerCooldowns(metrics.registry, router.health);
     quotas.start();
     rateLimiter.start();
@@ -105,7 +108,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       rateLimiter,
       defaultReservation: config.defaultReservationTokens,
       keyStaleBoundMs: config.keyStaleBoundMs,
-      state: { draining: false, active: 0 },
+      state,
       tracer,
     };
     const ready = () => subscriber.subscribed && lookups.status === 'ready';

@@ -105,7 +105,6 @@ export abstract class GatewayCall implements Revocable {
     private readonly errors: ErrorShape,
   ) {
     this.id = info.clientRequestId ? newRecordId() : info.requestId;
-    deps.metrics.inFlight.inc();
     deps.state.active++;
   }
 
@@ -251,7 +250,6 @@ export abstract class GatewayCall implements Revocable {
     const elapsed = performance.now() - this.startedAt;
     const latencyMs = Math.round(elapsed);
     const timestamp = Date.now();
-    metrics.inFlight.dec();
     this.deps.state.active--;
     metrics.perRequest.record(status, this.provider === null ? 'none' : (this.model ?? 'none'), this.provider ?? 'none', elapsed / 1000);
     const key = this.key ?? this.knownKey;
