@@ -1,17 +1,16 @@
-import { Pool } from 'undici';
 import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
-import { withTraceHeaders } from '../trace-headers.js';
-import { readLimited, transportError } from '../upstream-error.js';
-import { UpstreamResponse } from '../upstream-request.js';
+import { transportError } from '../upstream-error.js';
+import type { UpstreamResponse } from '../upstream-request.js';
 import { anthropicStatusError, anthropicStreamError } from './anthropic-errors.js';
 import { parseAnthropicOptions } from './anthropic-options.js';
 import { toAnthropicRequest } from './anthropic-request.js';
 import { toChatCompletion } from './anthropic-response.js';
 import { StreamTranslator } from './anthropic-stream.js';
 import type { AnthropicResponse } from './anthropic-types.js';
+import { ProviderConnection } from '../provider-connection.js';
 
 /**
  * Anthropic's Messages API behind the OpenAI Chat Completions interface: each request is
@@ -26,17 +25,9 @@ export class AnthropicAdapter implements ProviderAdapter {
   readonly type = 'anthropic';
   readonly name: string;
   readonly models: readonly ModelEntry[];
-  private readonly pool: Pool;
+  private readonly connection: ProviderConnection;
   private readonly path: string;
-  private readonly headers: Record<string, string>;
-  private readonly maxQueued: number;
-  private readonly maxConnections: number;
   private readonly defaultMaxTokens: number;
-  /** Exchanges under way (each holds a connection until its body ends): beyond max_connections they wait. */
-  private outstanding = 0;
-  private readonly settled = () => {
-    this.outstanding--;
-  };
 
   constructor(config: ProviderConfig) {
     if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required`);
@@ -45,17 +36,10 @@ export class AnthropicAdapter implements ProviderAdapter {
     this.defaultMaxTokens = parseAnthropicOptions(config).defaultMaxTokens;
     const url = new URL(`${config.base_url}/v1/messages`);
     this.path = url.pathname + url.search;
-    this.pool = new Pool(url.origin, {
-      connections: config.max_connections,
-      connect: { timeout: config.connect_timeout_ms },
-      headersTimeout: config.timeout_ms,
-      bodyTimeout: config.idle_timeout_ms,
-      keepAliveTimeout: 30_000,
-    });
-    this.maxQueued = config.max_queued;
-    this.maxConnections = config.max_connections;
-    this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'anthropic-version': ANTHROPIC_VERSION };
-    if (config.api_key !== null) this.headers['x-api-key'] = config.api_key;
+    const origin = url.origin;
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'anthropic-version': ANTHROPIC_VERSION };
+    if (config.api_key !== null) headers['x-api-key'] = config.api_key;
+    this.connection = new ProviderConnection(config, origin, headers);
   }
 
   async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
@@ -137,31 +121,15 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   queueDepth(): number {
-    return Math.max(0, this.outstanding - this.maxConnections);
+    return this.connection.queueDepth();
   }
 
-  private async send(payload: Buffer, cancel: Cancel, request: ChatRequest): Promise<UpstreamResponse> {
-    // Past the queue bound a request would wait behind thousands of others: refuse it at once so
-    // the client (or a load balancer) can go elsewhere, rather than queue without limit.
-    if (this.outstanding - this.maxConnections >= this.maxQueued) {
-      throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
-    }
-    let res: UpstreamResponse;
-    this.outstanding++;
-    try {
-      res = await UpstreamResponse.post(this.pool, this.path, withTraceHeaders(this.headers, request), payload, cancel, this.settled);
-    } catch (err) {
-      throw transportError(this.name, err, cancel.aborted);
-    }
-    if (res.status !== 200) {
-      const text = await readLimited(res);
-      throw anthropicStatusError(this.name, res.status, text, res.header('retry-after'));
-    }
-    return res;
+  private send(payload: Buffer, cancel: Cancel, request: ChatRequest): Promise<UpstreamResponse> {
+    return this.connection.post(this.path, payload, cancel, request, (status, text, res) => anthropicStatusError(this.name, status, text, res.header('retry-after')));
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    await this.connection.close();
   }
 }
 

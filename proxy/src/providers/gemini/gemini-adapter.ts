@@ -1,11 +1,9 @@
-import { Pool } from 'undici';
 import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
-import { withTraceHeaders } from '../trace-headers.js';
-import { readLimited, transportError } from '../upstream-error.js';
-import { UpstreamResponse } from '../upstream-request.js';
+import { transportError } from '../upstream-error.js';
+import type { UpstreamResponse } from '../upstream-request.js';
 import { fromGeminiEmbeddings, toGeminiEmbeddings } from './gemini-embeddings.js';
 import { geminiStatusError } from './gemini-error.js';
 import { parseGeminiOptions } from './gemini-options.js';
@@ -13,6 +11,7 @@ import { toGeminiRequest, type GeminiRequestOptions } from './gemini-request.js'
 import { toChatCompletion, type AnswerContext } from './gemini-response.js';
 import { GeminiStreamTranslator } from './gemini-stream.js';
 import type { GeminiResponse } from './gemini-wire.js';
+import { ProviderConnection } from '../provider-connection.js';
 
 /**
  * Google's Gemini API (`generateContent`, `streamGenerateContent?alt=sse`) behind the OpenAI
@@ -25,18 +24,11 @@ export class GeminiAdapter implements ProviderAdapter {
   readonly type = 'gemini';
   readonly name: string;
   readonly models: readonly ModelEntry[];
-  private readonly pool: Pool;
+  private readonly connection: ProviderConnection;
   /** Path up to the API version, from base_url (a base_url may carry a path prefix). */
   private readonly prefix: string;
-  private readonly headers: Record<string, string>;
   private readonly secret: string | null;
   private readonly requestOptions: GeminiRequestOptions;
-  private readonly maxQueued: number;
-  private readonly maxConnections: number;
-  private outstanding = 0;
-  private readonly settled = () => {
-    this.outstanding--;
-  };
 
   constructor(config: ProviderConfig) {
     if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required`);
@@ -46,18 +38,11 @@ export class GeminiAdapter implements ProviderAdapter {
     this.requestOptions = options.safetySettings === undefined ? {} : { safetySettings: options.safetySettings };
     const url = new URL(config.base_url);
     this.prefix = `${url.pathname.replace(/\/+$/, '')}/${options.apiVersion}/models/`;
-    this.pool = new Pool(url.origin, {
-      connections: config.max_connections,
-      connect: { timeout: config.connect_timeout_ms },
-      headersTimeout: config.timeout_ms,
-      bodyTimeout: config.idle_timeout_ms,
-      keepAliveTimeout: 30_000,
-    });
-    this.maxQueued = config.max_queued;
-    this.maxConnections = config.max_connections;
+    const origin = url.origin;
     this.secret = config.api_key;
-    this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    if (config.api_key !== null) this.headers['x-goog-api-key'] = config.api_key;
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    if (config.api_key !== null) headers['x-goog-api-key'] = config.api_key;
+    this.connection = new ProviderConnection(config, origin, headers);
   }
 
   async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
@@ -155,31 +140,15 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   queueDepth(): number {
-    return Math.max(0, this.outstanding - this.maxConnections);
+    return this.connection.queueDepth();
   }
 
-  private async send(path: string, payload: Buffer, cancel: Cancel, request: ChatRequest | null): Promise<UpstreamResponse> {
-    // Past the queue bound a request would wait behind thousands of others: refuse it at once so
-    // the client (or a load balancer) can go elsewhere, rather than queue without limit.
-    if (this.outstanding - this.maxConnections >= this.maxQueued) {
-      throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
-    }
-    let res: UpstreamResponse;
-    this.outstanding++;
-    try {
-      res = await UpstreamResponse.post(this.pool, path, withTraceHeaders(this.headers, request), payload, cancel, this.settled);
-    } catch (err) {
-      throw transportError(this.name, err, cancel.aborted);
-    }
-    if (res.status !== 200) {
-      const text = await readLimited(res);
-      throw geminiStatusError(this.name, res.status, text, res.header('retry-after'), this.secret);
-    }
-    return res;
+  private send(path: string, payload: Buffer, cancel: Cancel, request: ChatRequest | null): Promise<UpstreamResponse> {
+    return this.connection.post(path, payload, cancel, request, (status, text, res) => geminiStatusError(this.name, status, text, res.header('retry-after'), this.secret));
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    await this.connection.close();
   }
 }
 

@@ -1,15 +1,14 @@
-import { Pool } from 'undici';
 import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { readOpenAiEmbeddings } from './embeddings-read.js';
 import { inspectChunk, newStreamMeta } from '../stream-inspector.js';
-import { withTraceHeaders } from '../trace-headers.js';
-import { providerStatusError, readLimited, streamErrorEvent, transportError } from '../upstream-error.js';
-import { UpstreamResponse } from '../upstream-request.js';
+import { providerStatusError, streamErrorEvent, transportError } from '../upstream-error.js';
+import type { UpstreamResponse } from '../upstream-request.js';
 import { scanCompletion } from './completion-scan.js';
 import { mapFinishReason } from './finish-reason.js';
 import { limitNeedsMove, moveLimit, tokenLimitField, tokenLimitOption, type TokenLimitField } from './token-limit-field.js';
+import { ProviderConnection } from '../provider-connection.js';
 
 /** What differs between providers speaking OpenAI's Chat Completions wire format. */
 export interface OpenAiEndpoint {
@@ -41,31 +40,15 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   abstract readonly type: string;
   readonly name: string;
   readonly models: readonly ModelEntry[];
-  private readonly pool: Pool;
-  private readonly headers: Record<string, string>;
-  private readonly maxQueued: number;
-  private readonly maxConnections: number;
+  private readonly connection: ProviderConnection;
   private readonly limitOption: TokenLimitField | null;
-  /** Exchanges under way (each holds a connection until its body ends): beyond max_connections they wait. */
-  private outstanding = 0;
-  private readonly settled = () => {
-    this.outstanding--;
-  };
 
   constructor(config: ProviderConfig, endpoint: OpenAiEndpoint) {
     this.name = config.name;
     this.models = config.models;
     this.limitOption = tokenLimitOption(config.name, config.options);
-    this.pool = new Pool(endpoint.origin, {
-      connections: config.max_connections,
-      connect: { timeout: config.connect_timeout_ms },
-      headersTimeout: config.timeout_ms,
-      bodyTimeout: config.idle_timeout_ms,
-      keepAliveTimeout: 30_000,
-    });
-    this.maxQueued = config.max_queued;
-    this.maxConnections = config.max_connections;
-    this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...endpoint.headers };
+    const origin = endpoint.origin;
+    this.connection = new ProviderConnection(config, origin, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...endpoint.headers });
   }
 
   /** The request path (with its query) of an operation for a model. */
@@ -192,30 +175,14 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   }
 
   queueDepth(): number {
-    return Math.max(0, this.outstanding - this.maxConnections);
+    return this.connection.queueDepth();
   }
 
-  private async send(path: string, payload: Buffer, cancel: Cancel, request: { traceHeaders?: Record<string, string> } | null): Promise<UpstreamResponse> {
-    // Past the queue bound a request would wait behind thousands of others: refuse it at once so
-    // the client (or a load balancer) can go elsewhere, rather than queue without limit.
-    if (this.outstanding - this.maxConnections >= this.maxQueued) {
-      throw new GatewayError('UNAVAILABLE', `Provider ${this.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
-    }
-    let res: UpstreamResponse;
-    this.outstanding++;
-    try {
-      res = await UpstreamResponse.post(this.pool, path, withTraceHeaders(this.headers, request), payload, cancel, this.settled);
-    } catch (err) {
-      throw transportError(this.name, err, cancel.aborted);
-    }
-    if (res.status !== 200) {
-      const text = await readLimited(res);
-      throw this.statusError(res.status, text, res);
-    }
-    return res;
+  private send(path: string, payload: Buffer, cancel: Cancel, request: { traceHeaders?: Record<string, string> } | null): Promise<UpstreamResponse> {
+    return this.connection.post(path, payload, cancel, request, (status, text, res) => this.statusError(status, text, res));
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    await this.connection.close();
   }
 }

@@ -1,0 +1,71 @@
+import { Pool } from 'undici';
+import { GatewayError, type ProviderConfig } from '@gateway/shared';
+import type { Cancel } from './cancel.js';
+import { withTraceHeaders } from './trace-headers.js';
+import { readLimited, transportError } from './upstream-error.js';
+import { UpstreamResponse } from './upstream-request.js';
+
+/**
+ * The way every networked adapter reaches its provider: a keep-alive undici Pool with the
+ * providers file's connect, header and idle timeouts, the provider's fixed headers (its key
+ * among them), and the waiting bound — beyond `max_connections` requests wait for a connection,
+ * beyond `max_queued` more they are refused at once with a retryable 503, so a client (or the
+ * route's next provider) can go elsewhere rather than queue without limit. An answer other than
+ * 200 becomes the adapter's own error, from at most the first 8 KiB of its body.
+ */
+export type StatusError = (status: number, bodyText: string, res: UpstreamResponse) => GatewayError;
+
+export class ProviderConnection {
+  private readonly pool: Pool;
+  private readonly maxQueued: number;
+  private readonly maxConnections: number;
+  /** Exchanges under way (each holds a connection until its body ends). */
+  private outstanding = 0;
+  private readonly settled = () => {
+    this.outstanding--;
+  };
+
+  constructor(
+    private readonly config: ProviderConfig,
+    origin: string,
+    private readonly headers: Record<string, string>,
+  ) {
+    this.pool = new Pool(origin, {
+      connections: config.max_connections,
+      connect: { timeout: config.connect_timeout_ms },
+      headersTimeout: config.timeout_ms,
+      bodyTimeout: config.idle_timeout_ms,
+      keepAliveTimeout: 30_000,
+    });
+    this.maxQueued = config.max_queued;
+    this.maxConnections = config.max_connections;
+  }
+
+  /** Requests waiting for a connection. */
+  queueDepth(): number {
+    return Math.max(0, this.outstanding - this.maxConnections);
+  }
+
+  /** POSTs `payload`; resolves with a 200 answer whose body is still to be read. */
+  async post(path: string, payload: Buffer, cancel: Cancel, traced: { traceHeaders?: Record<string, string> } | null, statusError: StatusError): Promise<UpstreamResponse> {
+    if (this.outstanding - this.maxConnections >= this.maxQueued) {
+      throw new GatewayError('UNAVAILABLE', `Provider ${this.config.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
+    }
+    let res: UpstreamResponse;
+    this.outstanding++;
+    try {
+      res = await UpstreamResponse.post(this.pool, path, withTraceHeaders(this.headers, traced), payload, cancel, this.settled);
+    } catch (err) {
+      throw transportError(this.config.name, err, cancel.aborted);
+    }
+    if (res.status !== 200) {
+      const text = await readLimited(res);
+      throw statusError(res.status, text, res);
+    }
+    return res;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
