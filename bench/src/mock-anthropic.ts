@@ -1,4 +1,5 @@
 import type { HttpResponse, TemplatedApp } from '@gateway/proxy/uws';
+import { pieces, readAll, sendFrames, type MockState } from './mock-frames.js';
 import type { MockBehaviour, MockUpstreamStats } from './mock-upstream.js';
 
 /**
@@ -29,10 +30,7 @@ const ERROR_TYPE: Record<number, string> = {
   529: 'overloaded_error',
 };
 
-interface State {
-  aborted: boolean;
-  timers: NodeJS.Timeout[];
-}
+type State = MockState;
 
 export function addAnthropicRoute(app: TemplatedApp, stats: MockUpstreamStats, defaults: MockBehaviour): void {
   app.post('/v1/messages', (res, req) => {
@@ -75,13 +73,6 @@ export function addAnthropicRoute(app: TemplatedApp, stats: MockUpstreamStats, d
   });
 }
 
-function readAll(res: HttpResponse, done: (body: Buffer) => void): void {
-  const parts: Buffer[] = [];
-  res.onData((chunk, isLast) => {
-    parts.push(Buffer.from(chunk.slice(0)));
-    if (isLast) done(Buffer.concat(parts));
-  });
-}
 
 function inputTokens(body: Record<string, unknown>): number {
   let chars = typeof body.system === 'string' ? body.system.length : JSON.stringify(body.system ?? '').length;
@@ -92,14 +83,6 @@ function inputTokens(body: Record<string, unknown>): number {
   return Math.max(1, Math.ceil(chars / 4));
 }
 
-function pieces(text: string, n: number): string[] {
-  const words = text.split(/(?<= )/);
-  if (n <= 1) return [text];
-  const out: string[] = [];
-  const per = Math.max(1, Math.ceil(words.length / n));
-  for (let i = 0; i < n; i++) out.push(words.slice(i * per, (i + 1) * per).join('') || ' ');
-  return out;
-}
 
 function wantsTool(body: Record<string, unknown>, b: MockBehaviour): { name: string } | null {
   if (b.tool_call === false) return null;
@@ -169,24 +152,5 @@ function sendStream(res: HttpResponse, body: Record<string, unknown>, b: MockBeh
     writes.push(event({ type: 'error', error: { type: 'overloaded_error', message: b.error_message ?? 'Overloaded' } }));
   }
 
-  res.cork(() => {
-    res.writeStatus('200 OK').writeHeader('content-type', 'text/event-stream').writeHeader('cache-control', 'no-cache');
-  });
-  const gap = b.gap_ms ?? 0;
-  const hangAfter = b.hang_after_chunks;
-  let i = 0;
-  const step = () => {
-    if (state.aborted) return;
-    if (hangAfter !== undefined && i >= hangAfter) return;
-    if (i >= writes.length) {
-      res.cork(() => res.end());
-      stats.completed++;
-      return;
-    }
-    const frame = writes[i++] as string;
-    res.cork(() => res.write(frame));
-    if (gap > 0) state.timers.push(setTimeout(step, gap));
-    else step();
-  };
-  step();
+  sendFrames(res, writes, b, state, stats);
 }

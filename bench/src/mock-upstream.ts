@@ -1,5 +1,6 @@
 import { loadUws, type HttpResponse, type us_listen_socket } from '@gateway/proxy/uws';
 import { addAnthropicRoute } from './mock-anthropic.js';
+import { pieces, readAll, sendFrames } from './mock-frames.js';
 
 /**
  * A model provider stand-in speaking OpenAI's Chat Completions wire format, on uWebSockets.js so
@@ -127,13 +128,6 @@ export function startMockUpstream(options: MockUpstreamOptions = {}): Promise<Mo
   });
 }
 
-function readAll(res: HttpResponse, done: (body: Buffer) => void): void {
-  const parts: Buffer[] = [];
-  res.onData((chunk, isLast) => {
-    parts.push(Buffer.from(chunk.slice(0)));
-    if (isLast) done(Buffer.concat(parts));
-  });
-}
 
 function promptTokens(body: Record<string, unknown>): number {
   const messages = Array.isArray(body.messages) ? body.messages : [];
@@ -145,14 +139,6 @@ function promptTokens(body: Record<string, unknown>): number {
   return Math.max(1, Math.ceil(chars / 4));
 }
 
-function pieces(text: string, n: number): string[] {
-  const words = text.split(/(?<= )/);
-  if (n <= 1) return [text];
-  const out: string[] = [];
-  const per = Math.max(1, Math.ceil(words.length / n));
-  for (let i = 0; i < n; i++) out.push(words.slice(i * per, (i + 1) * per).join('') || ' ');
-  return out;
-}
 
 function wantsTool(body: Record<string, unknown>, b: MockBehaviour): { name: string } | null {
   if (b.tool_call === false) return null;
@@ -232,24 +218,5 @@ function sendStream(
   const frames = events.map((e) => `data: ${e}\n\n`);
   frames.push('data: [DONE]\n\n');
 
-  res.cork(() => {
-    res.writeStatus('200 OK').writeHeader('content-type', 'text/event-stream').writeHeader('cache-control', 'no-cache');
-  });
-  const gap = b.gap_ms ?? 0;
-  const hangAfter = b.hang_after_chunks;
-  let i = 0;
-  const step = () => {
-    if (state.aborted) return;
-    if (hangAfter !== undefined && i >= hangAfter) return;
-    if (i >= frames.length) {
-      res.cork(() => res.end());
-      stats.completed++;
-      return;
-    }
-    const frame = frames[i++] as string;
-    res.cork(() => res.write(frame));
-    if (gap > 0) state.timers.push(setTimeout(step, gap));
-    else step();
-  };
-  step();
+  sendFrames(res, frames, b, state, stats);
 }
