@@ -3,7 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 /** The proxy's Prometheus metrics; label values come from small fixed sets (never from input). */
 export interface ProxyMetrics {
   registry: Registry;
-  requests: Counter<'status' | 'model' | 'provider'>;
+  requests: Counter<'status' | 'model' | 'provider' | 'endpoint'>;
   latency: Histogram<'provider'>;
   inFlight: CollectedGauge;
   upstreamErrors: Counter<'provider' | 'code'>;
@@ -27,11 +27,11 @@ export class RequestMetrics {
 
   constructor(private readonly metrics: ProxyMetrics) {}
 
-  record(status: number, model: string, provider: string, seconds: number): void {
-    const key = `${status}\u0000${model}\u0000${provider}`;
+  record(status: number, model: string, provider: string, endpoint: string, seconds: number): void {
+    const key = `${status}\u0000${model}\u0000${provider}\u0000${endpoint}`;
     let counter = this.counters.get(key);
     if (counter === undefined) {
-      counter = this.metrics.requests.labels({ status: String(status), model, provider });
+      counter = this.metrics.requests.labels({ status: String(status), model, provider, endpoint });
       this.counters.set(key, counter);
     }
     counter.inc();
@@ -61,8 +61,8 @@ export function createProxyMetrics(): ProxyMetrics {
     registry,
     requests: new Counter({
       name: 'gateway_requests_total',
-      help: 'Gateway requests by HTTP status, model and provider (model and provider are "none" before routing)',
-      labelNames: ['status', 'model', 'provider'] as const,
+      help: 'Gateway requests by HTTP status, model, provider and endpoint (model and provider are "none" before routing)',
+      labelNames: ['status', 'model', 'provider', 'endpoint'] as const,
       registers: [registry],
     }),
     latency: new Histogram({

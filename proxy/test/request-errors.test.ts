@@ -340,7 +340,7 @@ describe('operations endpoints and headers', () => {
     expect((await fetch(`${ops}/healthz`)).status).toBe(200);
     expect((await fetch(`${ops}/readyz`)).status).toBe(200);
     const metrics = await (await fetch(`${ops}/metrics`)).text();
-    expect(metrics).toMatch(/gateway_requests_total\{status="200",model="gpt-4o-mini",provider="upstream"\} \d+/);
+    expect(metrics).toMatch(/gateway_requests_total\{status="200",model="gpt-4o-mini",provider="upstream",endpoint="chat.completions"\} \d+/);
     expect(metrics).toContain('gateway_request_duration_seconds_bucket');
     expect(metrics).toContain('gateway_requests_in_flight');
     expect(metrics).toMatch(/gateway_upstream_errors_total\{provider="upstream",code="UPSTREAM_ERROR"\} \d+/);

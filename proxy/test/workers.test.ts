@@ -73,7 +73,7 @@ describe('PROXY_WORKERS', () => {
     const key = await projectTestKey(redis, keys);
     for (let i = 0; i < 10; i++) expect((await chat(key.key)).status).toBe(200);
     const metrics = await (await fetch(`${metricsUrl}/metrics`)).text();
-    expect(metrics).toMatch(/gateway_requests_total\{status="200",model="gpt-4o-mini",provider="upstream",worker="\d"\} \d+/);
+    expect(metrics).toMatch(/gateway_requests_total\{status="200",model="gpt-4o-mini",provider="upstream",endpoint="chat.completions",worker="\d"\} \d+/);
     expect((await fetch(`${metricsUrl}/readyz`)).status).toBe(200);
   });
 

@@ -251,7 +251,7 @@ export abstract class GatewayCall implements Revocable {
     const latencyMs = Math.round(elapsed);
     const timestamp = Date.now();
     this.deps.state.active--;
-    metrics.perRequest.record(status, this.provider === null ? 'none' : (this.model ?? 'none'), this.provider ?? 'none', elapsed / 1000);
+    metrics.perRequest.record(status, this.provider === null ? 'none' : (this.model ?? 'none'), this.provider ?? 'none', this.endpoint ?? 'models', elapsed / 1000);
     const key = this.key ?? this.knownKey;
     records.pushAudit(auditEvent(this, key, outcome, status, errorCode, timestamp, latencyMs));
     if (usage !== undefined && this.key !== null && this.provider !== null && this.model !== null) {
