@@ -63,6 +63,7 @@ export class InferenceCall extends ModelCall {
       stream: parsed.stream,
       clientWantsUsage: parsed.wantsUsage,
       requestId: this.info.requestId,
+      ...(parsed.native === undefined ? {} : { native: parsed.native }),
     });
   }
 
@@ -131,7 +132,7 @@ export class InferenceCall extends ModelCall {
   private async streamOut(result: StreamResult): Promise<void> {
     this.meta = result.meta;
     if (this.finished) return;
-    const writer = this.protocol.streamWriter(this.parsed as ParsedRequest, this.info.requestId);
+    const writer = this.protocol.streamWriter(this.parsed as ParsedRequest, this.info.requestId, result.native === true);
     this.writer = writer;
     this.ex.startStream();
     const opening = writer.start();

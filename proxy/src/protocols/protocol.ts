@@ -1,5 +1,5 @@
 import type { GatewayError } from '@gateway/shared';
-import type { CompletionResult, StreamMeta } from '../providers/adapter.js';
+import type { CompletionResult, NativeRequest, StreamMeta } from '../providers/adapter.js';
 
 /**
  * An inbound API the gateway serves (OpenAI Chat Completions, Anthropic Messages, OpenAI
@@ -29,6 +29,8 @@ export interface ParsedRequest {
   wantsUsage: boolean;
   /** max_completion_tokens, else max_tokens, else null. */
   maxTokens: number | null;
+  /** The client's own request, for a provider that speaks this protocol natively (no translation). */
+  native?: NativeRequest;
 }
 
 /** Renders one streamed answer, chunk by chunk; one per request. */
@@ -50,7 +52,8 @@ export interface InboundProtocol extends ErrorShape {
   readonly endpoint: Endpoint;
   /** Validates the client's parsed body; throws INVALID_REQUEST (with `param`) on the first problem. */
   parse(body: unknown, raw: Buffer): ParsedRequest;
-  /** The answer's body in this protocol (`model` is the id the client asked for). */
+  /** The answer's body in this protocol (`model` is the id the client asked for); a native answer goes as it is. */
   render(result: CompletionResult, request: ParsedRequest): Buffer;
-  streamWriter(request: ParsedRequest, requestId: string): StreamWriter;
+  /** `native`: the provider streams this protocol's own frames, forwarded as they are. */
+  streamWriter(request: ParsedRequest, requestId: string, native: boolean): StreamWriter;
 }

@@ -18,6 +18,8 @@ export interface ChatRequest {
   stream: boolean;
   /** The client asked for the usage chunk (stream_options.include_usage). */
   clientWantsUsage: boolean;
+  /** The client's own request, when its protocol is one some provider speaks natively. */
+  native?: NativeRequest;
   requestId: string;
   /** Trace context for the provider (traceparent, tracestate) when the request is traced. */
   traceHeaders?: Record<string, string>;
@@ -31,10 +33,22 @@ export interface Usage {
   cached?: number;
 }
 
+/**
+ * The client's own request, kept beside its translation when the inbound protocol is one a
+ * provider speaks natively: an adapter of that protocol sends it as it came (model name mapped,
+ * key swapped) and answers in it, marking the result `native`.
+ */
+export interface NativeRequest {
+  protocol: 'anthropic-messages';
+  body: Readonly<Record<string, unknown>>;
+}
+
 export interface CompletionResult {
   status: 200;
-  /** Sent to the client exactly as the provider produced it (OpenAI wire format). */
+  /** Sent to the client exactly as the provider produced it (OpenAI wire format, or the native protocol's when `native`). */
   body: Buffer;
+  /** The body is in the request's native protocol, not OpenAI's. */
+  native?: boolean;
   usage: Usage;
   finishReason: FinishReason;
   /** The provider's own finish reason when it maps to none of the gateway's (kept for the record). */
@@ -55,8 +69,12 @@ export interface StreamMeta {
 
 export interface StreamResult {
   meta: StreamMeta;
-  /** `data:` payloads in OpenAI chunk format, ready to frame; `[DONE]` is not included. */
+  /**
+   * `data:` payloads in OpenAI chunk format, ready to frame; `[DONE]` is not included. When
+   * `native`: whole SSE frames of the request's native protocol, to forward as they are.
+   */
   events: AsyncIterable<string>;
+  native?: boolean;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { estimatePromptTokens } from '../../policy/token-estimate.js';
-import type { InboundProtocol, ParsedRequest } from '../protocol.js';
+import type { InboundProtocol, ParsedRequest, StreamWriter } from '../protocol.js';
 import { anthropicErrorBody, anthropicStreamError } from './anthropic-errors.js';
 import { MessageStreamWriter } from './message-stream-writer.js';
 import { parseMessagesRequest } from './parse-request.js';
@@ -8,13 +8,22 @@ import { renderMessage } from './render-message.js';
 /**
  * Anthropic's Messages API (POST /v1/messages): the Anthropic body is translated into the
  * internal request on the way in, the internal answer into an Anthropic message or event stream
- * on the way out, and errors take Anthropic's shape.
+ * on the way out, and errors take Anthropic's shape. When the serving provider is Anthropic-typed,
+ * the client's body goes to it as it came (model name mapped, key swapped) and its answer comes
+ * back untranslated (`native`); a fallback to another provider type is translated as usual.
  */
+/** An Anthropic-typed provider's own event stream, forwarded frame by frame. */
+const PASS_THROUGH: StreamWriter = { start: () => '', chunk: (frame) => frame, end: () => '' };
+
 export const anthropicMessages: InboundProtocol = {
   endpoint: 'messages',
-  parse: (body: unknown, raw: Buffer) => parseMessagesRequest(body, raw),
-  render: (result, request) => renderMessage(result, request.model),
-  streamWriter: (request: ParsedRequest) => new MessageStreamWriter(request.model, estimatePromptTokens(request.chat)),
+  parse: (body: unknown, raw: Buffer) => {
+    const parsed = parseMessagesRequest(body, raw);
+    return { ...parsed, native: { protocol: 'anthropic-messages', body: parsed.anthropic } };
+  },
+  render: (result, request) => (result.native === true ? result.body : renderMessage(result, request.model)),
+  streamWriter: (request: ParsedRequest, _requestId: string, native: boolean) =>
+    native ? PASS_THROUGH : new MessageStreamWriter(request.model, estimatePromptTokens(request.chat)),
   errorBody: anthropicErrorBody,
   streamError: anthropicStreamError,
 };

@@ -1,4 +1,4 @@
-import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import { createSseDecoder, GatewayError, sseData, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
@@ -60,6 +60,8 @@ export class AnthropicAdapter implements ProviderAdapter {
       throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not a JSON message.`);
     }
     const { body: completion, usage, finish } = toChatCompletion(message as AnthropicResponse, request.upstreamModel);
+    // An Anthropic client gets Anthropic's own answer; the translation only measured it.
+    if (isNative(request)) return { status: 200, body, native: true, usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
     return { status: 200, body: Buffer.from(JSON.stringify(completion)), usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
   }
 
@@ -72,18 +74,27 @@ export class AnthropicAdapter implements ProviderAdapter {
     const res = await this.send(this.payload(request), cancel, request);
     const meta = newStreamMeta();
     const translator = new StreamTranslator(meta, request.clientWantsUsage, request.requestId, request.upstreamModel);
-    const events = this.events(res, translator, meta, cancel);
+    const native = isNative(request);
+    const events = this.events(res, translator, meta, cancel, native);
     const first = await events.next();
-    return { meta, events: first.done ? events : startingWith(first.value, events) };
+    return { meta, events: first.done ? events : startingWith(first.value, events), native };
   }
 
-  private async *events(res: UpstreamResponse, translator: StreamTranslator, meta: StreamMeta, cancel: Cancel): AsyncGenerator<string> {
+  /**
+   * The provider's events translated into OpenAI chunks; or, `native`, forwarded as the frames
+   * Anthropic sent (the translation still runs, for the usage and finish reason it reads).
+   */
+  private async *events(res: UpstreamResponse, translator: StreamTranslator, meta: StreamMeta, cancel: Cancel, native: boolean): AsyncGenerator<string> {
     const text = new TextDecoder();
     const queue: string[] = [];
+    const frames: string[] = [];
     let head = 0;
     const out: string[] = [];
     let started = false;
-    const sse = createSseDecoder((event) => queue.push(event.data));
+    const sse = createSseDecoder((event) => {
+      queue.push(event.data);
+      if (native) frames.push(event.event === undefined ? sseData(event.data) : `event: ${event.event}\n${sseData(event.data)}`);
+    });
     try {
       for await (const chunk of res.stream()) {
         // After message_stop the rest of the body (normally just its end) is read and ignored:
@@ -91,17 +102,24 @@ export class AnthropicAdapter implements ProviderAdapter {
         if (translator.finished) continue;
         sse.feed(text.decode(chunk, { stream: true }));
         while (head < queue.length) {
+          const frame = frames[head];
           const data = queue[head++] as string;
           translator.translate(data, out);
           if (meta.failed) throw anthropicStreamError(this.name, data, started);
-          for (let i = 0; i < out.length; i++) {
+          if (native) {
             started = true;
-            yield out[i] as string;
+            yield frame as string;
+          } else {
+            for (let i = 0; i < out.length; i++) {
+              started = true;
+              yield out[i] as string;
+            }
           }
           out.length = 0;
           if (translator.finished) break;
         }
         queue.length = 0;
+        frames.length = 0;
         head = 0;
       }
     } catch (err) {
@@ -116,6 +134,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   private payload(request: ChatRequest): Buffer {
+    if (isNative(request)) return Buffer.from(JSON.stringify({ ...request.native?.body, model: request.upstreamModel }));
     const body = toAnthropicRequest(request.body, { upstreamModel: request.upstreamModel, stream: request.stream, defaultMaxTokens: this.defaultMaxTokens });
     return Buffer.from(JSON.stringify(body));
   }
@@ -131,6 +150,11 @@ export class AnthropicAdapter implements ProviderAdapter {
   async close(): Promise<void> {
     await this.connection.close();
   }
+}
+
+/** The client spoke Anthropic's Messages API: its request goes as it came. */
+function isNative(request: ChatRequest): boolean {
+  return request.native?.protocol === 'anthropic-messages';
 }
 
 /**
