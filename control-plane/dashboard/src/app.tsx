@@ -10,11 +10,13 @@ import { MembersPage } from './pages/members-page.js';
 import { ProjectsPage } from './pages/projects-page.js';
 import { SigninPage } from './pages/signin-page.js';
 import { UsagePage } from './pages/usage-page.js';
+import { WebhooksPage } from './pages/webhooks-page.js';
 
 /** The pages, in navigation order. The server answers any of these addresses with index.html. */
 const PAGES = [
   { path: '/projects', label: 'Projects', Page: ProjectsPage },
   { path: '/keys', label: 'API keys', Page: KeysPage },
+  { path: '/webhooks', label: 'Webhooks', Page: WebhooksPage },
   { path: '/usage', label: 'Usage', Page: UsagePage },
   { path: '/audit', label: 'Audit', Page: AuditPage },
   { path: '/members', label: 'Members', Page: MembersPage },

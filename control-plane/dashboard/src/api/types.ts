@@ -32,6 +32,13 @@ export const AUDIT_TYPES = [
   'signin.failed',
 ] as const;
 
+/** The events a webhook can subscribe to, in the server's order (docs/webhooks.md#events). */
+export const WEBHOOK_EVENT_TYPES = ['key.created', 'key.deleted', 'project.updated', 'quota.threshold', 'gateway.request.failed'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
 export interface TokenResponse {
   access_token: string;
   token_type: 'Bearer';
@@ -84,6 +91,43 @@ export interface Member {
   email: string;
   role: ProjectRole;
   created_at: string;
+}
+
+/** A webhook endpoint as listed: never with its secret. */
+export interface Webhook {
+  id: string;
+  project_id: string;
+  url: string;
+  events: WebhookEventType[];
+  enabled: boolean;
+  /** Why the gateway disabled it; null while enabled or when someone disabled it by hand. */
+  disabled_reason: string | null;
+  created_at: string;
+}
+
+/** The creation response: the only one that ever carries the signing secret. */
+export interface NewWebhook {
+  id: string;
+  project_id: string;
+  url: string;
+  events: WebhookEventType[];
+  secret: string;
+  enabled: boolean;
+  created_at: string;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  /** The `webhook-id` header the endpoint sees, the same on every attempt. */
+  event_id: string;
+  event_type: WebhookEventType;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
 }
 
 // The record shapes are the gateway's own contracts, as the API serves them (every field present);

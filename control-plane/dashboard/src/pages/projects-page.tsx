@@ -60,6 +60,9 @@ export function ProjectsPage() {
                   <Link href={href('/members', { project: project.id })}>
                     Members<span class="visually-hidden"> of {project.name}</span>
                   </Link>
+                  <Link href={href('/webhooks', { project: project.id })}>
+                    Webhooks<span class="visually-hidden"> of {project.name}</span>
+                  </Link>
                 </p>
                 <div class="card-actions">
                   <button type="button" onClick={() => setEditing(project)}>

@@ -1,0 +1,169 @@
+import { useState } from 'preact/hooks';
+import { WEBHOOK_EVENT_TYPES, type NewWebhook, type WebhookEventType } from '../api/types.js';
+import { useApi } from '../auth/session-context.js';
+import { ErrorBanner } from '../components/error-banner.js';
+
+/** What each event means, beside its checkbox (docs/webhooks.md#events). */
+export const EVENT_HELP: Record<WebhookEventType, string> = {
+  'key.created': 'an API key was created',
+  'key.deleted': 'an API key was deleted',
+  'project.updated': 'the project was renamed, or its quota, limits or models changed',
+  'quota.threshold': 'usage reached 80 % or 100 % of the quota',
+  'gateway.request.failed': 'gateway requests failed (batched: at most one event every 10 s)',
+};
+
+interface Problems {
+  url?: string;
+  events?: string;
+  secret?: string;
+}
+
+/**
+ * Checks that spare a round trip; the API has the last word (private addresses, the secret's
+ * length) and its refusal is shown above the form.
+ */
+function problemsOf(url: string, events: readonly WebhookEventType[], secret: string): Problems {
+  const problems: Problems = {};
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url.trim());
+  } catch {
+    parsed = null;
+  }
+  if (parsed === null || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) {
+    problems.url = 'Enter a full http or https address, e.g. https://hooks.example.com/gateway.';
+  }
+  if (events.length === 0) problems.events = 'Choose at least one event.';
+  if (secret.trim() !== '' && !secret.trim().startsWith('whsec_')) problems.secret = 'A secret of your own starts with whsec_; or leave it empty.';
+  return problems;
+}
+
+export function NewWebhookForm({ projectId, onCreated }: { projectId: string; onCreated: (webhook: NewWebhook) => void }) {
+  const api = useApi();
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState<WebhookEventType[]>([]);
+  const [secret, setSecret] = useState('');
+  const [problems, setProblems] = useState<Problems>({});
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const toggle = (type: WebhookEventType, on: boolean) =>
+    setEvents((current) => WEBHOOK_EVENT_TYPES.filter((t) => (t === type ? on : current.includes(t))));
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (busy) return;
+    const found = problemsOf(url, events, secret);
+    setProblems(found);
+    if (Object.keys(found).length > 0) {
+      const first = found.url ? 'new-webhook-url' : found.events ? `new-webhook-event-${WEBHOOK_EVENT_TYPES[0]}` : 'new-webhook-secret';
+      document.getElementById(first)?.focus();
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      const own = secret.trim();
+      const created = await api.post<NewWebhook>(`/v1/projects/${projectId}/webhooks`, { url: url.trim(), events, ...(own === '' ? {} : { secret: own }) });
+      setUrl('');
+      setEvents([]);
+      setSecret('');
+      onCreated(created);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="panel" aria-labelledby="new-webhook-heading">
+      <h2 id="new-webhook-heading">Add a webhook</h2>
+      <ErrorBanner error={error} action="Creating the webhook failed" />
+      <form onSubmit={submit} noValidate class="stack">
+        <div class="field">
+          <label for="new-webhook-url">Endpoint URL</label>
+          <input
+            id="new-webhook-url"
+            type="url"
+            inputMode="url"
+            required
+            maxLength={2048}
+            value={url}
+            onInput={(e) => setUrl(e.currentTarget.value)}
+            aria-invalid={problems.url !== undefined}
+            aria-describedby={problems.url ? 'new-webhook-url-hint new-webhook-url-problem' : 'new-webhook-url-hint'}
+            autocomplete="off"
+            spellcheck={false}
+          />
+          <p id="new-webhook-url-hint" class="hint">
+            Where the gateway POSTs the events: a public http or https address, without user:password.
+          </p>
+          {problems.url && <FieldProblem id="new-webhook-url-problem" text={problems.url} />}
+        </div>
+
+        <fieldset class="event-choices" aria-describedby={problems.events ? 'new-webhook-events-problem' : undefined}>
+          <legend>Events to send</legend>
+          <ul>
+            {WEBHOOK_EVENT_TYPES.map((type) => (
+              <li key={type}>
+                <input
+                  type="checkbox"
+                  id={`new-webhook-event-${type}`}
+                  checked={events.includes(type)}
+                  onChange={(e) => toggle(type, e.currentTarget.checked)}
+                  aria-describedby={`new-webhook-event-${type}-help`}
+                />
+                <label for={`new-webhook-event-${type}`}>
+                  <code>{type}</code>
+                </label>
+                <span id={`new-webhook-event-${type}-help`} class="hint">
+                  {EVENT_HELP[type]}
+                </span>
+              </li>
+            ))}
+          </ul>
+          {problems.events && <FieldProblem id="new-webhook-events-problem" text={problems.events} />}
+        </fieldset>
+
+        <div class="field">
+          <label for="new-webhook-secret">
+            Signing secret <span class="muted">(optional)</span>
+          </label>
+          <input
+            id="new-webhook-secret"
+            class="mono"
+            maxLength={200}
+            value={secret}
+            onInput={(e) => setSecret(e.currentTarget.value)}
+            aria-invalid={problems.secret !== undefined}
+            aria-describedby={problems.secret ? 'new-webhook-secret-hint new-webhook-secret-problem' : 'new-webhook-secret-hint'}
+            autocomplete="off"
+            spellcheck={false}
+            data-secret="webhook-secret"
+          />
+          <p id="new-webhook-secret-hint" class="hint">
+            Leave empty and the gateway generates one. Your own (the same on several gateways, say) is <code>whsec_</code> followed by the base64 of 24 to
+            64 random bytes: <code>echo "whsec_$(openssl rand -base64 32)"</code>. Either way it is shown once, right after creation.
+          </p>
+          {problems.secret && <FieldProblem id="new-webhook-secret-problem" text={problems.secret} />}
+        </div>
+
+        <div class="form-actions">
+          <button type="submit" class="button-primary" aria-disabled={busy} aria-busy={busy}>
+            {busy ? 'Creating…' : 'Create webhook'}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function FieldProblem({ id, text }: { id: string; text: string }) {
+  return (
+    <p id={id} class="field-problem" role="alert">
+      <span aria-hidden="true">⚠ </span>
+      {text}
+    </p>
+  );
+}
