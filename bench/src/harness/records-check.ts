@@ -81,7 +81,17 @@ export async function checkRecordsLand(ctx: RunContext): Promise<ScenarioResult 
     await writer.stop();
     await db.drop();
   }
-  const perScenario = Object.fromEntries([...ctx.ledger].map(([name, t]) => [name, { expected: t.requests, landed: byScenario.get(name) ?? 0, routed: t.routed, dropped: t.dropped }]));
+  // A scenario may run several gateways (`throughput` and `throughput-workers`, say), all sending
+  // the scenario's User-Agent: their tallies are summed under it.
+  const uaOf = (name: string) => [...byScenario.keys()].filter((ua) => name === ua || name.startsWith(`${ua}-`)).sort((a, b) => b.length - a.length)[0] ?? name;
+  const perScenario: Record<string, { expected: number; landed: number; routed: number; dropped: number }> = {};
+  for (const [name, t] of ctx.ledger) {
+    const ua = uaOf(name);
+    const entry = (perScenario[ua] ??= { expected: 0, landed: byScenario.get(ua) ?? 0, routed: 0, dropped: 0 });
+    entry.expected += t.requests;
+    entry.routed += t.routed;
+    entry.dropped += t.dropped;
+  }
   const mismatched = Object.entries(perScenario).filter(([, v]) => v.expected !== v.landed).map(([k]) => k);
   const allLanded = audit === expected.requests && usage === expected.routed && expected.dropped === 0 && depth.failed === 0;
   const rows: Row[] = [
