@@ -71,6 +71,17 @@ describe('UpstreamResponse', () => {
     expect(text).toBe('chunk-0;chunk-1;chunk-2;chunk-3;chunk-4;');
   });
 
+  it('drops the rest of a body it was released from, without giving the connection up', async () => {
+    const before = closedEarly;
+    let settled = 0;
+    const res = await UpstreamResponse.post(pool, '/slow', { 'content-type': 'application/json' }, Buffer.from('{}'), new Cancel(), () => settled++);
+    const first = await res.stream().next();
+    expect(first.value?.toString()).toMatch(/^chunk-0;/);
+    res.release();
+    await expect.poll(() => settled).toBe(1);
+    expect(closedEarly).toBe(before);
+  });
+
   it('reads only the start of an error body and gives the connection up', async () => {
     const before = closedEarly;
     const res = await post('/error');

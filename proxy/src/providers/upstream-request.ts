@@ -29,6 +29,8 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
   private paused = false;
   /** The whole body is wanted at once: never pause the socket. */
   private collecting = false;
+  /** The rest of the body is not wanted: read and dropped, so the connection returns to the pool. */
+  private discarding = false;
   private wake: (() => void) | null = null;
   private started: { resolve: (res: UpstreamResponse) => void; reject: (err: Error) => void } | null = null;
   /** undici's abort of this exchange alone (the request's Cancel may go on to another provider). */
@@ -101,6 +103,21 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
   }
 
   /**
+   * The answer is complete before its body ends (an SSE stream's end marker came): what follows is
+   * read and dropped in the background, so the caller need not wait for it and the keep-alive
+   * connection still returns to the pool.
+   */
+  release(): void {
+    this.discarding = true;
+    this.chunks = [];
+    this.buffered = 0;
+    if (this.paused) {
+      this.paused = false;
+      this.resumeFn?.();
+    }
+  }
+
+  /**
    * Stops reading: this exchange's connection is given up (an error page too long to read, a stream
    * the gateway no longer needs). The request's Cancel is left alone: the router may still try the
    * route's next provider.
@@ -141,6 +158,7 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
+    if (this.discarding) return true;
     this.chunks.push(chunk);
     this.buffered += chunk.length;
     this.notify();

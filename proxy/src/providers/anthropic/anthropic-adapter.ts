@@ -97,9 +97,6 @@ export class AnthropicAdapter implements ProviderAdapter {
     });
     try {
       for await (const chunk of res.stream()) {
-        // After message_stop the rest of the body (normally just its end) is read and ignored:
-        // giving up early would close a pooled keep-alive connection.
-        if (translator.finished) continue;
         sse.feed(text.decode(chunk, { stream: true }));
         while (head < queue.length) {
           const frame = frames[head];
@@ -121,6 +118,12 @@ export class AnthropicAdapter implements ProviderAdapter {
         queue.length = 0;
         frames.length = 0;
         head = 0;
+        if (translator.finished) {
+          // The message is whole at message_stop: the client's answer ends now; the rest of the
+          // provider's body is dropped in the background and the pooled connection kept.
+          res.release();
+          break;
+        }
       }
     } catch (err) {
       if (translator.finished && !cancel.aborted) return;

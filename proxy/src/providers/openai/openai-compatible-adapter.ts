@@ -101,9 +101,6 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     const sse = createSseDecoder((event) => queue.push(event.data));
     try {
       for await (const chunk of res.stream()) {
-        // After [DONE] the rest of the body (normally just its end) is read and ignored: giving
-        // up early would close a pooled keep-alive connection.
-        if (done) continue;
         sse.feed(text.decode(chunk, { stream: true }));
         while (head < queue.length) {
           let data: string | null = queue[head++] as string;
@@ -123,6 +120,13 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
         }
         queue.length = 0;
         head = 0;
+        if (done) {
+          // The answer is whole at [DONE]: the client's stream ends now, not when the provider
+          // closes its body; the rest of that body is dropped in the background (the pooled
+          // connection is kept).
+          res.release();
+          break;
+        }
       }
     } catch (err) {
       if (done && !cancel.aborted) return;
