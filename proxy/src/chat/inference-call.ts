@@ -114,7 +114,10 @@ export class InferenceCall extends ModelCall {
         maxTokens = cap;
       }
     }
-    const estimate = estimatePromptTokens(body) + (maxTokens ?? this.deps.defaultReservation);
+    // Made once: the reservation, a stream's opening usage and a usage record without the
+    // provider's counts all read it.
+    parsed.promptTokens = estimatePromptTokens(body);
+    const estimate = parsed.promptTokens + (maxTokens ?? this.deps.defaultReservation);
     const reservation = await admit(this, this.deps, policy, key.id, estimate);
     if (reservation === null) return null;
     this.reservation = reservation;
@@ -182,7 +185,7 @@ export class InferenceCall extends ModelCall {
     if (this.request === null) return undefined;
     const counted = known ?? this.meta?.usage ?? null;
     return {
-      input: counted?.input ?? estimatePromptTokens(this.request.body),
+      input: counted?.input ?? this.parsed?.promptTokens ?? estimatePromptTokens(this.request.body),
       output: counted?.output ?? this.meta?.estimatedOutput ?? 0,
       cached: counted?.cached ?? 0,
       finishReason,

@@ -12,7 +12,8 @@ export interface RequestIdentity {
   /** The inbound API, null for endpoints that are not model requests (the models list). */
   readonly endpoint: GatewayEndpoint | null;
   readonly attempts: number;
-  readonly tried: readonly string[];
+  /** Providers tried, in order; the call is over, so the record takes the list as it is. */
+  readonly tried: string[];
 }
 
 export interface UsageOutcome {
@@ -68,7 +69,7 @@ export function auditEvent(
     latency_ms: latencyMs,
     endpoint: call.endpoint,
     attempts: call.attempts,
-    providers: call.tried.length === 0 ? [] : [...call.tried],
+    providers: call.tried,
   };
 }
 

@@ -31,6 +31,8 @@ export interface ParsedRequest {
   maxTokens: number | null;
   /** The client's own request, for a provider that speaks this protocol natively (no translation). */
   native?: NativeRequest;
+  /** The prompt's token estimate, made once by the request path for its reservation. */
+  promptTokens?: number;
 }
 
 /** Renders one streamed answer, chunk by chunk; one per request. */

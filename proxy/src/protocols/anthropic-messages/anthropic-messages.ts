@@ -23,7 +23,7 @@ export const anthropicMessages: InboundProtocol = {
   },
   render: (result, request) => (result.native === true ? result.body : renderMessage(result, request.model)),
   streamWriter: (request: ParsedRequest, _requestId: string, native: boolean) =>
-    native ? PASS_THROUGH : new MessageStreamWriter(request.model, estimatePromptTokens(request.chat)),
+    native ? PASS_THROUGH : new MessageStreamWriter(request.model, request.promptTokens ?? estimatePromptTokens(request.chat)),
   errorBody: anthropicErrorBody,
   streamError: anthropicStreamError,
 };

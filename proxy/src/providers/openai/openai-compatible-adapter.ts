@@ -42,11 +42,14 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   readonly models: readonly ModelEntry[];
   private readonly connection: ProviderConnection;
   private readonly limitOption: TokenLimitField | null;
+  /** The token-limit field of each configured model, decided once at start (token-limit-field.ts). */
+  private readonly limitFields: ReadonlyMap<string, TokenLimitField | null>;
 
   constructor(config: ProviderConfig, endpoint: OpenAiEndpoint) {
     this.name = config.name;
     this.models = config.models;
     this.limitOption = tokenLimitOption(config.name, config.options);
+    this.limitFields = new Map(config.models.map((m) => [m.upstream, tokenLimitField(m.upstream, this.limitOption)]));
     const origin = endpoint.origin;
     this.connection = new ProviderConnection(config, origin, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...endpoint.headers });
   }
@@ -149,7 +152,8 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   private payload(request: ChatRequest): Buffer {
     const renamed = request.upstreamModel !== request.model;
     const askUsage = request.stream && !request.clientWantsUsage;
-    const limitField = tokenLimitField(request.upstreamModel, this.limitOption);
+    const known = this.limitFields.get(request.upstreamModel);
+    const limitField = known !== undefined ? known : tokenLimitField(request.upstreamModel, this.limitOption);
     const moveTokens = limitNeedsMove(request.body, limitField);
     if (!renamed && !askUsage && !moveTokens) return request.raw;
     const body: Record<string, unknown> = { ...request.body, model: request.upstreamModel };
