@@ -1,5 +1,5 @@
 import type { HttpResponse, TemplatedApp } from '@gateway/proxy/uws';
-import { pieces, readAll, sendFrames, type MockState } from './mock-frames.js';
+import { mockRoute, pieces, sendFrames, type MockState } from './mock-frames.js';
 import type { MockBehaviour, MockUpstreamStats } from './mock-upstream.js';
 
 /**
@@ -30,46 +30,18 @@ const ERROR_TYPE: Record<number, string> = {
   529: 'overloaded_error',
 };
 
-type State = MockState;
 
 export function addAnthropicRoute(app: TemplatedApp, stats: MockUpstreamStats, defaults: MockBehaviour): void {
-  app.post('/v1/messages', (res, req) => {
-    const headers: Record<string, string> = {};
-    req.forEach((k, v) => {
-      headers[k] = v;
+  mockRoute(app, '/v1/messages', stats, defaults, (res, body, behaviour, state) => {
+    if (behaviour.status && behaviour.status !== 200) return sendError(res, behaviour);
+    if (body.stream === true) {
+      stats.streams++;
+      return sendStream(res, body, behaviour, state, stats);
+    }
+    res.cork(() => {
+      res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(JSON.stringify(message(body, behaviour)));
     });
-    const state: State = { aborted: false, timers: [] };
-    res.onAborted(() => {
-      state.aborted = true;
-      stats.aborted++;
-      for (const t of state.timers) clearTimeout(t);
-    });
-    readAll(res, (raw) => {
-      stats.requests++;
-      stats.lastHeaders = headers;
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
-      } catch {
-        body = {};
-      }
-      stats.lastBody = body;
-      const behaviour: MockBehaviour = { ...defaults, ...((body.mock as MockBehaviour | undefined) ?? {}) };
-      const go = () => {
-        if (state.aborted || behaviour.hang) return;
-        if (behaviour.status && behaviour.status !== 200) return sendError(res, behaviour);
-        if (body.stream === true) {
-          stats.streams++;
-          return sendStream(res, body, behaviour, state, stats);
-        }
-        res.cork(() => {
-          res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(JSON.stringify(message(body, behaviour)));
-        });
-        stats.completed++;
-      };
-      if (behaviour.delay_ms) state.timers.push(setTimeout(go, behaviour.delay_ms));
-      else go();
-    });
+    stats.completed++;
   });
 }
 
@@ -124,7 +96,7 @@ function sendError(res: HttpResponse, b: MockBehaviour): void {
 
 const event = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
 
-function sendStream(res: HttpResponse, body: Record<string, unknown>, b: MockBehaviour, state: State, stats: MockUpstreamStats): void {
+function sendStream(res: HttpResponse, body: Record<string, unknown>, b: MockBehaviour, state: MockState, stats: MockUpstreamStats): void {
   const tool = wantsTool(body, b);
   const input = inputTokens(body);
   const start = { ...message(body, b), content: [], stop_reason: null, usage: { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } };

@@ -1,4 +1,4 @@
-import type { HttpResponse } from '@gateway/proxy/uws';
+import type { HttpResponse, TemplatedApp } from '@gateway/proxy/uws';
 import type { MockBehaviour, MockUpstreamStats } from './mock-upstream.js';
 
 /** What every mock route shares: reading a body, cutting an answer into pieces, paced SSE frames. */
@@ -47,4 +47,45 @@ export function sendFrames(res: HttpResponse, frames: readonly string[], b: Mock
     else step();
   };
   step();
+}
+
+/** Answers one request once its body is read and its `delay_ms` has passed (never if aborted or `hang`). */
+export type MockAnswer = (res: HttpResponse, body: Record<string, unknown>, behaviour: MockBehaviour, state: MockState) => void;
+
+/**
+ * A POST route of the mock: records the request's headers and body in `stats`, merges the body's
+ * `mock` steering over the defaults, keeps an abort flag (and cancels pending timers on abort),
+ * and hands the request to `answer` after the steered delay.
+ */
+export function mockRoute(app: TemplatedApp, path: string, stats: MockUpstreamStats, defaults: MockBehaviour, answer: MockAnswer): void {
+  app.post(path, (res, req) => {
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => {
+      headers[k] = v;
+    });
+    const state: MockState = { aborted: false, timers: [] };
+    res.onAborted(() => {
+      state.aborted = true;
+      stats.aborted++;
+      for (const t of state.timers) clearTimeout(t);
+    });
+    readAll(res, (raw) => {
+      stats.requests++;
+      stats.lastHeaders = headers;
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+      } catch {
+        body = {};
+      }
+      stats.lastBody = body;
+      const behaviour: MockBehaviour = { ...defaults, ...((body.mock as MockBehaviour | undefined) ?? {}) };
+      const go = () => {
+        if (state.aborted || behaviour.hang) return;
+        answer(res, body, behaviour, state);
+      };
+      if (behaviour.delay_ms) state.timers.push(setTimeout(go, behaviour.delay_ms));
+      else go();
+    });
+  });
 }

@@ -1,6 +1,6 @@
 import { loadUws, type HttpResponse, type us_listen_socket } from '@gateway/proxy/uws';
 import { addAnthropicRoute } from './mock-anthropic.js';
-import { pieces, readAll, sendFrames } from './mock-frames.js';
+import { mockRoute, pieces, sendFrames, type MockState } from './mock-frames.js';
 
 /**
  * A model provider stand-in speaking OpenAI's Chat Completions wire format, on uWebSockets.js so
@@ -61,44 +61,16 @@ export function startMockUpstream(options: MockUpstreamOptions = {}): Promise<Mo
   const defaults = options.defaults ?? {};
   const app = uws.App();
 
-  app.post('/v1/chat/completions', (res, req) => {
-    const headers: Record<string, string> = {};
-    req.forEach((k, v) => {
-      headers[k] = v;
+  mockRoute(app, '/v1/chat/completions', stats, defaults, (res, body, behaviour, state) => {
+    if (behaviour.status && behaviour.status !== 200) return sendError(res, behaviour);
+    if (body.stream === true) {
+      stats.streams++;
+      return sendStream(res, body, behaviour, state, stats);
+    }
+    res.cork(() => {
+      res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(JSON.stringify(completion(body, behaviour)));
     });
-    const state = { aborted: false, timers: [] as NodeJS.Timeout[] };
-    res.onAborted(() => {
-      state.aborted = true;
-      stats.aborted++;
-      for (const t of state.timers) clearTimeout(t);
-    });
-    readAll(res, (raw) => {
-      stats.requests++;
-      stats.lastHeaders = headers;
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
-      } catch {
-        body = {};
-      }
-      stats.lastBody = body;
-      const behaviour: MockBehaviour = { ...defaults, ...((body.mock as MockBehaviour | undefined) ?? {}) };
-      const go = () => {
-        if (state.aborted) return;
-        if (behaviour.hang) return;
-        if (behaviour.status && behaviour.status !== 200) return sendError(res, behaviour);
-        if (body.stream === true) {
-          stats.streams++;
-          return sendStream(res, body, behaviour, state, stats);
-        }
-        res.cork(() => {
-          res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(JSON.stringify(completion(body, behaviour)));
-        });
-        stats.completed++;
-      };
-      if (behaviour.delay_ms) state.timers.push(setTimeout(go, behaviour.delay_ms));
-      else go();
-    });
+    stats.completed++;
   });
 
   addAnthropicRoute(app, stats, defaults);
@@ -180,7 +152,7 @@ function sendStream(
   res: HttpResponse,
   body: Record<string, unknown>,
   b: MockBehaviour,
-  state: { aborted: boolean; timers: NodeJS.Timeout[] },
+  state: MockState,
   stats: MockUpstreamStats,
 ): void {
   const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
