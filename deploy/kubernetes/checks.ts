@@ -1,55 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { DEFAULT_DRAIN_MS, FLUSH_MARGIN_MS, FORBIDDEN, LISTENERS, listenerPort, REQUIRED, roleOfCommand, SCALE_OUT_VARIABLES, serves, WRITER_CLOSE_MS, type Role } from '../roles.js';
 import type { K8sObject } from './schema-check.js';
 
 /**
  * What the gateway needs of its manifests, beyond what the API accepts. Each check returns the
- * problems it finds as `Kind/name: message` lines (none when all is well), and reads the facts it
- * checks against from the code and the README rather than restating them: the port variables and
- * their defaults from the service configuration, the health paths from the listeners' sources, the
- * variable names from the README's configuration table.
+ * problems it finds as `Kind/name: message` lines (none when all is well); the facts it checks
+ * against come from the code and the README (deploy/roles.ts).
  */
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-export type Role = 'proxy' | 'control-plane' | 'writer' | 'migrate';
-
-/** The image runs one role per entry point (deploy/docker/Dockerfile). */
-const ENTRY_POINTS: Record<string, Role> = {
-  'proxy/dist/main.js': 'proxy',
-  'control-plane/dist/main.js': 'control-plane',
-  'control-plane/dist/writer-main.js': 'writer',
-  'control-plane/dist/migrate-main.js': 'migrate',
-};
-
-/** Each role's HTTP listeners: the variable naming the port, and the file that routes its requests. */
-const LISTENERS: Record<Role, { variable: string; source: string }[]> = {
-  proxy: [
-    { variable: 'PROXY_PORT', source: 'proxy/src/http/server.ts' },
-    { variable: 'METRICS_PORT', source: 'shared/src/metrics-server.ts' },
-  ],
-  'control-plane': [{ variable: 'CONTROL_PORT', source: 'control-plane/src/http/routes/health.ts' }],
-  writer: [{ variable: 'WRITER_PORT', source: 'shared/src/metrics-server.ts' }],
-  migrate: [],
-};
-
-/** Variables a role cannot run in a cluster without. */
-const REQUIRED: Record<Role, string[]> = {
-  proxy: ['REDIS_URL', 'INTERNAL_TOKEN', 'CONTROL_PLANE_URL', 'GATEWAY_CONFIG', 'PROXY_WORKERS', 'DRAIN_TIMEOUT_MS'],
-  'control-plane': ['DATABASE_URL', 'REDIS_URL', 'JWT_SECRET', 'INTERNAL_TOKEN'],
-  writer: ['DATABASE_URL', 'REDIS_URL'],
-  migrate: ['DATABASE_URL'],
-};
-
-/**
- * Scale-out settings (Redis Cluster or Sentinel, the control plane's invalidation stream to the
- * proxies) that the manifests set and whose README rows arrive with the code that reads them.
- */
-export const SCALE_OUT_VARIABLES = ['INTERNAL_TOKEN', 'CONTROL_PLANE_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS', 'REDIS_SENTINEL_NAME'];
-
-/** After SIGTERM a process drains for DRAIN_TIMEOUT_MS, then flushes its records; the writer finishes its batches. */
-const FLUSH_MARGIN_MS = 5_000;
-const WRITER_CLOSE_MS = 10_000;
 
 // --- reading the manifests -------------------------------------------------------------------
 
@@ -117,12 +73,6 @@ export function workloads(objects: readonly K8sObject[]): Workload[] {
     });
 }
 
-export function roleOf(container: Container): Role | null {
-  const argv = [...(container.command ?? []), ...(container.args ?? [])];
-  for (const arg of argv) if (arg in ENTRY_POINTS) return ENTRY_POINTS[arg] as Role;
-  return null;
-}
-
 /** Containers of the gateway's image, each with its role and workload. */
 function gatewayContainers(objects: readonly K8sObject[]): { workload: Workload; container: Container; role: Role; init: boolean }[] {
   return workloads(objects).flatMap((workload) => [
@@ -132,6 +82,10 @@ function gatewayContainers(objects: readonly K8sObject[]): { workload: Workload;
     const role = roleOf(c.container);
     return role === null ? [] : [{ ...c, role }];
   }));
+}
+
+function roleOf(container: Container): Role | null {
+  return roleOfCommand([...(container.command ?? []), ...(container.args ?? [])]);
 }
 
 /** The workload whose pods run a role's main container. */
@@ -169,30 +123,6 @@ export function containerEnv(objects: readonly K8sObject[], examples: readonly K
     vars.set(v.name, { value: ref ? keysOf(objects, examples, kind, ref.name)?.get(ref.key) : v.value, from: ref ? `${kind}/${ref.name}` : 'env' });
   }
   return vars;
-}
-
-// --- facts from the code and the README ------------------------------------------------------
-
-/** Port defaults as the service configuration reads them: `envPort(env, 'PROXY_PORT', 8080)`. */
-export function portDefaults(): Map<string, number> {
-  const source = readFileSync(join(ROOT, 'shared/src/config/service-config.ts'), 'utf8');
-  return new Map([...source.matchAll(/envPort\(env, '([A-Z_]+)', (\d+)\)/g)].map((m) => [m[1] as string, Number(m[2])]));
-}
-
-/** Whether a listener's source routes a path. */
-function serves(source: string, path: string): boolean {
-  return new RegExp(`['"\`]${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}['"\`]`).test(readFileSync(join(ROOT, source), 'utf8'));
-}
-
-/** The variables of the README's configuration table. */
-export function documentedVariables(readme = readFileSync(join(ROOT, 'README.md'), 'utf8')): Set<string> {
-  const section = readme.split(/^## Configuration$/m)[1]?.split(/^## /m)[0] ?? '';
-  return new Set([...section.matchAll(/^\|\s*`([A-Z][A-Z0-9_]+)`\s*\|/gm)].map((m) => m[1] as string));
-}
-
-/** `${VAR}` references of a providers file. */
-export function providerFileVariables(text: string): Set<string> {
-  return new Set([...text.matchAll(/\$\{([A-Z][A-Z0-9_]*)\}/g)].map((m) => m[1] as string));
 }
 
 // --- the checks ------------------------------------------------------------------------------
@@ -234,12 +164,12 @@ function resolvePort(container: Container, port: string | number): number | unde
 /** Probes: readiness on /readyz, liveness on /healthz, at a port and path the role's code serves. */
 export function checkProbes(objects: readonly K8sObject[], examples: readonly K8sObject[]): string[] {
   const problems: string[] = [];
-  const defaults = portDefaults();
   for (const { workload, container, role, init } of gatewayContainers(objects)) {
     if (init) continue;
     const where = `${workload.kind}/${workload.name} ${container.name}`;
     const env = containerEnv(objects, examples, container);
-    const listeners = LISTENERS[role].map((l) => ({ ...l, port: Number(env.get(l.variable)?.value ?? defaults.get(l.variable)) }));
+    const values = new Map([...env].map(([name, v]) => [name, v.value]));
+    const listeners = LISTENERS[role].map((l) => ({ ...l, port: listenerPort(l.variable, values) }));
     for (const p of container.ports ?? []) {
       if (!listeners.some((l) => l.port === p.containerPort)) problems.push(`${where}: declares port ${p.containerPort}, on which the ${role} does not listen`);
     }
@@ -259,7 +189,7 @@ export function checkProbes(objects: readonly K8sObject[], examples: readonly K8
   return problems;
 }
 
-/** Every variable a gateway container gets is one the code reads; each role gets what it needs. */
+/** Every variable a gateway container gets is one the code reads; each role gets what it needs, and no credential it does not use. */
 export function checkEnv(objects: readonly K8sObject[], examples: readonly K8sObject[], documented: ReadonlySet<string>, providerVariables: ReadonlySet<string>): string[] {
   const problems: string[] = [];
   const known = new Set([...documented, ...SCALE_OUT_VARIABLES]);
@@ -270,6 +200,7 @@ export function checkEnv(objects: readonly K8sObject[], examples: readonly K8sOb
       if (!known.has(name) && !(role === 'proxy' && providerVariables.has(name))) problems.push(`${where}: ${name} (from ${from}) is not a variable the gateway reads`);
     }
     for (const name of REQUIRED[role]) if (!env.has(name)) problems.push(`${where}: the ${role} needs ${name}`);
+    for (const name of FORBIDDEN[role]) if (env.has(name)) problems.push(`${where}: the ${role} must not be given ${name}`);
   }
   return problems;
 }
@@ -285,7 +216,7 @@ export function checkGrace(objects: readonly K8sObject[], examples: readonly K8s
   for (const { workload, container, role, init } of gatewayContainers(objects)) {
     if (init) continue;
     const graceMs = (workload.pod.terminationGracePeriodSeconds ?? 30) * 1000;
-    const drainMs = role === 'proxy' ? Number(containerEnv(objects, examples, container).get('DRAIN_TIMEOUT_MS')?.value ?? 10_000) : role === 'writer' ? WRITER_CLOSE_MS : 0;
+    const drainMs = role === 'proxy' ? Number(containerEnv(objects, examples, container).get('DRAIN_TIMEOUT_MS')?.value ?? DEFAULT_DRAIN_MS) : role === 'writer' ? WRITER_CLOSE_MS : 0;
     const needed = preStopSeconds(container) * 1000 + drainMs + FLUSH_MARGIN_MS;
     if (graceMs < needed) problems.push(`${workload.kind}/${workload.name}: terminationGracePeriodSeconds ${graceMs / 1000} is shorter than preStop + drain + flush (${needed / 1000} s)`);
   }
@@ -373,7 +304,6 @@ export function checkSecurity(objects: readonly K8sObject[]): string[] {
 /** Prometheus scrape annotations name the port where the role serves /metrics. */
 export function checkScrape(objects: readonly K8sObject[], examples: readonly K8sObject[]): string[] {
   const problems: string[] = [];
-  const defaults = portDefaults();
   for (const { workload, container, role, init } of gatewayContainers(objects)) {
     if (init) continue;
     const where = `${workload.kind}/${workload.name}`;
@@ -382,8 +312,8 @@ export function checkScrape(objects: readonly K8sObject[], examples: readonly K8
       problems.push(`${where}: no prometheus.io/scrape annotation`);
       continue;
     }
-    const env = containerEnv(objects, examples, container);
-    const listener = LISTENERS[role].find((l) => Number(env.get(l.variable)?.value ?? defaults.get(l.variable)) === Number(a['prometheus.io/port']));
+    const values = new Map([...containerEnv(objects, examples, container)].map(([name, v]) => [name, v.value]));
+    const listener = LISTENERS[role].find((l) => listenerPort(l.variable, values) === Number(a['prometheus.io/port']));
     const path = a['prometheus.io/path'] ?? '/metrics';
     if (listener === undefined) problems.push(`${where}: prometheus.io/port ${String(a['prometheus.io/port'])} is not a port the ${role} listens on`);
     else if (!serves(listener.source, path) || path !== '/metrics') problems.push(`${where}: ${path} on ${listener.variable} does not serve metrics`);

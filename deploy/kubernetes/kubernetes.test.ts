@@ -11,11 +11,10 @@ import {
   checkSecurity,
   checkSelectors,
   checkWorkers,
-  documentedVariables,
-  providerFileVariables,
   providersFile,
   type Container,
 } from './checks.js';
+import { documentedVariables, providerFileVariables } from '../roles.js';
 import { exampleSecrets, OVERLAYS, renderOverlay, type Overlay } from './manifests.js';
 import { validateObject, type K8sObject } from './schema-check.js';
 
@@ -171,6 +170,7 @@ describe('a typo in the manifests fails', () => {
     ['a readiness path the proxy does not serve', () => edited(base(), 'Deployment', 'gateway-proxy', [...PROXY_CONTAINER, 'readinessProbe', 'httpGet', 'path'], '/ready'), /readinessProbe asks \/ready/],
     ['a probe on a port nobody listens on', () => edited(base(), 'Deployment', 'gateway-writer', [...PROXY_CONTAINER, 'livenessProbe', 'httpGet', 'port'], 8083), /livenessProbe port 8083 is not a port the writer listens on/],
     ['a misspelt variable', () => edited(base(), 'Deployment', 'gateway-proxy', [...PROXY_CONTAINER, 'env', envIndex(base(), 'gateway-proxy', 'DRAIN_TIMEOUT_MS'), 'name'], 'DRAIN_TIMEOUT'), /DRAIN_TIMEOUT \(from env\) is not a variable the gateway reads/],
+    ['database credentials given to the proxy', () => edited(base(), 'Deployment', 'gateway-proxy', [...PROXY_CONTAINER, 'env', 0], { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'gateway-secrets', key: 'DATABASE_URL' } } }), /the proxy must not be given DATABASE_URL/],
     ['a misspelt secret key', () => edited(base(), 'Deployment', 'gateway-control-plane', [...PROXY_CONTAINER, 'env', envIndex(base(), 'gateway-control-plane', 'JWT_SECRET'), 'valueFrom', 'secretKeyRef', 'key'], 'JWT_SECRT'), /reads key JWT_SECRT that Secret gateway-secrets does not have/],
     ['a grace period shorter than the drain', () => edited(base(), 'Deployment', 'gateway-proxy', ['spec', 'template', 'spec', 'terminationGracePeriodSeconds'], 30), /terminationGracePeriodSeconds 30 is shorter/],
     ['an autoscaler on the wrong Deployment', () => edited(base(), 'HorizontalPodAutoscaler', 'gateway-proxy', ['spec', 'scaleTargetRef', 'name'], 'gateway-proxies'), /scales Deployment\/gateway-proxies/],
