@@ -137,6 +137,16 @@ describe('the compose stack', () => {
     }
   });
 
+  it('points the proxies at the control plane\'s invalidation stream, with the token the control plane holds', () => {
+    const [control] = byRole('control-plane');
+    for (const g of byRole('proxy')) {
+      const url = new URL(g.env.get('CONTROL_PLANE_URL') ?? 'missing:');
+      expect(url.hostname).toBe(control?.name);
+      expect(Number(url.port)).toBe(listenerPort('CONTROL_PORT', control?.env ?? new Map()));
+      expect(g.env.get('INTERNAL_TOKEN')).toBe(control?.env.get('INTERNAL_TOKEN'));
+    }
+  });
+
   it('mounts a providers file the proxy accepts where GATEWAY_CONFIG points', () => {
     const text = readFileSync(join(DIR, 'providers.yaml'), 'utf8');
     expect(parseProvidersFile(text, 'providers.yaml', {}, PROVIDER_TYPES).providers.map((p) => p.type)).toEqual(['mock']);

@@ -361,3 +361,36 @@ export function providersFile(objects: readonly K8sObject[], examples: readonly 
   }
   return { problems: [`${where}: nothing is mounted at GATEWAY_CONFIG ${path}`] };
 }
+
+/**
+ * The proxies reach the control plane's invalidation stream: CONTROL_PLANE_URL names a Service of
+ * the control plane's pods at a port that reaches its listener, and both sides read INTERNAL_TOKEN
+ * from the same Secret key.
+ */
+export function checkInternalChannel(objects: readonly K8sObject[], examples: readonly K8sObject[]): string[] {
+  const proxy = gatewayContainers(objects).find((c) => c.role === 'proxy' && !c.init);
+  const control = gatewayContainers(objects).find((c) => c.role === 'control-plane' && !c.init);
+  if (proxy === undefined || control === undefined) return ['no proxy or no control plane'];
+  const problems: string[] = [];
+  const proxyEnv = containerEnv(objects, examples, proxy.container);
+  const url = proxyEnv.get('CONTROL_PLANE_URL')?.value;
+  const parsed = url === undefined ? null : URL.canParse(url) ? new URL(url) : null;
+  if (parsed === null) return [`${proxy.workload.kind}/${proxy.workload.name}: CONTROL_PLANE_URL ${String(url)} is not a URL`];
+  const host = parsed.hostname.split('.')[0];
+  const port = Number(parsed.port || (parsed.protocol === 'https:' ? 443 : 80));
+  const svc = objects.find((o) => o.kind === 'Service' && meta(o).name === host);
+  const s = svc && spec<{ selector?: Record<string, string>; ports?: { port: number; targetPort?: string | number }[] }>(svc);
+  const servicePort = s?.ports?.find((p) => p.port === port);
+  const controlValues = new Map([...containerEnv(objects, examples, control.container)].map(([name, v]) => [name, v.value]));
+  const controlPort = listenerPort('CONTROL_PORT', controlValues);
+  if (s === undefined || !selects(s.selector ?? {}, control.workload.labels)) problems.push(`CONTROL_PLANE_URL ${url}: no Service ${host} of the control plane's pods`);
+  else if (servicePort === undefined || resolvePort(control.container, servicePort.targetPort ?? servicePort.port) !== controlPort) problems.push(`CONTROL_PLANE_URL ${url}: port ${port} of Service ${host} does not reach the control plane's port ${controlPort}`);
+  const tokenRef = (c: Container) => {
+    const ref = c.env?.find((v) => v.name === 'INTERNAL_TOKEN')?.valueFrom?.secretKeyRef;
+    return ref ? `${ref.name}/${ref.key}` : 'not from a Secret';
+  };
+  if (tokenRef(proxy.container) !== tokenRef(control.container) || tokenRef(proxy.container) === 'not from a Secret') {
+    problems.push(`INTERNAL_TOKEN: the proxy reads ${tokenRef(proxy.container)}, the control plane ${tokenRef(control.container)}`);
+  }
+  return problems;
+}

@@ -5,6 +5,7 @@ import {
   checkAutoscaler,
   checkEnv,
   checkGrace,
+  checkInternalChannel,
   checkProbes,
   checkReferences,
   checkScrape,
@@ -55,6 +56,7 @@ function productProblems(objects: readonly K8sObject[], examples: readonly K8sOb
     ...checkSecurity(objects),
     ...checkScrape(objects, examples),
     ...checkWorkers(objects, examples),
+    ...checkInternalChannel(objects, examples),
     ...('problems' in file ? file.problems : []),
   ];
 }
@@ -179,6 +181,9 @@ describe('a typo in the manifests fails', () => {
     ['more proxy workers than cores', () => edited(base(), 'Deployment', 'gateway-proxy', [...PROXY_CONTAINER, 'resources', 'limits', 'cpu'], '1'), /PROXY_WORKERS 2 for a CPU limit of 1/],
     ['a writable root filesystem', () => edited(base(), 'Deployment', 'gateway-writer', [...PROXY_CONTAINER, 'securityContext', 'readOnlyRootFilesystem'], false), /gateway-writer writer: root filesystem is writable/],
     ['a scrape port without metrics', () => edited(base(), 'Deployment', 'gateway-proxy', ['spec', 'template', 'metadata', 'annotations', 'prometheus.io/port'], '8080'), /\/metrics on PROXY_PORT does not serve metrics/],
+    ['proxies pointed at no control plane', () => edited(base(), 'Service', 'gateway-control-plane', ['metadata', 'name'], 'gateway-cp'), /CONTROL_PLANE_URL http:\/\/gateway-control-plane:8081: no Service gateway-control-plane/],
+    ['proxies pointed at the wrong port', () => edited(base(), 'Service', 'gateway-control-plane', ['spec', 'ports', 0, 'port'], 80), /port 8081 of Service gateway-control-plane does not reach/],
+    ['the two ends of the invalidation stream on different tokens', () => edited(base(), 'Deployment', 'gateway-proxy', [...PROXY_CONTAINER, 'env', envIndex(base(), 'gateway-proxy', 'INTERNAL_TOKEN'), 'valueFrom', 'secretKeyRef', 'key'], 'JWT_SECRET'), /INTERNAL_TOKEN: the proxy reads gateway-secrets\/JWT_SECRET/],
     ['the providers file mounted elsewhere', () => edited(base(), 'Deployment', 'gateway-proxy', [...PROXY_CONTAINER, 'volumeMounts', 0, 'mountPath'], '/etc/providers'), /nothing is mounted at GATEWAY_CONFIG/],
   ])('%s', (_what, make, expected) => {
     expect(problems(base())).toEqual([]);
