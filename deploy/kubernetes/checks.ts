@@ -32,6 +32,7 @@ export interface Container {
   envFrom?: { configMapRef?: { name: string; optional?: boolean }; secretRef?: { name: string; optional?: boolean } }[];
   readinessProbe?: Probe;
   livenessProbe?: Probe;
+  startupProbe?: Probe;
   lifecycle?: { preStop?: { exec?: { command?: string[] } } };
   resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
   securityContext?: { readOnlyRootFilesystem?: boolean; allowPrivilegeEscalation?: boolean; runAsNonRoot?: boolean };
@@ -161,7 +162,7 @@ function resolvePort(container: Container, port: string | number): number | unde
   return typeof port === 'number' ? port : container.ports?.find((p) => p.name === port)?.containerPort;
 }
 
-/** Probes: readiness on /readyz, liveness on /healthz, at a port and path the role's code serves. */
+/** Probes: readiness on /readyz, liveness (and start-up, if any) on /healthz, at a port and path the role's code serves. */
 export function checkProbes(objects: readonly K8sObject[], examples: readonly K8sObject[]): string[] {
   const problems: string[] = [];
   for (const { workload, container, role, init } of gatewayContainers(objects)) {
@@ -173,10 +174,10 @@ export function checkProbes(objects: readonly K8sObject[], examples: readonly K8
     for (const p of container.ports ?? []) {
       if (!listeners.some((l) => l.port === p.containerPort)) problems.push(`${where}: declares port ${p.containerPort}, on which the ${role} does not listen`);
     }
-    for (const [kind, expected] of [['readinessProbe', '/readyz'], ['livenessProbe', '/healthz']] as const) {
+    for (const [kind, expected] of [['readinessProbe', '/readyz'], ['livenessProbe', '/healthz'], ['startupProbe', '/healthz']] as const) {
       const get = container[kind]?.httpGet;
       if (!get) {
-        problems.push(`${where}: no ${kind} over HTTP`);
+        if (kind !== 'startupProbe' || container[kind] !== undefined) problems.push(`${where}: no ${kind} over HTTP`);
         continue;
       }
       if (get.path !== expected) problems.push(`${where}: ${kind} asks ${String(get.path)}, not ${expected}`);

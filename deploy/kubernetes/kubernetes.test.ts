@@ -170,6 +170,7 @@ describe('a typo in the manifests fails', () => {
     ['an unknown apiVersion', () => edited(base(), 'HorizontalPodAutoscaler', 'gateway-proxy', ['apiVersion'], 'autoscaling/v9'), /unknown apiVersion autoscaling\/v9/],
     ['a wrong type', () => edited(base(), 'Deployment', 'gateway-writer', ['spec', 'replicas'], 'three'), /replicas must be integer/],
     ['a readiness path the proxy does not serve', () => edited(base(), 'Deployment', 'gateway-proxy', [...PROXY_CONTAINER, 'readinessProbe', 'httpGet', 'path'], '/ready'), /readinessProbe asks \/ready/],
+    ['a start-up probe path nobody serves', () => edited(base(), 'Deployment', 'gateway-control-plane', [...PROXY_CONTAINER, 'startupProbe', 'httpGet', 'path'], '/health'), /startupProbe asks \/health, not \/healthz/],
     ['a probe on a port nobody listens on', () => edited(base(), 'Deployment', 'gateway-writer', [...PROXY_CONTAINER, 'livenessProbe', 'httpGet', 'port'], 8083), /livenessProbe port 8083 is not a port the writer listens on/],
     ['a misspelt variable', () => edited(base(), 'Deployment', 'gateway-proxy', [...PROXY_CONTAINER, 'env', envIndex(base(), 'gateway-proxy', 'DRAIN_TIMEOUT_MS'), 'name'], 'DRAIN_TIMEOUT'), /DRAIN_TIMEOUT \(from env\) is not a variable the gateway reads/],
     ['database credentials given to the proxy', () => edited(base(), 'Deployment', 'gateway-proxy', [...PROXY_CONTAINER, 'env', 0], { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'gateway-secrets', key: 'DATABASE_URL' } } }), /the proxy must not be given DATABASE_URL/],
