@@ -28,7 +28,7 @@ export function clientSnippets(gatewayUrl: string, model: string): ClientSnippet
     },
     {
       id: 'python',
-      label: 'Python (OpenAI SDK)',
+      label: 'Python · OpenAI',
       code: [
         'import os',
         'from openai import OpenAI',
@@ -40,7 +40,7 @@ export function clientSnippets(gatewayUrl: string, model: string): ClientSnippet
     },
     {
       id: 'node',
-      label: 'Node (OpenAI SDK)',
+      label: 'Node · OpenAI',
       code: [
         "import OpenAI from 'openai';",
         '',
@@ -51,7 +51,7 @@ export function clientSnippets(gatewayUrl: string, model: string): ClientSnippet
     },
     {
       id: 'anthropic',
-      label: 'Anthropic SDK (/v1/messages)',
+      label: 'Node · Anthropic',
       code: [
         "import Anthropic from '@anthropic-ai/sdk';",
         '',

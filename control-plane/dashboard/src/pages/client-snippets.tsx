@@ -25,7 +25,8 @@ export function ClientSnippets({ gatewayUrl, model }: { gatewayUrl: string; mode
     <section class="snippets" aria-labelledby="snippets-heading">
       <h3 id="snippets-heading">Use it</h3>
       <p class="small">
-        Put the key in the <code>{KEY_VARIABLE}</code> environment variable, then:
+        Put the key in the <code>{KEY_VARIABLE}</code> environment variable, then use the OpenAI API (<code>/v1/chat/completions</code>) or the
+        Anthropic API (<code>/v1/messages</code>) with any of their SDKs:
       </p>
       <div role="tablist" aria-label="Client" class="snippet-tabs">
         {snippets.map((s, i) => (

@@ -138,20 +138,22 @@ export function KeysPage() {
                       return (
                         <tr key={key.id} class={state === 'expired' ? 'row-expired' : state === 'expiring' ? 'row-expiring' : undefined}>
                           <th scope="row">{key.name}</th>
-                          <td>
+                          <td data-label="Prefix">
                             <code>{key.prefix}…</code>
                           </td>
-                          <td class="nowrap">{formatDateTime(key.created_at)}</td>
-                          <td class="nowrap">
+                          <td class="nowrap" data-label="Created">
+                            {formatDateTime(key.created_at)}
+                          </td>
+                          <td class="nowrap" data-label="Expires">
                             <ExpiryCell expiresAt={key.expires_at} state={state} now={now} />
                           </td>
-                          <td class="nowrap" title={key.last_used_at === null ? undefined : formatDateTime(key.last_used_at)}>
+                          <td class="nowrap" data-label="Last used" title={key.last_used_at === null ? undefined : formatDateTime(key.last_used_at)}>
                             {formatRelative(key.last_used_at, now)}
                           </td>
-                          <td class="num">
+                          <td class="num" data-label="Last 24 h">
                             <UsageFigures figures={usage.data?.day.get(key.id)} loading={usage.data === undefined} />
                           </td>
-                          <td class="num">
+                          <td class="num" data-label="Last 30 days">
                             <UsageFigures figures={usage.data?.month.get(key.id)} loading={usage.data === undefined} />
                           </td>
                           <td class="cell-actions">

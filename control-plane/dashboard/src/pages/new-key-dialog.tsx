@@ -22,8 +22,14 @@ export function NewKeyDialog({ created, project, onClose }: { created: NewApiKey
   const gateway = useGatewayInfo();
   const served = useServedModels();
 
+  const copyButton = useRef<HTMLButtonElement>(null);
+  const asked = useRef(false);
+  // The question takes focus on its safe answer; when it goes, focus returns to the key's button
+  // rather than falling to the page behind the dialog.
   useEffect(() => {
     if (confirming) back.current?.focus();
+    else if (asked.current) copyButton.current?.focus();
+    asked.current = confirming;
   }, [confirming]);
 
   const close = () => {
@@ -79,7 +85,7 @@ export function NewKeyDialog({ created, project, onClose }: { created: NewApiKey
               data-secret="api-key"
               onFocus={(e) => e.currentTarget.select()}
             />
-            <button type="button" onClick={copy} autofocus>
+            <button type="button" ref={copyButton} onClick={copy} autofocus>
               Copy key
             </button>
           </div>
