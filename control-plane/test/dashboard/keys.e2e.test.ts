@@ -211,8 +211,15 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
     await refused.text();
     expect(refused.status).toBe(401);
 
+    // A quota the traffic so far has used more than 80 % of: the page says so, in words.
+    const quota = Math.ceil(sums.tokens.total * 1.1);
+    expect((await h.api('PATCH', `/v1/projects/${projectId}`, { token: h.adminToken, body: { quota_tokens: quota } })).status).toBe(200);
+
     const { context, page, problems } = await openPage(browser, h.base, viewport);
     await signIn(page, h.base, `/keys?project=${projectId}`, ADMIN_EMAIL, ADMIN_PASSWORD);
+    await expect
+      .poll(() => page.getByRole('status').filter({ hasText: 'is near its quota' }).textContent())
+      .toContain(`“Usage ${viewport.label}” is near its quota: ${sums.tokens.total.toLocaleString('en-US')} of ${quota.toLocaleString('en-US')} tokens`);
     const busyRow = row(page, 'busy');
     const tokens = sums.tokens.total.toLocaleString('en-US');
     await expect.poll(() => busyRow.textContent()).toContain(`${tokens} tokens3 requests${tokens} tokens3 requests`);

@@ -24,3 +24,21 @@ export function QuotaState({ project }: { project: Pick<Project, 'quota_tokens' 
   }
   return null;
 }
+
+/**
+ * The same state as a sentence for the pages of one project (its keys), where a key that works
+ * today may be refused with 429 tomorrow: what is used, and what happens next.
+ */
+export function QuotaWarning({ project }: { project: Pick<Project, 'name' | 'quota_tokens' | 'used_tokens' | 'quota_period'> }) {
+  const use = quotaUse(project);
+  if (use.level !== 'high' && use.level !== 'exhausted') return null;
+  const exhausted = use.level === 'exhausted';
+  return (
+    <p class={`quota-warning ${exhausted ? 'quota-warning-exhausted' : ''}`} role="status">
+      <span aria-hidden="true">{exhausted ? '✕ ' : '⚠ '}</span>
+      <strong>{exhausted ? `“${project.name}” is out of quota:` : `“${project.name}” is near its quota:`}</strong> {use.label}.{' '}
+      {exhausted ? 'Every request with its keys is refused with 429 until the quota is raised' : 'Requests are refused with 429 once it is used up'}
+      {project.quota_period === 'month' ? ' or the month ends.' : '.'}
+    </p>
+  );
+}

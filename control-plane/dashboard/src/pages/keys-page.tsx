@@ -5,6 +5,7 @@ import { ConfirmDialog } from '../components/confirm-dialog.js';
 import { ErrorBanner } from '../components/error-banner.js';
 import { PageHeading } from '../components/page-heading.js';
 import { ProjectPicker, useSelectedProject } from '../components/projects-context.js';
+import { QuotaWarning } from '../components/quota-state.js';
 import { useToasts } from '../components/toasts.js';
 import { formatDateTime, formatNumber, formatRelative } from '../lib/format.js';
 import { keyState } from '../lib/key-expiry.js';
@@ -66,6 +67,7 @@ export function KeysPage() {
 
       {projectId !== null && (
         <>
+          {selected.project !== null && <QuotaWarning project={selected.project} />}
           <div class={canCreate ? 'split' : undefined}>
             {canCreate && (
               <CreateKeyForm
