@@ -92,7 +92,7 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
 
     const dialog = page.getByRole('dialog', { name: 'Copy your new API key' });
     await expect.poll(() => dialog.isVisible()).toBe(true);
-    expect(await focused(page)).toBe('button:Copy key');
+    await expect.poll(() => focused(page)).toBe('button:Copy key');
     const secret = await dialog.getByLabel('API key “svc-30d”').inputValue();
     expect(secret).toMatch(/^gw_[A-Za-z0-9_-]{40,}$/);
     // The copy button is wholly on screen, at 390 px too.

@@ -124,6 +124,9 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
     await page.getByLabel('Sort by').selectOption('name');
     await expect.poll(() => cards(page).count()).toBe(12);
     await expectNoSidewaysScroll(page, 'project list');
+    // The picture starts at the list (on a phone: the first cards), with the search not focused.
+    await searchBox(page).blur();
+    await page.locator('#project-list-heading').evaluate((el) => (el as unknown as { scrollIntoView(o: object): void }).scrollIntoView({ block: 'start' }));
     await shot(page, `projects-${viewport.label}`, { fullPage: viewport.label === 'wide' });
     if (viewport.label === 'wide') {
       await page.emulateMedia({ colorScheme: 'dark' });
@@ -143,7 +146,7 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
     await card.getByRole('button', { name: `Settings of ${name}` }).click();
     const dialog = page.getByRole('dialog', { name: `Settings of “${name}”` });
     await expect.poll(() => dialog.isVisible()).toBe(true);
-    expect(await focused(page)).toBe('input:settings-name');
+    await expect.poll(() => focused(page)).toBe('input:settings-name');
 
     // A bad value is named at its field, and nothing is sent.
     await dialog.getByLabel('Tokens per key').fill('lots');
@@ -186,7 +189,7 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
       allowed_models: ['mock-1-mini'],
       max_tokens_cap: 4096,
     });
-    expect(await focused(page)).toBe(`button:Settings of ${renamed}`);
+    await expect.poll(() => focused(page)).toBe(`button:Settings of ${renamed}`);
 
     // Clearing the quota asks first; keeping it changes nothing.
     await searchBox(page).fill(renamed);
@@ -198,7 +201,7 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
     await settingsDialog.getByRole('button', { name: 'Save settings' }).click();
     const question = settingsDialog.getByRole('alert').filter({ hasText: `Make “${renamed}” unlimited?` });
     await expect.poll(() => question.isVisible()).toBe(true);
-    expect(await focused(page)).toBe('button:Keep the quota');
+    await expect.poll(() => focused(page)).toBe('button:Keep the quota');
     await expectNoSidewaysScroll(page, 'unlimited question');
     await question.getByRole('button', { name: 'Keep the quota' }).click();
     expect((await projectsOf()).find((p) => p.id === created.id)?.quota_tokens).toBe(20_000);
@@ -221,7 +224,7 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
     await page.getByRole('button', { name: `Delete project ${name}` }).click();
     const dialog = page.getByRole('alertdialog', { name: `Delete project “${name}”?` });
     await expect.poll(() => dialog.isVisible()).toBe(true);
-    expect(await focused(page)).toBe('input:delete-project-name');
+    await expect.poll(() => focused(page)).toBe('input:delete-project-name');
     const button = dialog.getByRole('button', { name: 'Delete project' });
     expect(await button.getAttribute('aria-disabled')).toBe('true');
     // A near miss does nothing.
@@ -238,7 +241,7 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
     await expect.poll(() => dialog.isVisible()).toBe(false);
     await expect.poll(() => page.locator('.toasts').textContent()).toContain(`Project “${name}” deleted.`);
     expect((await h.api('GET', `/v1/projects/${created.id}`, { token: h.adminToken })).status).toBe(404);
-    expect(await focused(page)).toBe('h1:Projects');
+    await expect.poll(() => focused(page)).toBe('h1:Projects');
     expect(problems).toEqual([]);
     await context.close();
   });
