@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { describeError } from '../api/api-error.js';
 import type { NewApiKey, Project } from '../api/types.js';
 import { Dialog } from '../components/dialog.js';
 import { copyText } from '../lib/clipboard.js';
@@ -98,7 +99,17 @@ export function NewKeyDialog({ created, project, onClose }: { created: NewApiKey
         <p class="small">
           Clients send it to the gateway as the <code>x-api-key</code> header (or <code>Authorization: Bearer …</code>).
         </p>
+        {allowed.kind === 'none' && (
+          <p class="project-warning" role="note">
+            <span aria-hidden="true">⊘ </span>
+            <strong>This project allows no model</strong>, so the gateway refuses every request with this key until the project's allow-list is
+            changed (Projects → Settings).
+          </p>
+        )}
         {gateway.data !== undefined && model !== undefined && <ClientSnippets gatewayUrl={gateway.data.public_url} model={model} />}
+        {gateway.error !== null && gateway.data === undefined && (
+          <p class="small muted">Client examples are not available: the gateway's address could not be read ({describeError(gateway.error)}).</p>
+        )}
         {confirming ? (
           <div class="banner banner-warning close-question" role="alert">
             <span class="banner-icon" aria-hidden="true">

@@ -17,11 +17,14 @@ import { fieldOfParam, formFromProject, settingsPatch, type SettingsForm, type S
 export function ProjectSettingsDialog({
   project,
   served,
+  servedError,
   onClose,
   onSaved,
 }: {
   project: Project | null;
   served: ServedModel[] | undefined;
+  /** Why the served models could not be read; the allow-list is then edited as it stands. */
+  servedError?: unknown;
   onClose: () => void;
   onSaved: (project: Project) => void;
 }) {
@@ -152,6 +155,7 @@ export function ProjectSettingsDialog({
               <input type="radio" name="settings-models-mode" checked={form.modelsMode === 'some'} onChange={() => set('modelsMode', 'some')} />
               Only the models ticked below
             </label>
+            <ErrorBanner error={served === undefined ? servedError : null} action="Loading the gateway's models failed" />
             {form.modelsMode === 'some' && (
               <ul class="model-choices" aria-label="Allowed models">
                 {offered.length === 0 && <li class="muted">The gateway lists no models.</li>}

@@ -136,6 +136,7 @@ export function ProjectsPage() {
       <ProjectSettingsDialog
         project={editing}
         served={served.data}
+        servedError={served.error}
         onClose={() => setEditing(null)}
         onSaved={(project) => {
           notify(`Settings of “${project.name}” saved.`);
