@@ -172,6 +172,7 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
     await choices.getByLabel(/mock-1-mini/).check();
     await expect.poll(() => dialog.getByRole('alert').filter({ hasText: 'No model allowed' }).count()).toBe(0);
     await expectNoSidewaysScroll(page, 'settings dialog');
+    await page.locator('dialog[open]').evaluate((el) => void ((el as unknown as { scrollTop: number }).scrollTop = 0));
     await shot(page, `project-settings-${viewport.label}`, { fullPage: false });
     if (viewport.label === 'wide') {
       await page.emulateMedia({ colorScheme: 'dark' });

@@ -124,8 +124,8 @@ export function ProjectSettingsDialog({
               <div class="field">
                 <label for="settings-period">Counted</label>
                 <select id="settings-period" value={form.period} onChange={(e) => set('period', e.currentTarget.value as SettingsForm['period'])}>
-                  <option value="total">in total (all time)</option>
-                  <option value="month">per calendar month (UTC)</option>
+                  <option value="total">in total</option>
+                  <option value="month">each month (UTC)</option>
                 </select>
               </div>
             </div>
