@@ -137,7 +137,13 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
       const out = await run(process.execPath, ['--input-type=module', '-e', code], { env, cwd: ROOT });
       expect(out.stdout.trim().length, `${tab} printed the reply`).toBeGreaterThan(0);
     }
-    await dialog.getByRole('tab', { name: 'Python · OpenAI' }).click();
+    // The tabs follow the keyboard pattern: arrows move between them.
+    await dialog.getByRole('tab', { name: 'Node · Anthropic' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => focused(page)).toBe('button:curl');
+    expect(await dialog.getByRole('tab', { name: 'curl' }).getAttribute('aria-selected')).toBe('true');
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => dialog.getByRole('tab', { name: 'Python · OpenAI' }).getAttribute('aria-selected')).toBe('true');
     expect(await panel.locator('[data-snippet="python"]').textContent()).toContain(`base_url="http://127.0.0.1:${proxy.port}/v1"`);
     await expectWithinViewport(page, panel.getByRole('button', { name: 'Copy example' }), 'Copy example');
     await expectNoSidewaysScroll(page, 'examples');
