@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ControlPlaneConfig, RedisKeys } from '@gateway/shared';
+import type { ControlPlaneConfig, RedisKeys, ServedModel } from '@gateway/shared';
 import type { JwtService } from './auth/jwt.js';
 import type { SigninThrottle } from './auth/signin-throttle.js';
 import type { Db } from './db/connect.js';
@@ -25,4 +25,6 @@ export interface AppContext {
   webhooks: WebhookEmitter;
   /** Null when tracing is off. */
   tracer: ServiceTracer | null;
+  /** The model ids of the providers file the proxies serve (GATEWAY_CONFIG), read at start. */
+  servedModels: ServedModel[];
 }

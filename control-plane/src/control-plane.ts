@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { ConfigError, loadControlPlaneConfig, RedisKeys, StartupError, connectRedis, type Env } from '@gateway/shared';
+import { ConfigError, loadControlPlaneConfig, loadServedModels, RedisKeys, StartupError, connectRedis, type Env } from '@gateway/shared';
 import { jwtServiceFromConfig } from './auth/jwt.js';
 import { SigninThrottle } from './auth/signin-throttle.js';
 import type { AppContext } from './context.js';
@@ -47,6 +47,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   // Before any connection: a bad secret is a configuration error with nothing to clean up.
   const jwt = jwtServiceFromConfig(config, log);
   const seedOptions = seedOptionsFrom(config);
+  const servedModels = loadServedModels(env);
   const tracer = await startTracing(env, CONTROL_PLANE_SERVICE_NAME, log);
   const sql = await connectDb(config.databaseUrl, { createIfMissing: true });
   let redis;
@@ -79,6 +80,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     metrics: createRegistry('control_plane_'),
     webhooks: new WebhookEmitter(() => ctx.sql, new WebhookQueue(hooksRedis, keys), log),
     tracer,
+    servedModels,
   };
 
   const reconciler = new QuotaReconciler(ctx, config.quotaReconcileMs);

@@ -66,7 +66,7 @@ describe('API keys', () => {
 
     const listed = await h.api('GET', `/v1/projects/${p.id}/keys`, { token: h.adminToken });
     expect(listed.body.data).toEqual([
-      { id, project_id: p.id, name: 'ci', prefix, created_by: h.adminId, created_at: created.body.created_at, expires_at: null, last_used_at: null },
+      { id, project_id: p.id, name: 'ci', prefix, created_by: h.adminId, created_at: created.body.created_at, expires_at: null, last_used_at: null, deleted_at: null },
     ]);
     expect(listed.text).not.toContain(key);
     expect(listed.text).not.toContain(hashApiKey(key));
@@ -93,6 +93,33 @@ describe('API keys', () => {
       // The second attempt, refused.
       { type: 'key.deleted', outcome: 'error', status: 404, actor: h.adminId },
     ]);
+  });
+
+  it('are listed with the deleted ones only when include_deleted asks for the history', async () => {
+    const p = await newProject();
+    const kept = (await h.api('POST', `/v1/projects/${p.id}/keys`, { token: h.adminToken, body: { name: 'kept' } })).body;
+    const gone = (await h.api('POST', `/v1/projects/${p.id}/keys`, { token: h.adminToken, body: { name: 'gone' } })).body;
+    expect((await h.api('DELETE', `/v1/projects/${p.id}/keys/${gone.id}`, { token: h.adminToken })).status).toBe(204);
+
+    const live = await h.api('GET', `/v1/projects/${p.id}/keys`, { token: h.adminToken });
+    expect(live.body.data.map((k: { name: string }) => k.name)).toEqual(['kept']);
+    expect((await h.api('GET', `/v1/projects/${p.id}/keys?include_deleted=false`, { token: h.adminToken })).body).toEqual(live.body);
+
+    const all = await h.api('GET', `/v1/projects/${p.id}/keys?include_deleted=true`, { token: h.adminToken });
+    expect(all.status).toBe(200);
+    const [row] = await h.sql`select deleted_at from api_keys where id = ${gone.id}`;
+    expect(all.body.data).toEqual([
+      expect.objectContaining({ id: kept.id, name: 'kept', deleted_at: null }),
+      expect.objectContaining({ id: gone.id, name: 'gone', deleted_at: (row?.deleted_at as Date).toISOString() }),
+    ]);
+    // Neither a secret nor a hash of a deleted key leaves either.
+    expect(all.text).not.toContain(gone.key);
+    expect(all.text).not.toContain(hashApiKey(gone.key));
+
+    const bad = await h.api('GET', `/v1/projects/${p.id}/keys?include_deleted=maybe`, { token: h.adminToken });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'INVALID_REQUEST', param: 'include_deleted' });
+    expect((await h.api('GET', `/v1/projects/${p.id}/keys?deleted=1`, { token: h.adminToken })).status).toBe(400);
   });
 
   it('carry an expiry into Redis, which must lie in the future', async () => {

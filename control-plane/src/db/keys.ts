@@ -24,6 +24,8 @@ export interface ApiKey {
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
+  /** Null while the key is live. */
+  deleted_at: string | null;
 }
 
 /** What deletion and projection need besides the public fields. */
@@ -44,6 +46,7 @@ function toStoredKey(row: KeyRow): StoredKey {
     created_at: row.created_at.toISOString(),
     expires_at: row.expires_at?.toISOString() ?? null,
     last_used_at: row.last_used_at?.toISOString() ?? null,
+    deleted_at: row.deleted_at?.toISOString() ?? null,
     key_hash: row.key_hash,
     deleted: row.deleted_at !== null,
   };
@@ -60,11 +63,14 @@ export async function insertKey(
   return toStoredKey(row);
 }
 
-/** The project's keys that are not deleted (expired ones included, so they can be seen and cleaned up). */
-export async function listKeys(sql: Queryable, projectId: string): Promise<StoredKey[]> {
+/**
+ * The project's keys that are not deleted (expired ones included, so they can be seen and cleaned
+ * up); with `includeDeleted`, the deleted ones too, for the key history.
+ */
+export async function listKeys(sql: Queryable, projectId: string, options: { includeDeleted?: boolean } = {}): Promise<StoredKey[]> {
   const rows = await sql<KeyRow[]>`
     select ${sql.unsafe(COLUMNS)} from api_keys
-    where project_id = ${projectId} and deleted_at is null
+    where project_id = ${projectId} ${options.includeDeleted ? sql`` : sql`and deleted_at is null`}
     order by created_at, id`;
   return rows.map(toStoredKey);
 }

@@ -8,6 +8,7 @@ import { resolveClientAddress } from './client-address.js';
 import { registerJsonBodies } from './json-body.js';
 import { registerAuditRoutes } from './routes/audit.js';
 import { registerDashboard } from './routes/dashboard.js';
+import { registerGatewayRoutes } from './routes/gateway.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerMemberRoutes } from './routes/members.js';
@@ -110,6 +111,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     registerUsageRoutes(authenticated, ctx);
     registerAuditRoutes(authenticated, ctx);
     registerWebhookRoutes(authenticated, ctx);
+    registerGatewayRoutes(authenticated, ctx);
   });
   return app;
 }

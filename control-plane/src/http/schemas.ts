@@ -103,7 +103,7 @@ export const SHARED_SCHEMAS = [
     $id: 'ApiKey',
     description: 'An API key as listed: never the secret.',
     type: 'object',
-    required: ['id', 'project_id', 'name', 'prefix', 'created_by', 'created_at', 'expires_at', 'last_used_at'],
+    required: ['id', 'project_id', 'name', 'prefix', 'created_by', 'created_at', 'expires_at', 'last_used_at', 'deleted_at'],
     properties: {
       id: uuid,
       project_id: uuid,
@@ -113,6 +113,7 @@ export const SHARED_SCHEMAS = [
       created_at: dateTime,
       expires_at: nullable(dateTime),
       last_used_at: nullable(dateTime),
+      deleted_at: { ...nullable(dateTime), description: 'When the key was deleted; null while it is live.' },
     },
   },
   {
@@ -242,6 +243,25 @@ export const SHARED_SCHEMAS = [
     },
   },
   ...WEBHOOK_SCHEMAS,
+  {
+    $id: 'ServedModel',
+    description: 'A model id the gateway serves, as clients send it.',
+    type: 'object',
+    required: ['id', 'providers'],
+    properties: {
+      id: { type: 'string' },
+      providers: { type: 'array', items: { type: 'string' }, description: 'The providers that serve it, in the order they are tried.' },
+    },
+  },
+  {
+    $id: 'GatewayInfo',
+    description: 'What clients of the gateway need to reach it.',
+    type: 'object',
+    required: ['public_url'],
+    properties: {
+      public_url: { type: 'string', description: 'The address clients send gateway requests to (PUBLIC_GATEWAY_URL), without /v1.' },
+    },
+  },
 ] as const;
 
 export function addSharedSchemas(app: FastifyInstance): void {

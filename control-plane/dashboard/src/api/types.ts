@@ -61,6 +61,31 @@ export interface Project {
   /** What the quota counts: all time, or each calendar month (UTC). Absent means all time. */
   quota_period?: 'total' | 'month';
   created_at: string;
+  /** Per-minute limits; null: none. Absent in answers of older servers. */
+  rate_limits?: RateLimits;
+  /** Models the project may use; null: every model the gateway serves. */
+  allowed_models?: string[] | null;
+  /** Largest max_tokens a request may ask for; null: none. */
+  max_tokens_cap?: number | null;
+}
+
+export interface RateLimits {
+  key_rpm: number | null;
+  key_tpm: number | null;
+  project_rpm: number | null;
+  project_tpm: number | null;
+}
+
+/** A model id the gateway serves (GET /v1/models). */
+export interface ServedModel {
+  id: string;
+  providers: string[];
+}
+
+/** GET /v1/gateway. */
+export interface GatewayInfo {
+  /** Where clients send gateway requests, without /v1. */
+  public_url: string;
 }
 
 export interface ApiKey {
@@ -72,6 +97,8 @@ export interface ApiKey {
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
+  /** Set only in the key history (`include_deleted=true`). */
+  deleted_at?: string | null;
 }
 
 /** The creation response: the only one that ever carries the secret. */

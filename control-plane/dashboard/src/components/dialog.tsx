@@ -17,16 +17,46 @@ export interface DialogProps {
   describedBy?: string;
   /** Where focus goes on close instead of the opener (null: the opener). */
   restoreFocus?: () => HTMLElement | null;
+  /** Asked when Escape would close the dialog; false keeps it open (to ask the user first). */
+  onCloseRequest?: () => boolean;
 }
 
-export function Dialog({ open, title, onClose, children, role = 'dialog', describedBy, restoreFocus }: DialogProps) {
+export function Dialog({ open, title, onClose, children, role = 'dialog', describedBy, restoreFocus, onCloseRequest }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const opener = useRef<HTMLElement | null>(null);
   const onCloseRef = useRef(onClose);
   onCloseRef.current = onClose;
   const restoreRef = useRef(restoreFocus);
   restoreRef.current = restoreFocus;
+  const closeRequestRef = useRef(onCloseRequest);
+  closeRequestRef.current = onCloseRequest;
   const titleId = useId();
+
+  // Escape is answered on keydown, whose default (the close request) is then withheld; the cancel
+  // event covers other close requests and browsers that send one anyway, with the same answer.
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog === null) return;
+    let answered: boolean | null = null;
+    const keydown = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape' || closeRequestRef.current === undefined) return;
+      answered = closeRequestRef.current();
+      if (!answered) event.preventDefault();
+      setTimeout(() => (answered = null));
+    };
+    const cancel = (event: Event) => {
+      if (closeRequestRef.current === undefined) return;
+      const allowed = answered ?? closeRequestRef.current();
+      answered = null;
+      if (!allowed) event.preventDefault();
+    };
+    dialog.addEventListener('keydown', keydown);
+    dialog.addEventListener('cancel', cancel);
+    return () => {
+      dialog.removeEventListener('keydown', keydown);
+      dialog.removeEventListener('cancel', cancel);
+    };
+  }, []);
 
   useLayoutEffect(() => {
     const dialog = ref.current;

@@ -1,27 +1,69 @@
 import { useState } from 'preact/hooks';
 import type { Project } from '../api/types.js';
 import { useApi } from '../auth/session-context.js';
-import { ConfirmDialog } from '../components/confirm-dialog.js';
-import { Dialog } from '../components/dialog.js';
 import { ErrorBanner } from '../components/error-banner.js';
 import { PageHeading } from '../components/page-heading.js';
 import { useProjects } from '../components/projects-context.js';
-import { QuotaBar } from '../components/quota-bar.js';
 import { useToasts } from '../components/toasts.js';
-import { formatDateTime, formatNumber, parseQuota } from '../lib/format.js';
-import { href, Link } from '../lib/router.js';
+import { parseQuota } from '../lib/format.js';
+import { parseSort, PROJECTS_PER_PAGE, quotaAlerts, quotaAlertSummary, viewProjects, type ProjectSort } from '../lib/project-list.js';
+import { href, navigate, useLocation } from '../lib/router.js';
+import { useServedModels } from '../lib/use-gateway.js';
+import { DeleteProjectDialog } from './delete-project-dialog.js';
+import { ProjectCard } from './project-card.js';
+import { ProjectSettingsDialog } from './project-settings-dialog.js';
+import './projects-page.css';
 
+const SORT_LABELS: Record<ProjectSort, string> = { name: 'Name', created: 'Newest first', usage: 'Quota use, fullest first' };
+
+/**
+ * The account's projects as cards, searched, sorted and paged in the browser; the search, order
+ * and page live in the address (`?q=&sort=&page=`), so a reload or a shared link shows the same.
+ * Projects near or out of quota are counted in the page header.
+ */
 export function ProjectsPage() {
-  const api = useApi();
   const notify = useToasts();
   const projects = useProjects();
+  const served = useServedModels();
+  const { query } = useLocation();
   const [editing, setEditing] = useState<Project | null>(null);
   const [deleting, setDeleting] = useState<Project | null>(null);
 
+  const search = query.get('q') ?? '';
+  const sort = parseSort(query.get('sort'));
+  const all = projects.data ?? [];
+  const view = viewProjects(all, { search, sort, page: Number(query.get('page') ?? '1') });
+  const alerts = quotaAlerts(all);
+  const summary = quotaAlertSummary(alerts);
+
+  const setQuery = (changes: Record<string, string | null>) => {
+    const next = new URLSearchParams(query);
+    for (const [name, value] of Object.entries(changes)) {
+      if (value === null || value === '') next.delete(name);
+      else next.set(name, value);
+    }
+    navigate(href('/projects', Object.fromEntries(next)), { replace: true });
+  };
+
   return (
     <>
-      <PageHeading title="Projects" />
-      <p class="lead">Each project has its own API keys, token quota, usage records and audit trail.</p>
+      <PageHeading title="Projects">
+        {summary !== null && (
+          <p class={`quota-summary ${alerts.exhausted.length > 0 ? 'quota-summary-exhausted' : ''}`} role="status">
+            <span aria-hidden="true">{alerts.exhausted.length > 0 ? '✕ ' : '⚠ '}</span>
+            {summary}
+            {sort !== 'usage' && (
+              <>
+                {' '}
+                <button type="button" class="link-button" onClick={() => setQuery({ sort: 'usage', page: null })}>
+                  Show them first
+                </button>
+              </>
+            )}
+          </p>
+        )}
+      </PageHeading>
+      <p class="lead">Each project has its own API keys, token quota, rate limits, allowed models, usage records and audit trail.</p>
 
       <CreateProjectForm
         onCreated={(project) => {
@@ -40,71 +82,76 @@ export function ProjectsPage() {
         <ErrorBanner error={projects.error} action="Loading projects failed" />
         {projects.data === undefined && projects.loading && <p>Loading projects…</p>}
         {projects.data?.length === 0 && <p class="empty">No projects yet. Create one above to get API keys.</p>}
+        {all.length > 0 && (
+          <div class="project-tools" role="search" aria-label="Projects">
+            <div class="field">
+              <label for="project-search">Search</label>
+              <input
+                id="project-search"
+                type="search"
+                placeholder="Name or id"
+                value={search}
+                onInput={(e) => setQuery({ q: e.currentTarget.value, page: null })}
+                aria-describedby="project-count"
+              />
+            </div>
+            <div class="field">
+              <label for="project-sort">Sort by</label>
+              <select id="project-sort" value={sort} onChange={(e) => setQuery({ sort: e.currentTarget.value === 'name' ? null : e.currentTarget.value, page: null })}>
+                {(Object.keys(SORT_LABELS) as ProjectSort[]).map((s) => (
+                  <option key={s} value={s}>
+                    {SORT_LABELS[s]}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <p id="project-count" class="project-count muted" aria-live="polite">
+              {view.matching === all.length ? `${all.length} ${all.length === 1 ? 'project' : 'projects'}` : `${view.matching} of ${all.length} projects match`}
+            </p>
+          </div>
+        )}
+        {all.length > 0 && view.matching === 0 && <p class="empty">No project matches “{search}”.</p>}
         <ul class="cards">
-          {projects.data?.map((project) => (
+          {view.shown.map((project) => (
             <li key={project.id}>
-              <article class="card" aria-labelledby={`project-${project.id}`}>
-                <h3 id={`project-${project.id}`}>{project.name}</h3>
-                <QuotaBar project={project} />
-                <p class="muted small">Created {formatDateTime(project.created_at)}</p>
-                <p class="card-links">
-                  <Link href={href('/keys', { project: project.id })}>
-                    Keys<span class="visually-hidden"> of {project.name}</span>
-                  </Link>
-                  <Link href={href('/usage', { project: project.id })}>
-                    Usage<span class="visually-hidden"> of {project.name}</span>
-                  </Link>
-                  <Link href={href('/audit', { project: project.id })}>
-                    Audit<span class="visually-hidden"> of {project.name}</span>
-                  </Link>
-                  <Link href={href('/members', { project: project.id })}>
-                    Members<span class="visually-hidden"> of {project.name}</span>
-                  </Link>
-                  <Link href={href('/webhooks', { project: project.id })}>
-                    Webhooks<span class="visually-hidden"> of {project.name}</span>
-                  </Link>
-                </p>
-                <div class="card-actions">
-                  <button type="button" onClick={() => setEditing(project)}>
-                    Edit quota<span class="visually-hidden"> of {project.name}</span>
-                  </button>
-                  <button type="button" class="button-danger-quiet" onClick={() => setDeleting(project)}>
-                    Delete<span class="visually-hidden"> project {project.name}</span>
-                  </button>
-                </div>
-              </article>
+              <ProjectCard project={project} served={served.data} onSettings={setEditing} onDelete={setDeleting} />
             </li>
           ))}
         </ul>
+        {view.pages > 1 && (
+          <nav class="pager" aria-label="Project pages">
+            <button type="button" disabled={view.page <= 1} onClick={() => setQuery({ page: view.page - 1 === 1 ? null : String(view.page - 1) })}>
+              <span aria-hidden="true">← </span>Previous page
+            </button>
+            <span class="pager-position">
+              Page {view.page} of {view.pages} · projects {(view.page - 1) * PROJECTS_PER_PAGE + 1}–{(view.page - 1) * PROJECTS_PER_PAGE + view.shown.length}
+            </span>
+            <button type="button" disabled={view.page >= view.pages} onClick={() => setQuery({ page: String(view.page + 1) })}>
+              Next page<span aria-hidden="true"> →</span>
+            </button>
+          </nav>
+        )}
       </section>
 
-      <EditQuotaDialog
+      <ProjectSettingsDialog
         project={editing}
+        served={served.data}
+        servedError={served.error}
         onClose={() => setEditing(null)}
         onSaved={(project) => {
-          notify(`Quota of “${project.name}” saved.`);
+          notify(`Settings of “${project.name}” saved.`);
           projects.reload();
         }}
       />
 
-      <ConfirmDialog
-        open={deleting !== null}
-        title={`Delete project “${deleting?.name ?? ''}”?`}
-        confirmLabel="Delete project"
+      <DeleteProjectDialog
+        project={deleting}
         onClose={() => setDeleting(null)}
-        onConfirm={async () => {
-          if (deleting === null) return;
-          await api.delete(`/v1/projects/${deleting.id}`);
-          notify(`Project “${deleting.name}” deleted.`);
+        onDeleted={(project) => {
+          notify(`Project “${project.name}” deleted.`);
           projects.reload();
         }}
-      >
-        <p>
-          All of its API keys are deleted with it: every request that uses one of them is refused at once, including requests in flight. Its usage
-          records and audit events are kept.
-        </p>
-        <p>Only project owners can delete a project.</p>
-      </ConfirmDialog>
+      />
     </>
   );
 }
@@ -157,7 +204,7 @@ function CreateProjectForm({ onCreated }: { onCreated: (project: Project) => voi
             aria-invalid={problem !== null}
           />
           <p id="new-project-quota-hint" class="hint">
-            Leave empty for no quota.
+            Leave empty for no quota. Limits and models are in each project's settings.
           </p>
           {problem && (
             <p id="new-project-quota-problem" class="field-problem" role="alert">
@@ -173,84 +220,5 @@ function CreateProjectForm({ onCreated }: { onCreated: (project: Project) => voi
         </div>
       </form>
     </section>
-  );
-}
-
-function EditQuotaDialog({ project, onClose, onSaved }: { project: Project | null; onClose: () => void; onSaved: (project: Project) => void }) {
-  const api = useApi();
-  const [quota, setQuota] = useState('');
-  const [shownFor, setShownFor] = useState<string | null>(null);
-  const [problem, setProblem] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  // Start from the project's current quota each time the dialog opens for one.
-  if (project !== null && shownFor !== project.id) {
-    setShownFor(project.id);
-    setQuota(project.quota_tokens === null ? '' : String(project.quota_tokens));
-    setProblem(null);
-    setError(null);
-  }
-
-  const close = () => {
-    setShownFor(null);
-    onClose();
-  };
-
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    if (busy) return;
-    if (project === null) return;
-    const parsed = parseQuota(quota);
-    if (!parsed.ok) return setProblem(parsed.problem);
-    setProblem(null);
-    setBusy(true);
-    try {
-      const saved = await api.patch<Project>(`/v1/projects/${project.id}`, { quota_tokens: parsed.value });
-      onSaved(saved);
-      close();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  return (
-    <Dialog open={project !== null} title={`Quota of “${project?.name ?? ''}”`} onClose={close}>
-      <form onSubmit={submit}>
-        <p class="muted">Used so far: {formatNumber(project?.used_tokens ?? 0)} tokens.</p>
-        <ErrorBanner error={error} action="Saving the quota failed" />
-        <div class="field">
-          <label for="edit-quota">Token quota</label>
-          <input
-            id="edit-quota"
-            inputMode="numeric"
-            autofocus
-            value={quota}
-            onInput={(e) => setQuota(e.currentTarget.value)}
-            aria-describedby={problem ? 'edit-quota-hint edit-quota-problem' : 'edit-quota-hint'}
-            aria-invalid={problem !== null}
-          />
-          <p id="edit-quota-hint" class="hint">
-            Leave empty for no quota. Requests are refused with 429 once the project has used it up.
-          </p>
-          {problem && (
-            <p id="edit-quota-problem" class="field-problem" role="alert">
-              <span aria-hidden="true">⚠ </span>
-              {problem}
-            </p>
-          )}
-        </div>
-        <div class="dialog-actions">
-          <button type="button" onClick={close}>
-            Cancel
-          </button>
-          <button type="submit" class="button-primary" aria-disabled={busy} aria-busy={busy}>
-            {busy ? 'Saving…' : 'Save quota'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
   );
 }

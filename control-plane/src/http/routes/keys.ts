@@ -97,19 +97,26 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: { id: string }; Querystring: { include_deleted: boolean } }>(
     '/v1/projects/:id/keys',
     {
       schema: {
         tags: ['keys'],
         summary: "The project's keys (never their secrets)",
         params: projectParams,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            include_deleted: { type: 'boolean', default: false, description: 'Also list deleted keys (their `deleted_at` is set), for the key history.' },
+          },
+        },
         response: { 200: listOf('ApiKey'), ...ERROR_RESPONSES },
       },
     },
     async (req) => {
       await projectAccess(ctx.sql, principalOf(req), req.params.id, 'project.read', 'read this project');
-      return { data: (await listKeys(ctx.sql, req.params.id)).map(publicKey) };
+      return { data: (await listKeys(ctx.sql, req.params.id, { includeDeleted: req.query.include_deleted })).map(publicKey) };
     },
   );
 

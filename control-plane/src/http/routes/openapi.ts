@@ -25,6 +25,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'keys', description: 'Project API keys' },
         { name: 'records', description: 'Usage records and audit events' },
         { name: 'webhooks', description: 'Project webhooks and their delivery log' },
+        { name: 'gateway', description: 'The models the gateway serves and its public address' },
       ],
     },
     // Shared schemas become components.schemas under their own $id instead of def-0, def-1, ….
