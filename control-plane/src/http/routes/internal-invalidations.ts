@@ -1,0 +1,106 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { encodeInvalidation, GatewayError } from '@gateway/shared';
+import type { AppContext } from '../../context.js';
+import { logPosition, readInvalidations, type LogEntry } from '../../keys/invalidation-log.js';
+
+/**
+ * GET /internal/v1/invalidations?after=<id>: the invalidation log as a long-lived stream of
+ * newline-delimited JSON (one Invalidation per line), for proxies only. It replays the entries
+ * after `after` (none without it: the stream starts at the head), then sends new ones as they
+ * commit, on any control plane of the deployment, and a `stream.alive` line every second carrying
+ * the id the stream has reached, so a proxy can tell a quiet stream from a dead one. Authenticated
+ * with INTERNAL_TOKEN as a bearer token; not part of the public /v1 API or its OpenAPI document.
+ */
+const HEARTBEAT_MS = 1_000;
+const AFTER = /^\d{1,15}$/;
+
+export function registerInternalInvalidationRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const open = new Set<ServerResponse>();
+  // Streams never end by themselves: a closing control plane ends them so its server can close,
+  // and the proxies reconnect to another replica (or to this one once it is back).
+  app.addHook('preClose', (done) => {
+    for (const res of open) res.end();
+    done();
+  });
+
+  app.get<{ Querystring: Record<string, string | undefined> }>('/internal/v1/invalidations', { logLevel: 'warn' }, async (req, reply) => {
+    if (!authorized(req.headers.authorization, ctx.config.internalToken)) {
+      throw new GatewayError('UNAUTHORIZED', 'This route needs the internal token of the deployment.');
+    }
+    const rawAfter = req.query.after;
+    if (rawAfter !== undefined && !AFTER.test(rawAfter)) {
+      throw new GatewayError('INVALID_REQUEST', 'query.after must be a log id (a non-negative integer)', { param: 'after' });
+    }
+    const after = rawAfter === undefined ? null : Number(rawAfter);
+    const position = await logPosition(ctx.sql, after);
+
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store', 'x-request-id': req.id });
+    res.flushHeaders();
+    open.add(res);
+
+    let cursor = after === null || position.pruned ? position.head : after;
+    if (position.pruned) res.write(mark('stream.reset', cursor));
+    else res.write(mark('stream.alive', cursor));
+
+    let pumping = false;
+    let again = false;
+    let closed = false;
+    const pump = async (): Promise<void> => {
+      if (pumping) {
+        again = true;
+        return;
+      }
+      pumping = true;
+      try {
+        do {
+          again = false;
+          for (;;) {
+            const entries = await readInvalidations(ctx.sql, cursor);
+            if (closed || entries.length === 0) break;
+            res.write(entries.map(line).join(''));
+            cursor = entries[entries.length - 1]!.id;
+          }
+        } while (again && !closed);
+      } catch (err) {
+        // Postgres away: the proxy keeps its other channel; end the stream so it reconnects.
+        req.log.warn({ err: { message: (err as Error).message } }, 'invalidation stream cannot read the log');
+        res.end();
+      } finally {
+        pumping = false;
+      }
+    };
+    const unsubscribe = ctx.invalidations.subscribe(() => void pump());
+    const heartbeat = setInterval(() => {
+      if (!pumping) res.write(mark('stream.alive', cursor));
+    }, HEARTBEAT_MS);
+    res.on('close', () => {
+      closed = true;
+      clearInterval(heartbeat);
+      unsubscribe();
+      open.delete(res);
+    });
+    void pump();
+  });
+}
+
+function line(entry: LogEntry): string {
+  return `${encodeInvalidation({ kind: entry.kind, key_hash: entry.key_hash, key_id: entry.key_id, project_id: entry.project_id, at: entry.created_at, id: entry.id })}\n`;
+}
+
+function mark(kind: 'stream.alive' | 'stream.reset', id: number): string {
+  return `${encodeInvalidation({ kind, key_hash: null, key_id: null, project_id: null, id })}\n`;
+}
+
+/** `Bearer <token>`, compared in constant time (digests of equal length); no token configured: nobody. */
+function authorized(header: string | undefined, token: string | undefined): boolean {
+  if (token === undefined || header === undefined) return false;
+  const match = /^Bearer (.+)$/i.exec(header);
+  if (match === null) return false;
+  const given = createHash('sha256').update(match[1]!).digest();
+  const expected = createHash('sha256').update(token).digest();
+  return timingSafeEqual(given, expected);
+}
