@@ -154,6 +154,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     },
     async close() {
       clearInterval(partitionTimer);
+      invalidations.closeStreams();
       await app.close();
       await invalidations.close();
       await tracer?.close();

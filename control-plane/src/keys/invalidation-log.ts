@@ -101,6 +101,7 @@ export async function pruneInvalidations(sql: Queryable, retentionMs = INVALIDAT
  */
 export class InvalidationFeed {
   private readonly listeners = new Set<() => void>();
+  private readonly streams = new Set<{ destroy(): void }>();
   private timer: NodeJS.Timeout | undefined;
   private unlisten: (() => Promise<void>) | null = null;
 
@@ -121,12 +122,25 @@ export class InvalidationFeed {
     return () => this.listeners.delete(listener);
   }
 
+  /** An open stream's socket, cut at close() (a stream never ends by itself). */
+  track(socket: { destroy(): void }): () => void {
+    this.streams.add(socket);
+    return () => this.streams.delete(socket);
+  }
+
   /** Something was appended by this process: no need to wait for the notification's round trip. */
   wake(): void {
     for (const listener of this.listeners) listener();
   }
 
+  /** Cuts every open stream; call before closing the HTTP server, which would wait for them. */
+  closeStreams(): void {
+    for (const socket of this.streams) socket.destroy();
+    this.streams.clear();
+  }
+
   async close(): Promise<void> {
+    this.closeStreams();
     if (this.timer !== undefined) clearInterval(this.timer);
     await this.unlisten?.().catch(() => {});
     this.unlisten = null;

@@ -152,6 +152,6 @@ export class InvalidationStream {
     this.closed = true;
     this.abort.abort();
     await this.loop?.catch(() => {});
-    await this.dispatcher.close().catch(() => {});
+    await this.dispatcher.destroy().catch(() => {});
   }
 }

@@ -1,5 +1,4 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { encodeInvalidation, GatewayError } from '@gateway/shared';
 import type { AppContext } from '../../context.js';
@@ -17,14 +16,6 @@ const HEARTBEAT_MS = 1_000;
 const AFTER = /^\d{1,15}$/;
 
 export function registerInternalInvalidationRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const open = new Set<ServerResponse>();
-  // Streams never end by themselves: a closing control plane ends them so its server can close,
-  // and the proxies reconnect to another replica (or to this one once it is back).
-  app.addHook('preClose', (done) => {
-    for (const res of open) res.end();
-    done();
-  });
-
   app.get<{ Querystring: Record<string, string | undefined> }>('/internal/v1/invalidations', { logLevel: 'warn' }, async (req, reply) => {
     if (!authorized(req.headers.authorization, ctx.config.internalToken)) {
       throw new GatewayError('UNAUTHORIZED', 'This route needs the internal token of the deployment.');
@@ -38,9 +29,13 @@ export function registerInternalInvalidationRoutes(app: FastifyInstance, ctx: Ap
 
     reply.hijack();
     const res = reply.raw;
-    res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store', 'x-request-id': req.id });
+    // connection: close, so the socket goes with the stream and is never parked as idle keep-alive.
+    res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store', connection: 'close', 'x-request-id': req.id });
     res.flushHeaders();
-    open.add(res);
+    // The socket itself is what must go at the end: a response that never ends keeps it open. The
+    // feed cuts every stream when the control plane closes; proxies reconnect to another replica.
+    const socket = req.raw.socket;
+    const untrack = ctx.invalidations.track(socket);
 
     let cursor = after === null || position.pruned ? position.head : after;
     if (position.pruned) res.write(mark('stream.reset', cursor));
@@ -78,10 +73,13 @@ export function registerInternalInvalidationRoutes(app: FastifyInstance, ctx: Ap
       if (!pumping) res.write(mark('stream.alive', cursor));
     }, HEARTBEAT_MS);
     res.on('close', () => {
+      // The proxy went away (its side closed): the response never ends by itself, so the socket
+      // would stay half-open.
+      socket.destroy();
       closed = true;
       clearInterval(heartbeat);
       unsubscribe();
-      open.delete(res);
+      untrack();
     });
     void pump();
   });
