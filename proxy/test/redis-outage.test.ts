@@ -168,5 +168,11 @@ describe('a Redis outage', () => {
     }, 'every record written', 60_000);
     expect(landed.audit).toEqual({ n: ids.length, distinct: ids.length });
     expect(landed.usage).toEqual({ n: okIds.length, distinct: okIds.length });
+    // A refusal of the deleted key is still attributed to it: the proxies heard of its deletion.
+    const refusedIds = doomedAfter.map((s) => s.requestId);
+    const attributed = await cp.sql<{ key_id: string | null; project_id: string | null; status: number }[]>`
+      select key_id, project_id, status from audit_events where request_id = any(${refusedIds})`;
+    expect(attributed.length).toBe(refusedIds.length);
+    for (const row of attributed) expect(row).toEqual({ key_id: doomed.id, project_id: project.body.id, status: 401 });
   });
 });
