@@ -84,6 +84,8 @@ describe('KeyCache', () => {
     await redis.set(keys.apiKey('h3'), record('k3', expiresAt));
     expect(await cache.lookup('h3', Date.now())).toMatchObject({ id: 'k3' });
     expect(cache.lookup('h3', expiresAt + 1)).toBeNull();
+    // Known dead from then on, still named for the audit trail.
+    expect(cache.lookup('h3', Date.now())).toBeNull();
   });
 
   it('refuses a record of an unknown contract version rather than misread it', async () => {

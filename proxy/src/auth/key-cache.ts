@@ -100,7 +100,7 @@ export class KeyCache {
     return this.known.get(hash) ?? null;
   }
 
-  /** What a deleted key was (its id and project), if this proxy heard of its deletion. */
+  /** What a deleted or expired key was (its id and project), if this proxy knew it. */
   deadRecord(apiKey: string): KeyRecord | null {
     if (this.deadKeys.size === 0) return null;
     const dead = this.deadKeys.get(hashApiKey(apiKey));
@@ -130,6 +130,8 @@ export class KeyCache {
     if (hit !== undefined) {
       if (hit.expires_at !== null && hit.expires_at <= now) {
         this.known.delete(hash);
+        // Expired for good; remembered so that its refusals still name it.
+        this.markDead(hash, hit);
         return null;
       }
       return hit;
@@ -169,13 +171,17 @@ export class KeyCache {
         }
       }
       const now = Date.now();
-      if (record !== null && (this.deadKeys.has(hash) || this.deadProjects.has(record.project_id))) record = null;
-      if (record !== null && (record.expires_at === null || record.expires_at > now)) {
-        this.known.set(hash, record);
-        return record;
+      if (record === null) {
+        this.rememberUnknown(hash, now);
+        return null;
       }
-      this.rememberUnknown(hash, now);
-      return null;
+      if (this.deadKeys.has(hash)) return null;
+      if (this.deadProjects.has(record.project_id) || (record.expires_at !== null && record.expires_at <= now)) {
+        this.markDead(hash, record);
+        return null;
+      }
+      this.known.set(hash, record);
+      return record;
     }
   }
 
@@ -198,11 +204,15 @@ export class KeyCache {
   /** A key was deleted: forget it, and refuse it from now on whatever Redis says. */
   keyDeleted(hash: string, keyId: string | null, projectId: string | null): void {
     this.forgetKey(hash);
+    this.markDead(hash, { v: 1, id: keyId ?? '', project_id: projectId ?? '', expires_at: null });
+  }
+
+  private markDead(hash: string, record: KeyRecord): void {
     if (this.deadKeys.size >= this.deadMax) {
       const oldest = this.deadKeys.keys().next();
       if (!oldest.done) this.deadKeys.delete(oldest.value);
     }
-    this.deadKeys.set(hash, { v: 1, id: keyId ?? '', project_id: projectId ?? '', expires_at: null });
+    this.deadKeys.set(hash, record);
   }
 
   /** A project was deleted: forget its keys, and refuse any of them from now on whatever Redis says. */
