@@ -136,6 +136,20 @@ describe('GET /internal/v1/invalidations', () => {
     }
   });
 
+  it('finds an entry whose notification was missed, by polling', async () => {
+    const stream = await openStream(b.base);
+    try {
+      await stream.next((m) => m.kind === 'stream.alive', 'the opening heartbeat');
+      // Appended without NOTIFY: as if the listening connection was down when it committed.
+      const [row] = await a.sql<{ id: string }[]>`
+        insert into invalidation_log (kind, key_hash, key_id, project_id)
+        values ('project.deleted', null, null, gen_random_uuid()) returning id::text`;
+      expect((await stream.next((m) => m.kind === 'project.deleted', 'the unannounced entry')).id).toBe(Number(row!.id));
+    } finally {
+      stream.close();
+    }
+  });
+
   it('tells a proxy whose position is gone (pruned, or ahead of the log) to start afresh', async () => {
     const [{ head }] = (await a.sql<{ head: string }[]>`select coalesce(max(id), 0)::text as head from invalidation_log`) as unknown as [{ head: string }];
     const ahead = await openStream(a.base, Number(head) + 1000);

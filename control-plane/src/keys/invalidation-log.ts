@@ -104,6 +104,7 @@ export class InvalidationFeed {
   private readonly streams = new Set<{ destroy(): void }>();
   private timer: NodeJS.Timeout | undefined;
   private unlisten: (() => Promise<void>) | null = null;
+  private polledHead = -1;
 
   constructor(
     private readonly sql: () => Db,
@@ -113,7 +114,18 @@ export class InvalidationFeed {
   async start(): Promise<void> {
     const listening = await this.sql().listen(INVALIDATION_NOTIFY_CHANNEL, () => this.wake());
     this.unlisten = () => listening.unlisten();
-    this.timer = setInterval(() => this.wake(), this.pollMs);
+    // One query a second for the whole control plane, not one per stream: streams are woken only
+    // when the head moved.
+    this.timer = setInterval(() => {
+      logPosition(this.sql(), null).then(
+        ({ head }) => {
+          if (head === this.polledHead) return;
+          this.polledHead = head;
+          this.wake();
+        },
+        () => {},
+      );
+    }, this.pollMs);
     this.timer.unref();
   }
 

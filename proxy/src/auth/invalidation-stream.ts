@@ -40,6 +40,7 @@ export class InvalidationStream {
   private readonly maxBackoffMs: number;
   private loop: Promise<void> | null = null;
   private firstFrame: (() => void) | null = null;
+  private lastFailure = '';
 
   constructor(
     private readonly baseUrl: string,
@@ -112,6 +113,7 @@ export class InvalidationStream {
     const now = Date.now();
     if (!this.connected) {
       this.connected = true;
+      this.lastFailure = '';
       this.log.info({ after: this.lastId }, 'invalidation log stream connected');
     }
     this.lastFrameAt = now;
@@ -145,7 +147,11 @@ export class InvalidationStream {
       this.connected = false;
       this.lostSince = Math.min(Date.now(), this.lastFrameAt + this.staleMs);
       this.log.warn({ reason, last_id: this.lastId }, 'invalidation log stream lost; reconnecting');
+    } else if (reason !== this.lastFailure) {
+      // Once per distinct reason, not once per attempt: a wrong INTERNAL_TOKEN must be visible.
+      this.log.warn({ reason, url: this.baseUrl }, 'invalidation log stream cannot connect; retrying');
     }
+    this.lastFailure = reason;
   }
 
   async close(): Promise<void> {
