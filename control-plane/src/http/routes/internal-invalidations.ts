@@ -61,16 +61,17 @@ export function registerInternalInvalidationRoutes(app: FastifyInstance, ctx: Ap
           }
         } while (again && !closed);
       } catch (err) {
-        // Postgres away: the proxy keeps its other channel; end the stream so it reconnects.
+        // Postgres away: the proxy keeps its other channel; cut the stream so it reconnects (to
+        // this replica or another) and resumes from the last id it got.
         req.log.warn({ err: { message: (err as Error).message } }, 'invalidation stream cannot read the log');
-        res.end();
+        socket.destroy();
       } finally {
         pumping = false;
       }
     };
     const unsubscribe = ctx.invalidations.subscribe(() => void pump());
     const heartbeat = setInterval(() => {
-      if (!pumping) res.write(mark('stream.alive', cursor));
+      if (!pumping && !closed) res.write(mark('stream.alive', cursor));
     }, HEARTBEAT_MS);
     res.on('close', () => {
       // The proxy went away (its side closed): the response never ends by itself, so the socket
