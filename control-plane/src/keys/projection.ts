@@ -63,11 +63,14 @@ export class KeyProjection {
    * command may still land once Redis is back, and the next rebuild removes whatever it left.
    */
   async tryRemove(key: Pick<ProjectedKey, 'id' | 'project_id' | 'key_hash'>, boundMs = REDIS_BOUND_MS): Promise<boolean> {
+    // Known to be disconnected: do not even queue the commands; the rebuild after the reconnect repairs.
+    if (this.redis.status !== 'ready') return false;
     return bounded(this.remove(key), boundMs);
   }
 
   /** removeProject() within `boundMs`; see tryRemove. */
   async tryRemoveProject(projectId: string, hashesFromDb: string[], boundMs = REDIS_BOUND_MS): Promise<boolean> {
+    if (this.redis.status !== 'ready') return false;
     return bounded(this.removeProject(projectId, hashesFromDb), boundMs);
   }
 
