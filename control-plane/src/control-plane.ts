@@ -172,6 +172,8 @@ async function replacePool(ctx: AppContext): Promise<void> {
       const fresh = await connectDb(ctx.config.databaseUrl);
       const old = ctx.sql;
       ctx.sql = fresh;
+      // Until this succeeds the invalidation streams rely on their one-second poll.
+      void ctx.invalidations.listen().catch((err: Error) => ctx.log.warn({ err: { message: err.message } }, 'invalidation log LISTEN failed'));
       void old.end({ timeout: 5 }).catch(() => {});
       ctx.log.info('database connection pool replaced');
       return;

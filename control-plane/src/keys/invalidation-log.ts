@@ -112,8 +112,7 @@ export class InvalidationFeed {
   ) {}
 
   async start(): Promise<void> {
-    const listening = await this.sql().listen(INVALIDATION_NOTIFY_CHANNEL, () => this.wake());
-    this.unlisten = () => listening.unlisten();
+    await this.listen();
     // One query a second for the whole control plane, not one per stream: streams are woken only
     // when the head moved.
     this.timer = setInterval(() => {
@@ -127,6 +126,14 @@ export class InvalidationFeed {
       );
     }, this.pollMs);
     this.timer.unref();
+  }
+
+  /** LISTENs on the current pool; again after the pool was replaced (the old one's connection ends with it). */
+  async listen(): Promise<void> {
+    const previous = this.unlisten;
+    const listening = await this.sql().listen(INVALIDATION_NOTIFY_CHANNEL, () => this.wake());
+    this.unlisten = () => listening.unlisten();
+    await previous?.().catch(() => {});
   }
 
   subscribe(listener: () => void): () => void {
