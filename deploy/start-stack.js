@@ -4,12 +4,17 @@
 // proxy and the writer. One dying takes the others down, so a half-started stack never lingers;
 // SIGINT/SIGTERM are passed on so each drains.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // One proxy worker unless asked: the whole stack shares this machine in development.
 const env = { PROXY_WORKERS: '1', ...process.env };
 const controlPort = env.CONTROL_PORT ?? '8081';
+// The proxy follows the control plane's invalidation log (the second invalidation channel); the
+// two share a token, generated for this start unless one is given.
+env.INTERNAL_TOKEN ??= randomBytes(32).toString('base64url');
+env.CONTROL_PLANE_URL ??= `http://127.0.0.1:${controlPort}`;
 
 const children = new Map();
 let stopping = false;

@@ -22,8 +22,14 @@ export async function projectTestKey(redis: Redis, keys: RedisKeys, options: { p
   const projectId = options.projectId ?? randomUUID();
   await redis.set(keys.apiKey(generated.hash), encodeKeyRecord({ id, project_id: projectId, expires_at: options.expiresAt ?? null }));
   await redis.sadd(keys.projectKeys(projectId), generated.hash);
+  await markProjectionReady(redis, keys);
   await redis.publish(keys.invalidationChannel, encodeInvalidation({ kind: 'key.created', key_hash: generated.hash, key_id: id, project_id: projectId }));
   return { key: generated.key, hash: generated.hash, id, projectId };
+}
+
+/** Says the projection is complete, as the control plane does after a rebuild: a miss is then "no such key". */
+export async function markProjectionReady(redis: Redis, keys: RedisKeys): Promise<void> {
+  await redis.set(keys.projectionReady, String(Date.now()));
 }
 
 /** Deletes a key from the projection and publishes the invalidation, in the control plane's order. */

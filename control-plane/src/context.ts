@@ -6,6 +6,7 @@ import type { JwtService } from './auth/jwt.js';
 import type { SigninThrottle } from './auth/signin-throttle.js';
 import type { Db } from './db/connect.js';
 import type { CursorCodec } from './http/cursor.js';
+import type { InvalidationFeed } from './keys/invalidation-log.js';
 import type { KeyProjection } from './keys/projection.js';
 import type { WebhookEmitter } from './webhooks/webhook-emitter.js';
 import type { ServiceTracer } from './tracing/service-tracer.js';
@@ -17,6 +18,8 @@ export interface AppContext {
   redis: Redis;
   keys: RedisKeys;
   projection: KeyProjection;
+  /** Wakes the internal invalidation streams when the log may have grown. */
+  invalidations: InvalidationFeed;
   jwt: JwtService;
   cursors: CursorCodec;
   signinThrottle: SigninThrottle;

@@ -9,6 +9,8 @@ import { migrate } from './db/migrate.js';
 import { ensurePartitions } from './db/partitions.js';
 import { buildApp } from './http/app.js';
 import { CursorCodec } from './http/cursor.js';
+import { InvalidationFeed, pruneInvalidations } from './keys/invalidation-log.js';
+import { ProjectionRebuilder } from './keys/projection-rebuild.js';
 import { KeyProjection } from './keys/projection.js';
 import { createLogger } from './logger.js';
 import { createRegistry } from './metrics.js';
@@ -67,12 +69,14 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   // Queuing a webhook delivery gives up fast while Redis is away; the writers' sweep queues it later.
   const hooksRedis = redis.duplicate({ maxRetriesPerRequest: 1 });
   hooksRedis.on('error', () => {});
+  const invalidations = new InvalidationFeed(() => ctx.sql);
   const ctx: AppContext = {
     config,
     sql,
     redis,
     keys,
     projection,
+    invalidations,
     jwt,
     cursors: new CursorCodec(jwt.secrets),
     signinThrottle: new SigninThrottle(redis, keys),
@@ -85,27 +89,39 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
 
   const reconciler = new QuotaReconciler(ctx, config.quotaReconcileMs);
   let replacing: Promise<void> | null = null;
-  const rebuilt = await projection.rebuild(ctx.sql);
-  log.info(rebuilt, 'key projection rebuilt from postgres');
+  try {
+    await invalidations.start();
+  } catch (err) {
+    await Promise.allSettled([sql.end({ timeout: 1 }), redis.quit(), hooksRedis.quit()]);
+    throw err;
+  }
+  const rebuilder = new ProjectionRebuilder(redis, keys, log);
+  const rebuilt = await rebuilder.run(ctx.sql);
+  if (rebuilt === null) log.info('key projection rebuilt by another control plane');
   // Quota ledgers Redis lost are started again from Postgres before any proxy can lease from them.
   await reconciler.run();
   // Redis keeps nothing on disk: after a reconnect it may be a new, empty server, or one that
   // missed deletions made while it was away. Either way the projection is made again from the
-  // source of truth, and its projection.rebuilt message makes every proxy drop its cache.
+  // source of truth (by one control plane; the others wait for it), and proxies are told only what
+  // changed. A failed rebuild is tried again: until one completes, proxies answer 503 to keys
+  // they do not hold rather than "no such key".
   let redisLost = false;
   redis.on('close', () => {
     redisLost = true;
   });
+  const rebuildAfterReconnect = (attempt: number): void => {
+    rebuilder
+      .run(ctx.sql)
+      .then(() => reconciler.run())
+      .catch((err: Error) => {
+        log.error({ err: { message: err.message } }, 'key projection rebuild failed; retrying');
+        if (!redisLost) setTimeout(() => rebuildAfterReconnect(attempt + 1), Math.min(5_000, 250 * 2 ** Math.min(attempt, 5))).unref();
+      });
+  };
   redis.on('ready', () => {
     if (!redisLost) return;
     redisLost = false;
-    projection
-      .rebuild(ctx.sql)
-      .then((r) => {
-        log.info(r, 'key projection rebuilt after a Redis reconnect');
-        return reconciler.run();
-      })
-      .catch((err: Error) => log.error({ err: { message: err.message } }, 'key projection rebuild failed'));
+    rebuildAfterReconnect(0);
   });
   const seeded = await seed(sql, projection, seedOptions);
 
@@ -121,6 +137,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   // control plane down for weeks still leaves records their partition.
   const partitionTimer = setInterval(() => {
     ensurePartitions(ctx.sql).catch((err: Error) => log.error({ err: { message: err.message } }, 'partition maintenance failed'));
+    pruneInvalidations(ctx.sql).catch((err: Error) => log.error({ err: { message: err.message } }, 'invalidation log pruning failed'));
   }, PARTITION_CHECK_MS);
   partitionTimer.unref();
   reconciler.start();
@@ -139,7 +156,9 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     },
     async close() {
       clearInterval(partitionTimer);
+      invalidations.closeStreams();
       await app.close();
+      await invalidations.close();
       await tracer?.close();
       await reconciler.close();
       await ctx.webhooks.close().catch(() => {});
@@ -155,6 +174,8 @@ async function replacePool(ctx: AppContext): Promise<void> {
       const fresh = await connectDb(ctx.config.databaseUrl);
       const old = ctx.sql;
       ctx.sql = fresh;
+      // Until this succeeds the invalidation streams rely on their one-second poll.
+      void ctx.invalidations.listen().catch((err: Error) => ctx.log.warn({ err: { message: err.message } }, 'invalidation log LISTEN failed'));
       void old.end({ timeout: 5 }).catch(() => {});
       ctx.log.info('database connection pool replaced');
       return;

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { connectRedis, GatewayError, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type ProxyConfig } from '@gateway/shared';
 import { InFlightRegistry } from './auth/in-flight.js';
+import { InvalidationStream } from './auth/invalidation-stream.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
 import { KeyCache } from './auth/key-cache.js';
 import type { GatewayDeps } from './chat/gateway-call.js';
@@ -52,7 +53,8 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
   const tracer = await startTracing(env, providers, log);
 
   const opened: Redis[] = [];
-  const closeAll = () => Promise.allSettled(opened.map((r) => r.quit()));
+  let stream: InvalidationStream | null = null;
+  const closeAll = () => Promise.allSettled([...opened.map((r) => r.quit()), stream?.close()]);
   try {
     // Lookups fail fast while Redis is away (503) instead of queueing behind a dead connection.
     const lookups = await connectRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
@@ -81,8 +83,17 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         quotas.release(projectId);
         rateLimiter.forgetProject(projectId);
       },
-      allStale: () => policies.clear(),
+      allStale: () => policies.refreshAll(),
     });
+    // The second invalidation channel, independent of Redis (docs/architecture.md).
+    if (config.controlPlaneUrl !== undefined && config.internalToken !== undefined) {
+      stream = new InvalidationStream(config.controlPlaneUrl, config.internalToken, {
+        apply: (msg) => subscriber.applyMessage(msg),
+        reset: (reason) => subscriber.resetKeys(reason),
+      }, log);
+      subscriber.attachStream(stream);
+      await stream.start();
+    }
     await subscriber.start();
     const router = new ModelRouter(providers);
     registerQueueDepth(metrics.registry, router.adapters);
@@ -111,7 +122,9 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       state,
       tracer,
     };
-    const ready = () => subscriber.subscribed && lookups.status === 'ready';
+    // Ready while cached keys may be served: through a Redis outage the log stream keeps a proxy
+    // serving the keys it holds, and taking it out of its load balancer would refuse them all.
+    const ready = () => subscriber.trusted(Date.now(), config.keyStaleBoundMs);
     const server: ProxyServer = await startProxyServer(deps, { ready }, config.host, config.port);
     let ops: MetricsServer | null = null;
     if (options.worker === undefined) {

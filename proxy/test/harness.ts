@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { decodeRecordBatch, RedisKeys, type AuditEvent, type UsageRecord } from '@gateway/shared';
 import { startProxy, type Proxy } from '../src/proxy.js';
 import { TEST_REDIS_URL, testRedisPrefix } from '../../test-support/databases.js';
-import { clearPrefix, testRedis } from '../../test-support/redis.js';
+import { clearPrefix, markProjectionReady, testRedis } from '../../test-support/redis.js';
 
 /**
  * A real proxy (uWebSockets.js, real Redis) on a free port, with its own Redis prefix and a
@@ -28,6 +28,10 @@ export async function startHarness(label: string, providersYaml: string, env: Re
   const dir = mkdtempSync(join(tmpdir(), 'gw-proxy-'));
   const file = join(dir, 'providers.yaml');
   writeFileSync(file, providersYaml);
+  const redis = testRedis();
+  const keys = new RedisKeys(prefix);
+  // No control plane here: the projection is written by hand, and is complete from the start.
+  await markProjectionReady(redis, keys);
   const proxy = await startProxy({
     REDIS_URL: TEST_REDIS_URL,
     REDIS_PREFIX: prefix,
@@ -39,8 +43,6 @@ export async function startHarness(label: string, providersYaml: string, env: Re
     DRAIN_TIMEOUT_MS: '2000',
     ...env,
   });
-  const redis = testRedis();
-  const keys = new RedisKeys(prefix);
   const queue = new Queue(keys.recordsQueue, { connection: redis.duplicate({ maxRetriesPerRequest: null }), prefix: keys.bullPrefix });
   return {
     proxy,

@@ -95,6 +95,20 @@ export class RedisKeys {
     return `${this.prefix}rate:${scope}:${kind}:${id}:${minute}`;
   }
 
+  /**
+   * String: present once a control plane finished building the key projection on this Redis. A
+   * proxy whose lookup misses while it is absent (Redis restarted empty, rebuild under way) answers
+   * 503 and remembers nothing, since the key may simply not be projected yet.
+   */
+  get projectionReady(): string {
+    return `${this.prefix}projection:ready`;
+  }
+
+  /** Lock held by the one control plane rebuilding the key projection. */
+  get projectionRebuildLock(): string {
+    return `${this.prefix}lock:projection-rebuild`;
+  }
+
   /** Lock held by the one control plane running the quota reconciliation. */
   get reconcileLock(): string {
     return `${this.prefix}lock:quota-reconcile`;

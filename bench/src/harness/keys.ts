@@ -37,6 +37,8 @@ export async function projectKey(redis: Redis, keys: RedisKeys): Promise<BenchKe
     .sadd(keys.projectKeys(projectId), generated.hash)
     .set(keys.projectPolicy(projectId), encodeProjectPolicy({ id: projectId, ...FULL_POLICY }))
     .exec();
+  // No control plane in the benchmarks: the projection is complete once written (an unknown key is then 401).
+  await redis.set(keys.projectionReady, String(Date.now()));
   await redis.publish(keys.invalidationChannel, encodeInvalidation({ kind: 'key.created', key_hash: generated.hash, key_id: id, project_id: projectId }));
   return { key: generated.key, hash: generated.hash, id, projectId };
 }

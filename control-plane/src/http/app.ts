@@ -10,6 +10,7 @@ import { registerAuditRoutes } from './routes/audit.js';
 import { registerDashboard } from './routes/dashboard.js';
 import { registerGatewayRoutes } from './routes/gateway.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerInternalInvalidationRoutes } from './routes/internal-invalidations.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerMemberRoutes } from './routes/members.js';
 import { registerOpenApi, registerOpenApiRoute } from './routes/openapi.js';
@@ -101,6 +102,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   registerOpenApiRoute(app);
   await registerDashboard(app);
   registerSigninRoutes(app, ctx);
+  registerInternalInvalidationRoutes(app, ctx);
   await app.register(async (authenticated) => {
     // onRequest runs before the body is parsed and validated: no token, no other answer than 401.
     authenticated.addHook('onRequest', requireAuth(ctx));

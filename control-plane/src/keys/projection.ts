@@ -1,13 +1,15 @@
 import type { Redis } from 'ioredis';
 import { encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, type ProjectPolicy, type RedisKeys } from '@gateway/shared';
-import type { Db } from '../db/connect.js';
-import { listLiveProjects, policyOf } from '../db/projects.js';
 
 /**
  * The Redis projection of live API keys, which is all the proxies read. Every change writes the
  * projection first and publishes the invalidation second: a proxy that reacts to the message by
- * re-reading Redis can only find the new state.
+ * re-reading Redis can only find the new state. Deletions are also in the invalidation log
+ * (invalidation-log.ts), written with them in PostgreSQL; rebuilds are projection-rebuild.ts.
  */
+/** How long a deletion waits for Redis before answering on the strength of the log alone. */
+export const REDIS_BOUND_MS = 300;
+
 export interface ProjectedKey {
   id: string;
   project_id: string;
@@ -56,75 +58,32 @@ export class KeyProjection {
   }
 
   /**
-   * Makes Redis match Postgres: writes every live key, then deletes projected keys that are no
-   * longer live. Writing before deleting means a valid key is never missing from Redis meanwhile.
+   * remove() within `boundMs`, for deletions already committed (and logged) in PostgreSQL: while
+   * Redis is away the deletion must not wait for it. False when Redis did not confirm in time; the
+   * command may still land once Redis is back, and the next rebuild removes whatever it left.
    */
-  async rebuild(sql: Db): Promise<{ live: number; removed: number }> {
-    const [{ now: snapshotAt }] = (await sql<{ now: Date }[]>`select now()`) as unknown as [{ now: Date }];
-    const rows = await sql<{ id: string; project_id: string; key_hash: string; expires_at: Date | null }[]>`
-      select k.id, k.project_id, k.key_hash, k.expires_at
-      from api_keys k join projects p on p.id = k.project_id
-      where k.deleted_at is null and p.deleted_at is null and (k.expires_at is null or k.expires_at > now())`;
-    const live = new Set<string>();
-    const byProject = new Map<string, string[]>();
-    for (let i = 0; i < rows.length; i += 500) {
-      const multi = this.redis.multi();
-      for (const row of rows.slice(i, i + 500)) {
-        const expiresAt = row.expires_at === null ? null : row.expires_at.getTime();
-        multi.set(this.keys.apiKey(row.key_hash), encodeKeyRecord({ id: row.id, project_id: row.project_id, expires_at: expiresAt }));
-        if (expiresAt !== null) multi.pexpireat(this.keys.apiKey(row.key_hash), expiresAt);
-        live.add(row.key_hash);
-        const list = byProject.get(row.project_id) ?? [];
-        list.push(row.key_hash);
-        byProject.set(row.project_id, list);
-      }
-      await multi.exec();
-    }
+  async tryRemove(key: Pick<ProjectedKey, 'id' | 'project_id' | 'key_hash'>, boundMs = REDIS_BOUND_MS): Promise<boolean> {
+    // Known to be disconnected: do not even queue the commands; the rebuild after the reconnect repairs.
+    if (this.redis.status !== 'ready') return false;
+    return bounded(this.remove(key), boundMs);
+  }
 
-    // A key deleted after the snapshot was read may just have been written back above. Its
-    // DELETE removed it from Redis before or after our write; catch the "before" case here (the
-    // margin covers transactions that started before the snapshot and committed after it).
-    const resurrected = await sql<{ id: string; project_id: string; key_hash: string }[]>`
-      select k.id, k.project_id, k.key_hash
-      from api_keys k join projects p on p.id = k.project_id
-      where (k.deleted_at >= ${snapshotAt} - interval '5 minutes' or p.deleted_at >= ${snapshotAt} - interval '5 minutes')`;
-    for (const key of resurrected) {
-      if (!live.delete(key.key_hash)) continue;
-      await this.remove(key);
-    }
-
-    let removed = 0;
-    const keyPrefixLength = this.keys.apiKey('').length;
-    for await (const batch of this.redis.scanStream({ match: this.keys.apiKeyPattern(), count: 1000 }) as AsyncIterable<string[]>) {
-      const candidates = batch.filter((k) => !live.has(k.slice(keyPrefixLength)));
-      if (candidates.length === 0) continue;
-      // A key created while this rebuild ran is live but was not in the snapshot: ask again.
-      const hashes = candidates.map((k) => k.slice(keyPrefixLength));
-      const stillLive = await sql<{ key_hash: string }[]>`
-        select k.key_hash from api_keys k join projects p on p.id = k.project_id
-        where k.key_hash = any(${hashes}) and k.deleted_at is null and p.deleted_at is null`;
-      const keep = new Set(stillLive.map((r) => r.key_hash));
-      const stale = candidates.filter((k) => !keep.has(k.slice(keyPrefixLength)));
-      if (stale.length > 0) removed += await this.redis.del(...stale);
-    }
-    for await (const batch of this.redis.scanStream({ match: this.keys.projectKeysPattern(), count: 1000 }) as AsyncIterable<string[]>) {
-      if (batch.length > 0) await this.redis.del(...batch);
-    }
-    for (const [projectId, hashes] of byProject) await this.redis.sadd(this.keys.projectKeys(projectId), ...hashes);
-
-    const policies = await listLiveProjects(sql);
-    for (let i = 0; i < policies.length; i += 500) {
-      const multi = this.redis.multi();
-      for (const project of policies.slice(i, i + 500)) multi.set(this.keys.projectPolicy(project.id), encodeProjectPolicy(policyOf(project)));
-      await multi.exec();
-    }
-
-    await this.redis.incr(this.keys.projectionEpoch);
-    await this.publish({ kind: 'projection.rebuilt', key_hash: null, key_id: null, project_id: null });
-    return { live: live.size, removed };
+  /** removeProject() within `boundMs`; see tryRemove. */
+  async tryRemoveProject(projectId: string, hashesFromDb: string[], boundMs = REDIS_BOUND_MS): Promise<boolean> {
+    if (this.redis.status !== 'ready') return false;
+    return bounded(this.removeProject(projectId, hashesFromDb), boundMs);
   }
 
   private async publish(msg: Parameters<typeof encodeInvalidation>[0]): Promise<void> {
     await this.redis.publish(this.keys.invalidationChannel, encodeInvalidation(msg));
   }
+}
+
+/** True when `work` succeeded within `ms`; false on failure or time-out (never throws). */
+function bounded(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([work.then(() => true, () => false), timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,12 +1,16 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeKeyRecord, hashApiKey, RedisKeys } from '@gateway/shared';
 import { testRedisPrefix } from '../../../test-support/databases.js';
 import { clearPrefix, testRedis } from '../../../test-support/redis.js';
-import { KeyCache } from './key-cache.js';
+import { KeyCache, ProjectionNotReady } from './key-cache.js';
 
 const redis = testRedis();
 const prefix = testRedisPrefix('keycache');
 const keys = new RedisKeys(prefix);
+
+beforeAll(async () => {
+  await redis.set(keys.projectionReady, '1');
+});
 
 afterAll(async () => {
   await clearPrefix(redis, prefix);
@@ -80,6 +84,8 @@ describe('KeyCache', () => {
     await redis.set(keys.apiKey('h3'), record('k3', expiresAt));
     expect(await cache.lookup('h3', Date.now())).toMatchObject({ id: 'k3' });
     expect(cache.lookup('h3', expiresAt + 1)).toBeNull();
+    // Known dead from then on, still named for the audit trail.
+    expect(cache.lookup('h3', Date.now())).toBeNull();
   });
 
   it('refuses a record of an unknown contract version rather than misread it', async () => {
@@ -99,5 +105,39 @@ describe('KeyCache', () => {
     expect(await pending).toBeNull();
     await deleted;
     expect(await cache.lookup('h5', Date.now())).toBeNull();
+  });
+
+  it('keeps a deleted key and the keys of a deleted project refused even while Redis still holds them', async () => {
+    const cache = new KeyCache(redis, keys);
+    await redis.set(keys.apiKey('d1'), record('kd1'));
+    await redis.set(keys.apiKey('d2'), encodeKeyRecord({ id: 'kd2', project_id: 'gone', expires_at: null }));
+    expect(await cache.lookup('d1', Date.now())).toMatchObject({ id: 'kd1' });
+    // The deletion reached this proxy by the log stream; Redis (away meanwhile) still has the key.
+    cache.keyDeleted('d1', 'kd1', 'p1');
+    cache.projectDeleted('gone');
+    expect(cache.lookup('d1', Date.now())).toBeNull();
+    expect(await cache.lookup('d2', Date.now())).toBeNull();
+    // Dropping the whole map (a gap on every channel) does not bring the dead back.
+    cache.clear();
+    expect(cache.lookup('d1', Date.now())).toBeNull();
+    cache.forgetKey('d2');
+    expect(await cache.lookup('d2', Date.now())).toBeNull();
+    // A refusal of a deleted key can still be attributed to it.
+    const presented = 'gw_deleted_presented_key';
+    cache.keyDeleted(hashApiKey(presented), 'kd3', 'p3');
+    expect(cache.deadRecord(presented)).toMatchObject({ id: 'kd3', project_id: 'p3' });
+    expect(cache.deadRecord('gw_never_seen_key')).toBeNull();
+  });
+
+  it('does not take a miss for "no such key" on a Redis whose projection is not complete', async () => {
+    const other = new RedisKeys(`${prefix}unready:`);
+    const cache = new KeyCache(redis, other);
+    // No marker: Redis restarted empty and the rebuild has not finished.
+    await expect(cache.lookup('n1', Date.now())).rejects.toBeInstanceOf(ProjectionNotReady);
+    // Nothing was remembered: once the rebuild has written the key and the marker, it is found.
+    await redis.set(other.apiKey('n1'), record('kn1'));
+    await redis.set(other.projectionReady, '1');
+    expect(await cache.lookup('n1', Date.now())).toMatchObject({ id: 'kn1' });
+    expect(await cache.lookup('n2', Date.now())).toBeNull();
   });
 });

@@ -6,7 +6,23 @@ import { ContractError, decodeKeyRecord, hashApiKey, type KeyRecord, type RedisK
  * and emptied by invalidations. A known key costs a Map lookup; an unknown one a single Redis GET,
  * after which it is remembered as unknown until a key.created message (or a bound TTL) says
  * otherwise, so a flood of bad keys does not become a flood of Redis round trips.
+ *
+ * Deleted keys and projects are remembered (bounded) as dead: they are never undeleted, and Redis
+ * may still hold a deleted key for a while after it comes back from an outage (the deletion could
+ * not reach it; the next projection rebuild removes it), so a lookup must not bring one back.
+ *
+ * A miss counts as "no such key" only on a Redis whose projection is complete
+ * (RedisKeys.projectionReady). Without that marker (Redis restarted empty and the control plane is
+ * still rebuilding) the lookup fails with ProjectionNotReady: the caller answers 503 and nothing is
+ * remembered. The marker, once seen, is believed until the lookup connection drops.
  */
+export class ProjectionNotReady extends Error {
+  constructor() {
+    super('the key projection is being rebuilt');
+    this.name = 'ProjectionNotReady';
+  }
+}
+
 export interface KeyCacheOptions {
   /** How long "no such key" is believed without a key.created message. */
   negativeTtlMs?: number;
@@ -14,6 +30,8 @@ export interface KeyCacheOptions {
   negativeMax?: number;
   /** Upper bound on presented keys remembered with their record (oldest forgotten first). */
   presentedMax?: number;
+  /** Upper bound on deleted keys and projects remembered as dead (oldest forgotten first). */
+  deadMax?: number;
 }
 
 interface Presented {
@@ -36,6 +54,12 @@ export class KeyCache {
   private epoch = 0;
   private readonly negativeTtlMs: number;
   private readonly negativeMax: number;
+  /** Deleted keys by hash, with what they were (a refusal is still attributed to them). */
+  private readonly deadKeys = new Map<string, KeyRecord>();
+  private readonly deadProjects = new Set<string>();
+  private readonly deadMax: number;
+  /** The projection marker was seen on the current lookup connection. */
+  private projectionReady = false;
 
   constructor(
     private readonly redis: Redis,
@@ -45,6 +69,11 @@ export class KeyCache {
     this.negativeTtlMs = options.negativeTtlMs ?? 30_000;
     this.negativeMax = options.negativeMax ?? 100_000;
     this.presentedMax = options.presentedMax ?? 100_000;
+    this.deadMax = options.deadMax ?? 100_000;
+    // A new connection may be to a new, empty server: look for the marker again.
+    redis.on('close', () => {
+      this.projectionReady = false;
+    });
   }
 
   /**
@@ -65,7 +94,17 @@ export class KeyCache {
 
   /** The record of a presented key if it is already in the map (never asks Redis). */
   peekPresented(apiKey: string): KeyRecord | null {
-    return this.presented.get(apiKey)?.record ?? this.known.get(hashApiKey(apiKey)) ?? null;
+    const seen = this.presented.get(apiKey)?.record;
+    if (seen !== undefined) return seen;
+    const hash = hashApiKey(apiKey);
+    return this.known.get(hash) ?? null;
+  }
+
+  /** What a deleted or expired key was (its id and project), if this proxy knew it. */
+  deadRecord(apiKey: string): KeyRecord | null {
+    if (this.deadKeys.size === 0) return null;
+    const dead = this.deadKeys.get(hashApiKey(apiKey));
+    return dead === undefined || dead.id === '' ? null : dead;
   }
 
   private remember(apiKey: string, hash: string, record: KeyRecord): void {
@@ -86,10 +125,13 @@ export class KeyCache {
 
   /** The record, null for no such (or an expired) key, or a promise when Redis must be asked. */
   lookup(hash: string, now: number): KeyRecord | null | Promise<KeyRecord | null> {
+    if (this.deadKeys.has(hash)) return null;
     const hit = this.known.get(hash);
     if (hit !== undefined) {
       if (hit.expires_at !== null && hit.expires_at <= now) {
         this.known.delete(hash);
+        // Expired for good; remembered so that its refusals still name it.
+        this.markDead(hash, hit);
         return null;
       }
       return hit;
@@ -113,6 +155,12 @@ export class KeyCache {
       const raw = await this.redis.get(this.keys.apiKey(hash));
       // An invalidation arrived while the GET was in flight: its answer may predate the change.
       if (epoch !== this.epoch && attempt < 5) continue;
+      if (raw === null && !this.projectionReady) {
+        this.projectionReady = (await this.redis.exists(this.keys.projectionReady)) === 1;
+        if (!this.projectionReady) throw new ProjectionNotReady();
+        // The marker may have been set after the GET: the key may have been written meanwhile.
+        continue;
+      }
       let record: KeyRecord | null = null;
       if (raw !== null) {
         try {
@@ -123,12 +171,17 @@ export class KeyCache {
         }
       }
       const now = Date.now();
-      if (record !== null && (record.expires_at === null || record.expires_at > now)) {
-        this.known.set(hash, record);
-        return record;
+      if (record === null) {
+        this.rememberUnknown(hash, now);
+        return null;
       }
-      this.rememberUnknown(hash, now);
-      return null;
+      if (this.deadKeys.has(hash)) return null;
+      if (this.deadProjects.has(record.project_id) || (record.expires_at !== null && record.expires_at <= now)) {
+        this.markDead(hash, record);
+        return null;
+      }
+      this.known.set(hash, record);
+      return record;
     }
   }
 
@@ -148,6 +201,30 @@ export class KeyCache {
     this.unknown.delete(hash);
   }
 
+  /** A key was deleted: forget it, and refuse it from now on whatever Redis says. */
+  keyDeleted(hash: string, keyId: string | null, projectId: string | null): void {
+    this.forgetKey(hash);
+    this.markDead(hash, { v: 1, id: keyId ?? '', project_id: projectId ?? '', expires_at: null });
+  }
+
+  private markDead(hash: string, record: KeyRecord): void {
+    if (this.deadKeys.size >= this.deadMax) {
+      const oldest = this.deadKeys.keys().next();
+      if (!oldest.done) this.deadKeys.delete(oldest.value);
+    }
+    this.deadKeys.set(hash, record);
+  }
+
+  /** A project was deleted: forget its keys, and refuse any of them from now on whatever Redis says. */
+  projectDeleted(projectId: string): void {
+    this.forgetProject(projectId);
+    if (this.deadProjects.size >= this.deadMax) {
+      const oldest = this.deadProjects.values().next();
+      if (!oldest.done) this.deadProjects.delete(oldest.value);
+    }
+    this.deadProjects.add(projectId);
+  }
+
   /** A project was deleted: forget all its keys. */
   forgetProject(projectId: string): void {
     this.epoch++;
@@ -158,7 +235,16 @@ export class KeyCache {
     }
   }
 
-  /** Anything may have changed (reconnect, projection rebuilt): start from Redis again. */
+  /** A key.created may have been missed: believe no "unknown key" answer any more. */
+  forgetUnknown(): void {
+    this.epoch++;
+    this.unknown.clear();
+  }
+
+  /**
+   * Anything may have changed (deletions missed on every channel): start from Redis again. What
+   * is known dead stays dead.
+   */
   clear(): void {
     this.epoch++;
     this.known.clear();

@@ -154,15 +154,21 @@ export abstract class GatewayCall implements Revocable {
     }
     this.authEpoch = this.deps.cache.currentEpoch;
     const found = this.deps.cache.lookupPresented(apiKey, now);
-    if (found === null) return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
+    if (found === null) return this.invalidKey(apiKey);
     if (!(found instanceof Promise)) return found;
     return found.then(
       (record) => {
         this.authEpoch = this.deps.cache.currentEpoch;
-        return record ?? new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
+        return record ?? this.invalidKey(apiKey);
       },
       () => new GatewayError('UNAVAILABLE', 'Keys cannot be verified right now; retry shortly.', { retryAfter: 1 }),
     );
+  }
+
+  /** 401; a key this proxy knows was deleted still names its project and key in the audit event. */
+  private invalidKey(apiKey: string): GatewayError {
+    this.knownKey = this.deps.cache.deadRecord(apiKey);
+    return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
   }
 
   /**

@@ -4,7 +4,9 @@ import { ContractError, decodeProjectPolicy, NO_RATE_LIMITS, type ProjectPolicy,
 /**
  * Each project's policy (quota, rate limits, allowed models, max_tokens cap), read from the Redis
  * projection once and kept until a project.updated message says it changed. A project with no
- * projected policy (written by a control plane that predates policies) has no limits.
+ * projected policy (written by a control plane that predates policies) has no limits, but only on
+ * a Redis whose projection is complete (RedisKeys.projectionReady): on one being rebuilt the policy
+ * may simply not be written yet, so the read fails (503) and nothing is remembered.
  */
 export class ProjectPolicies {
   private readonly known = new Map<string, ProjectPolicy>();
@@ -30,21 +32,42 @@ export class ProjectPolicies {
   private async fetch(projectId: string): Promise<ProjectPolicy> {
     for (let attempt = 0; ; attempt++) {
       const epoch = this.epoch;
-      const raw = await this.redis.get(this.keys.projectPolicy(projectId));
+      const policy = await this.read(projectId);
       // A change was announced while the GET was in flight: its answer may be the old policy.
       if (epoch !== this.epoch && attempt < 5) continue;
-      let policy: ProjectPolicy = openPolicy(projectId);
-      if (raw !== null) {
-        try {
-          policy = decodeProjectPolicy(raw);
-        } catch (err) {
-          if (!(err instanceof ContractError)) throw err;
-          // A newer policy shape we cannot read: refuse the project's traffic rather than ignore its limits.
-          policy = { ...openPolicy(projectId), quota_tokens: 0 };
-        }
-      }
+      if (policy === null) throw new Error('the key projection is being rebuilt');
       this.known.set(projectId, policy);
       return policy;
+    }
+  }
+
+  /** The projected policy; null when Redis has none and its projection is not complete. */
+  private async read(projectId: string): Promise<ProjectPolicy | null> {
+    const raw = await this.redis.get(this.keys.projectPolicy(projectId));
+    if (raw === null) return (await this.redis.exists(this.keys.projectionReady)) === 1 ? openPolicy(projectId) : null;
+    try {
+      return decodeProjectPolicy(raw);
+    } catch (err) {
+      if (!(err instanceof ContractError)) throw err;
+      // A newer policy shape we cannot read: refuse the project's traffic rather than ignore its limits.
+      return { ...openPolicy(projectId), quota_tokens: 0 };
+    }
+  }
+
+  /**
+   * Changes may have been missed (the invalidation channel came back after a gap): read every
+   * cached policy again, serving the cached one meanwhile, and keeping it when Redis has none yet
+   * (it restarted empty and the control plane is rebuilding the projection) or cannot be read.
+   */
+  refreshAll(): void {
+    const epoch = ++this.epoch;
+    for (const projectId of [...this.known.keys()]) {
+      this.read(projectId).then(
+        (policy) => {
+          if (policy !== null && epoch === this.epoch && this.known.has(projectId)) this.known.set(projectId, policy);
+        },
+        () => {},
+      );
     }
   }
 

@@ -37,6 +37,8 @@ interface Ledger {
   /** Settled true counts not yet moved from this proxy's lease to `charged`. */
   pendingCharge: number;
   inFlight: number;
+  /** Tokens reserved by the requests in flight. */
+  reserved: number;
   lastUsed: number;
   leasing: Promise<void> | null;
   /** Seconds a monthly ledger outlives its month (0: none). */
@@ -85,6 +87,8 @@ export class QuotaLeases {
   private timer: NodeJS.Timeout | undefined;
   private lastAlive = 0;
   private flushing = false;
+  /** The connection dropped: Redis may have come back empty, without this proxy's leases. */
+  private verifyLeases = false;
 
   constructor(
     private readonly redis: Redis,
@@ -96,6 +100,9 @@ export class QuotaLeases {
     redis.defineCommand('gatewayQuotaLease', { numberOfKeys: 2, lua: LEASE_LUA });
     const command = (redis as unknown as { gatewayQuotaLease: LeaseCommand }).gatewayQuotaLease.bind(redis);
     this.lease = command;
+    redis.on('close', () => {
+      this.verifyLeases = true;
+    });
   }
 
   start(): void {
@@ -115,6 +122,7 @@ export class QuotaLeases {
   private take(ledger: Ledger, amount: number): Reservation {
     ledger.balance -= amount;
     ledger.inFlight++;
+    ledger.reserved += amount;
     return { ledger, amount };
   }
 
@@ -145,6 +153,7 @@ export class QuotaLeases {
     const ledger = reservation.ledger;
     if (ledger === null) return;
     ledger.inFlight--;
+    ledger.reserved -= reservation.amount;
     ledger.balance += reservation.amount - actual;
     ledger.pendingCharge += actual;
     ledger.lastUsed = Date.now();
@@ -168,6 +177,7 @@ export class QuotaLeases {
         balance: 0,
         pendingCharge: 0,
         inFlight: 0,
+        reserved: 0,
         lastUsed: now,
         leasing: null,
         // A monthly ledger is kept for two months, long enough to be reconciled and reported.
@@ -184,6 +194,11 @@ export class QuotaLeases {
     if (this.flushing && !force) return;
     this.flushing = true;
     try {
+      if (this.verifyLeases) {
+        if (this.redis.status === 'ready') await this.reclaimLostLeases();
+        // Until it is known which leases Redis still has, writing could make a lost one negative.
+        if (this.verifyLeases) return;
+      }
       const now = Date.now();
       const multi = this.redis.multi();
       const applied: { ledger: Ledger; charge: number; returned: number }[] = [];
@@ -219,6 +234,30 @@ export class QuotaLeases {
       }
     } finally {
       this.flushing = false;
+    }
+  }
+
+  /**
+   * After a reconnect: a ledger that no longer has this proxy's lease field was lost with Redis
+   * (a restart without persistence; the reconciler starts it again from PostgreSQL). The unspent
+   * part of the lease is gone with it, and the field is made again with only what this proxy has in
+   * use (reservations in flight, settled counts not yet charged), so that moving those to `charged`
+   * cannot drive the field negative and hand other proxies tokens that do not exist.
+   */
+  private async reclaimLostLeases(): Promise<void> {
+    this.verifyLeases = false;
+    try {
+      // First say this proxy is alive, so the reconciler does not drop the fields made again below.
+      await this.redis.set(this.keys.proxyAlive(this.proxyId), '1', 'PX', this.options.aliveTtlMs);
+      this.lastAlive = Date.now();
+      for (const ledger of [...this.ledgers.values()]) {
+        if ((await this.redis.hexists(ledger.key, this.field)) === 1) continue;
+        ledger.balance = 0;
+        const inUse = ledger.reserved + ledger.pendingCharge;
+        if (inUse > 0) await this.redis.hincrby(ledger.key, this.field, inUse);
+      }
+    } catch {
+      this.verifyLeases = true;
     }
   }
 

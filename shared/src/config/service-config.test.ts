@@ -39,4 +39,14 @@ describe('service configuration', () => {
       expect(config.trustProxy.trusts('fd00::1')).toBe(true);
     }
   });
+
+  it('reads the invalidation stream settings: both or neither, and a token long enough to guess at nothing', () => {
+    expect(loadProxyConfig({})).toMatchObject({ controlPlaneUrl: undefined, internalToken: undefined });
+    const token = 'x'.repeat(32);
+    expect(loadProxyConfig({ CONTROL_PLANE_URL: 'http://cp:8081/', INTERNAL_TOKEN: token })).toMatchObject({ controlPlaneUrl: 'http://cp:8081', internalToken: token });
+    expect(() => loadProxyConfig({ CONTROL_PLANE_URL: 'http://cp:8081' })).toThrow(/INTERNAL_TOKEN is not/);
+    expect(() => loadProxyConfig({ CONTROL_PLANE_URL: 'ftp://cp', INTERNAL_TOKEN: token })).toThrow(/CONTROL_PLANE_URL must use http: or https:/);
+    expect(() => loadControlPlaneConfig({ INTERNAL_TOKEN: 'short' })).toThrow(/INTERNAL_TOKEN must be at least 16/);
+    expect(loadControlPlaneConfig({ INTERNAL_TOKEN: token }).internalToken).toBe(token);
+  });
 });

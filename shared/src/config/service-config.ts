@@ -40,6 +40,10 @@ export interface ProxyConfig extends CommonConfig, ListenerConfig {
   quotaLeaseTokens: number;
   /** Output tokens reserved for a request with no max_tokens, in projects without a cap. */
   defaultReservationTokens: number;
+  /** Control plane whose invalidation log stream the proxy follows (the second channel); unset: Redis only. */
+  controlPlaneUrl: string | undefined;
+  /** Shared secret of the control plane's internal routes. */
+  internalToken: string | undefined;
 }
 
 export interface ControlPlaneConfig extends CommonConfig, ListenerConfig {
@@ -65,6 +69,8 @@ export interface ControlPlaneConfig extends CommonConfig, ListenerConfig {
   quotaReconcileMs: number;
   /** Webhook URLs may point at private, loopback and other non-public addresses (tests, labs). */
   webhookAllowPrivate: boolean;
+  /** Shared secret the proxies present on the internal routes; unset: those routes refuse everyone. */
+  internalToken: string | undefined;
 }
 
 export interface WriterConfig extends CommonConfig {
@@ -114,6 +120,7 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     keyStaleBoundMs: envInt(env, 'KEY_STALE_BOUND_MS', 1_000, 0, 60_000),
     quotaLeaseTokens: envInt(env, 'QUOTA_LEASE_TOKENS', 20_000, 1, 100_000_000),
     defaultReservationTokens: envInt(env, 'DEFAULT_RESERVATION_TOKENS', 1_024, 0, 10_000_000),
+    ...invalidationStream(env),
   };
 }
 
@@ -137,7 +144,23 @@ export function loadControlPlaneConfig(env: Env): ControlPlaneConfig {
     publicGatewayUrl: envString(env, 'PUBLIC_GATEWAY_URL', `http://127.0.0.1:${port}`),
     quotaReconcileMs: envInt(env, 'QUOTA_RECONCILE_MS', 30_000, 100, 3_600_000),
     webhookAllowPrivate: envBool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    internalToken: internalToken(env),
   };
+}
+
+function internalToken(env: Env): string | undefined {
+  const token = envOptional(env, 'INTERNAL_TOKEN');
+  if (token !== undefined && token.length < 16) throw new ConfigError('INTERNAL_TOKEN must be at least 16 characters');
+  return token;
+}
+
+/** The proxy's second invalidation channel: both variables or neither. */
+function invalidationStream(env: Env): { controlPlaneUrl: string | undefined; internalToken: string | undefined } {
+  const url = envOptional(env, 'CONTROL_PLANE_URL');
+  const token = internalToken(env);
+  if (url === undefined) return { controlPlaneUrl: undefined, internalToken: token };
+  if (token === undefined) throw new ConfigError('CONTROL_PLANE_URL is set but INTERNAL_TOKEN is not; the invalidation stream needs both');
+  return { controlPlaneUrl: envUrl(env, 'CONTROL_PLANE_URL', url, ['http:', 'https:']).replace(/\/+$/, ''), internalToken: token };
 }
 
 export function loadWriterConfig(env: Env): WriterConfig {

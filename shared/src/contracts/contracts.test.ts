@@ -57,8 +57,13 @@ describe('versioned contracts', () => {
 
   it('round-trips an invalidation and refuses unknown kinds', () => {
     const raw = encodeInvalidation({ kind: 'key.deleted', key_hash: 'h', key_id: 'k', project_id: 'p', at: 5 });
-    expect(decodeInvalidation(raw)).toEqual({ v: 1, kind: 'key.deleted', key_hash: 'h', key_id: 'k', project_id: 'p', at: 5 });
+    expect(decodeInvalidation(raw)).toEqual({ v: 1, kind: 'key.deleted', key_hash: 'h', key_id: 'k', project_id: 'p', at: 5, id: null });
     expect(() => decodeInvalidation(raw.replace('key.deleted', 'key.exploded'))).toThrow(/unknown kind/);
+    // The log id rides along when the change was logged; a message without one still reads.
+    const logged = encodeInvalidation({ kind: 'project.deleted', key_hash: null, key_id: null, project_id: 'p', at: 6, id: 42 });
+    expect(decodeInvalidation(logged).id).toBe(42);
+    expect(decodeInvalidation(JSON.stringify({ v: 1, kind: 'key.created', key_hash: 'h', key_id: null, project_id: null, at: 1 })).id).toBeNull();
+    expect(() => decodeInvalidation(logged.replace('"id":42', '"id":"42"'))).toThrow(/id must be a number/);
   });
 
   it('round-trips a record batch through msgpack, as version 2', () => {

@@ -5,6 +5,7 @@ import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
 import { findKey, insertKey, isKeyLive, listKeys, markKeyDeleted, type StoredKey } from '../../db/keys.js';
+import { appendInvalidations } from '../../keys/invalidation-log.js';
 import { forbidden, projectAccess } from '../project-access.js';
 import { requestFacts } from '../request-facts.js';
 import { ERROR_RESPONSES, dateTimeSchema, listOf, nameSchema, projectParams, ref, uuidSchema } from '../schemas.js';
@@ -12,7 +13,10 @@ import { ERROR_RESPONSES, dateTimeSchema, listOf, nameSchema, projectParams, ref
 /**
  * Project API keys. The secret exists in one response only, the creation's; Postgres keeps its
  * SHA-256 and display prefix. Every change is written to Postgres (the truth) first and then to
- * the Redis projection, which publishes the invalidation that makes every proxy act at once.
+ * the Redis projection, which publishes the invalidation that makes every proxy act at once. A
+ * deletion is also appended to the invalidation log in its own transaction: once it commits, the
+ * proxies following the log hear of it even while Redis is away, so the DELETE waits for Redis
+ * only briefly (KeyProjection.tryRemove) and the next projection rebuild finishes the Redis side.
  */
 interface NewKeyBody {
   name: string;
@@ -72,8 +76,12 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
       try {
         await ctx.projection.put({ id: key.id, project_id: key.project_id, key_hash: key.key_hash, expires_at: expiresAt?.getTime() ?? null });
       } catch (err) {
-        // A key the proxies cannot see must not look created: take it back and say so.
-        await markKeyDeleted(ctx.sql, key.project_id, key.id);
+        // A key the proxies cannot see must not look created: take it back and say so. Logged as
+        // a deletion, since part of the projection may have reached Redis.
+        await ctx.sql.begin(async (tx) => {
+          if (await markKeyDeleted(tx, key.project_id, key.id)) await appendInvalidations(tx, [deletionEntry(key)]);
+        });
+        ctx.invalidations.wake();
         req.log.error({ err: { message: (err as Error).message }, key_id: key.id }, 'key projection failed; key withdrawn');
         throw new GatewayError('UNAVAILABLE', 'The key could not be published to the gateway; nothing was created. Retry shortly.');
       }
@@ -142,20 +150,28 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (key.deleted) {
         // Already gone in Postgres. Removing it from the projection again costs nothing and
         // finishes a deletion whose Redis step was cut short.
-        await ctx.projection.remove(key);
+        await ctx.projection.tryRemove(key);
         throw keyNotFound();
       }
       const deletedNow = await ctx.sql.begin(async (tx) => {
         if (!(await markKeyDeleted(tx, key.project_id, key.id))) return false;
         await writeAudit(tx, { type: 'key.deleted', outcome: 'success', status: 204, projectId: key.project_id, keyId: key.id, actor: principal.userId }, requestFacts(req, reply));
+        // Last in the transaction: durable and announced (NOTIFY) together with the deletion.
+        await appendInvalidations(tx, [deletionEntry(key)]);
         return true;
       });
-      await ctx.projection.remove(key);
+      ctx.invalidations.wake();
+      // Bounded: with Redis away the log stream has carried the deletion already.
+      if (!(await ctx.projection.tryRemove(key))) req.log.warn({ key_id: key.id }, 'key deleted while Redis is unreachable; the projection is repaired at the next rebuild');
       if (!deletedNow) throw keyNotFound();
       await ctx.webhooks.emit({ projectId: key.project_id, type: 'key.deleted', data: { project_id: key.project_id, key: keyFacts(key), actor: principal.userId } });
       return reply.status(204).send();
     },
   );
+}
+
+function deletionEntry(key: StoredKey) {
+  return { kind: 'key.deleted' as const, key_hash: key.key_hash, key_id: key.id, project_id: key.project_id };
 }
 
 function keyNotFound(): GatewayError {

@@ -3,6 +3,7 @@ import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
 import { insertProject, listProjects, policyOf, softDeleteProject, updateProject, type ProjectInput } from '../../db/projects.js';
+import { appendInvalidations } from '../../keys/invalidation-log.js';
 import { withUsedTokens } from '../../quota/used-tokens.js';
 import { projectAccess, projectNotFound } from '../project-access.js';
 import { requestFacts } from '../request-facts.js';
@@ -11,7 +12,8 @@ import { ERROR_RESPONSES, listOf, nameSchema, projectParams, ref } from '../sche
 /**
  * Projects. Any account may create one and becomes its owner; a non-admin account sees only the
  * projects it belongs to. Deletion is soft and takes the project's keys with it, in Postgres first
- * and then in the Redis projection, which also tells every proxy to drop them.
+ * (with an invalidation log entry) and then in the Redis projection, which also tells every proxy
+ * to drop them.
  */
 type ProjectBody = ProjectInput & { name: string };
 
@@ -138,10 +140,17 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
         const deleted = await softDeleteProject(tx, req.params.id);
         if (deleted === null) throw projectNotFound();
         await writeAudit(tx, { type: 'project.deleted', outcome: 'success', status: 204, projectId: req.params.id, actor: principal.userId }, requestFacts(req, reply));
+        // Last in the transaction: durable and announced (NOTIFY) together with the deletion.
+        await appendInvalidations(tx, [{ kind: 'project.deleted', key_hash: null, key_id: null, project_id: req.params.id }]);
         return deleted.keyHashes;
       });
+      ctx.invalidations.wake();
       // After the commit: a proxy that re-reads on the invalidation can only find the keys gone.
-      await ctx.projection.removeProject(req.params.id, keyHashes);
+      // Bounded: with Redis away the log stream has carried the deletion already, and the next
+      // projection rebuild removes the keys from Redis.
+      if (!(await ctx.projection.tryRemoveProject(req.params.id, keyHashes))) {
+        req.log.warn({ project_id: req.params.id }, 'project deleted while Redis is unreachable; the projection is repaired at the next rebuild');
+      }
       return reply.status(204).send();
     },
   );
