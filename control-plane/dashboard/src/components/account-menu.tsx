@@ -38,8 +38,13 @@ export function AccountMenu({ user }: { user: User }) {
   return (
     <div class="account-menu" ref={root}>
       <button type="button" ref={toggle} class="account-toggle" aria-expanded={open} aria-controls={panelId} onClick={() => setOpen(!open)}>
-        <span class="visually-hidden">My account: </span>
-        <span class="account-email">{user.email}</span>
+        <span class="visually-hidden">My account: {user.email}</span>
+        <span class="account-email" aria-hidden="true">
+          {user.email}
+        </span>
+        <span class="account-short" aria-hidden="true">
+          Account
+        </span>
         <span aria-hidden="true"> ▾</span>
       </button>
       <div id={panelId} class="account-panel" hidden={!open}>

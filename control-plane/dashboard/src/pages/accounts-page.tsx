@@ -82,7 +82,7 @@ export function AccountsPage() {
         {accounts.data !== undefined && accounts.data.data.length === 0 && <p class="empty">{filter ? `No account’s email contains “${filter}”.` : 'No accounts.'}</p>}
         {accounts.data !== undefined && accounts.data.data.length > 0 && (
           <div class="table-scroll" role="region" aria-labelledby="account-list-heading" tabIndex={0}>
-            <table class="accounts">
+            <table class="accounts table-stack">
               <thead>
                 <tr>
                   <th scope="col">Email</th>
@@ -101,7 +101,7 @@ export function AccountsPage() {
                       {user.email}
                       {user.id === me.id && <span class="muted"> (you)</span>}
                     </th>
-                    <td>
+                    <td data-label="Account role">
                       <select
                         aria-label={`Account role of ${user.email}`}
                         value={user.role}
@@ -117,14 +117,16 @@ export function AccountsPage() {
                         ))}
                       </select>
                     </td>
-                    <td>
+                    <td data-label="State">
                       {user.disabled ? (
                         <span class="badge badge-disabled">○ disabled</span>
                       ) : (
                         <span class="badge badge-enabled">● enabled</span>
                       )}
                     </td>
-                    <td class="nowrap">{formatDateTime(user.created_at)}</td>
+                    <td class="nowrap" data-label="Created">
+                      {formatDateTime(user.created_at)}
+                    </td>
                     <td class="cell-actions">
                       <div class="row-actions">
                         <button type="button" onClick={() => setResetting(user)} aria-label={`Set a new password for ${user.email}`}>

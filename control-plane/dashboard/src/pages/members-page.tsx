@@ -86,7 +86,7 @@ export function MembersPage() {
             />
           ) : (
             myRole !== undefined && (
-              <p class="banner banner-info role-note">
+              <p class="banner banner-info">
                 <span aria-hidden="true">ℹ </span>
                 <span>
                   You are {myRole === null ? 'not a member' : `${article(myRole)} ${myRole}`} of this project. Its admins and owners add and remove members and
@@ -106,7 +106,7 @@ export function MembersPage() {
             <ErrorBanner error={actionError} action="Changing the member failed" />
             {list.length > 0 && (
               <div class="table-scroll" role="region" aria-labelledby="member-list-heading" tabIndex={0}>
-                <table class="members">
+                <table class="members table-stack">
                   <thead>
                     <tr>
                       <th scope="col">Email</th>
@@ -127,7 +127,7 @@ export function MembersPage() {
                             {m.email}
                             {self && <span class="muted"> (you)</span>}
                           </th>
-                          <td>
+                          <td data-label="Role">
                             {mayChange(m) ? (
                               <select
                                 aria-label={`Role of ${m.email}`}
@@ -151,7 +151,9 @@ export function MembersPage() {
                               </p>
                             )}
                           </td>
-                          <td class="nowrap">{formatDateTime(m.created_at)}</td>
+                          <td class="nowrap" data-label="Member since">
+                            {formatDateTime(m.created_at)}
+                          </td>
                           <td class="cell-actions">
                             <div class="row-actions">
                               {self ? (
