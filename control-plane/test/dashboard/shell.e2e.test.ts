@@ -34,7 +34,7 @@ describe.each(SIZES)('at the %s size', (size) => {
     const { context, page, problems } = await openTab(browser, size);
     await page.goto(`${h.base}/usage`);
     expect(await heading(page)).toBe('Sign in');
-    if (size === 'wide') await shotFor(page, 'signin', size);
+    await shotFor(page, 'signin', size);
     await signIn(page, user.email, user.password);
     await expect.poll(() => heading(page)).toBe('Usage');
 
