@@ -21,7 +21,7 @@ export interface ClientOptions {
    * 'same-origin' for the sign-in calls only, which set, send and clear the session cookie; every
    * other call goes without cookies (its bearer is all it needs).
    */
-  credentials?: RequestCredentials;
+  credentials?: 'omit' | 'same-origin' | 'include';
   /** Sent with every call of this client. */
   headers?: Record<string, string>;
 }
