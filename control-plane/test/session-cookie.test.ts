@@ -140,6 +140,15 @@ describe('the session cookie', () => {
     expect(withFlag.status).toBe(400);
   });
 
+  it('answers a refresh with neither bearer nor cookie with 401, and audits nothing (the dashboard asks on every load)', async () => {
+    const before = await h.sql`SELECT count(*)::int AS n FROM audit_events WHERE type = 'signin.failed'`;
+    const res = await h.api('POST', '/v1/signins', { body: { grant_type: 'refresh' }, headers: { 'x-requested-with': 'gateway-dashboard' } });
+    expect(res.status).toBe(401);
+    expect(res.body.error.message).toContain('No session to refresh');
+    const after = await h.sql`SELECT count(*)::int AS n FROM audit_events WHERE type = 'signin.failed'`;
+    expect(after[0]?.n).toBe(before[0]?.n);
+  });
+
   it('never shows up in the logs', async () => {
     const { cookie } = await cookieSignin(h, ADMIN_EMAIL, ADMIN_PASSWORD);
     await cookieRefresh(h, cookie.value);

@@ -107,7 +107,12 @@ async function refreshGrant(ctx: AppContext, req: FastifyRequest<{ Body: SigninB
     throw new GatewayError('INVALID_REQUEST', 'The refresh grant takes no email, password or refresh_cookie; send the current token as the bearer.');
   }
   // A bearer wins over the cookie: API clients and gatewayctl refresh as they always have.
-  const cookie = bearerToken(req) === null ? refreshCookieOf(req) : null;
+  const bearer = bearerToken(req);
+  const cookie = bearer === null ? refreshCookieOf(req) : null;
+  // The dashboard asks on every load whether a session exists; "none" names no one to audit.
+  if (bearer === null && cookie === null) {
+    throw new GatewayError('UNAUTHORIZED', 'No session to refresh: send the current token as "Authorization: Bearer <token>", or sign in.');
+  }
   if (cookie !== null && req.headers[CSRF_HEADER] === undefined) {
     throw new GatewayError('FORBIDDEN', 'A refresh with the session cookie must carry an X-Requested-With header.', { param: 'x-requested-with' });
   }
