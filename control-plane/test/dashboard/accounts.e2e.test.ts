@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from '../harness.js';
-import { expectFitsViewport, heading, launch, openTab, shotFor, signIn, type SizeName } from './browser.js';
+import { expectFitsViewport, heading, launch, openTab, poll, shotFor, signIn, type SizeName } from './browser.js';
 
 /**
  * Accounts (account admins) and project members in Chromium, at 1440×900 and 390×844: create an
@@ -32,7 +32,7 @@ describe.each(SIZES)('at the %s size', (size) => {
     const { context, page, problems } = await openTab(browser, size);
     await page.goto(`${h.base}/accounts`);
     await signIn(page, ADMIN_EMAIL, ADMIN_PASSWORD);
-    await expect.poll(() => heading(page)).toBe('Accounts');
+    await poll(() => heading(page)).toBe('Accounts');
 
     const email = `dana-${size}-${suffix()}@example.test`;
     const form = page.getByRole('region', { name: 'Create an account' });
@@ -40,49 +40,49 @@ describe.each(SIZES)('at the %s size', (size) => {
     await form.getByLabel('First password').fill('short');
     await form.getByRole('button', { name: 'Create account' }).click();
     const problem = page.locator('#new-account-password-problem');
-    await expect.poll(() => problem.textContent()).toContain('Use at least 12 characters.');
+    await poll(() => problem.textContent()).toContain('Use at least 12 characters.');
     expect(await problem.textContent()).not.toContain('body.');
     await form.getByLabel('First password').fill(email.toUpperCase());
     expect(await problem.count()).toBe(0);
     await form.getByRole('button', { name: 'Create account' }).click();
-    await expect.poll(() => problem.textContent()).toContain('cannot be the account’s email address');
+    await poll(() => problem.textContent()).toContain('cannot be the account’s email address');
     await form.getByLabel('First password').fill('dana first passphrase');
     await form.getByRole('button', { name: 'Create account' }).click();
-    await expect.poll(() => page.locator('.toasts').textContent()).toContain(`Account ${email} created.`);
+    await poll(() => page.locator('.toasts').textContent()).toContain(`Account ${email} created.`);
     expect(await signinStatus(email, 'dana first passphrase')).toBe(200);
 
     // Search narrows the list to the accounts whose email contains the text.
     await page.getByLabel('Email contains').fill(`dana-${size}`);
     await page.getByRole('button', { name: 'Search' }).click();
     const rows = page.getByRole('region', { name: 'All accounts' }).locator('tbody tr');
-    await expect.poll(() => rows.count()).toBe(1);
+    await poll(() => rows.count()).toBe(1);
     const row = rows.first();
     expect(await row.textContent()).toContain(email);
 
     await row.getByLabel(`Account role of ${email}`).selectOption('admin');
-    await expect.poll(() => page.locator('.toasts').textContent()).toContain(`${email} is now an account admin.`);
-    await expect.poll(async () => (await h.api('GET', `/v1/users?email=${encodeURIComponent(email)}`, { token: h.adminToken })).body.data[0].role).toBe('admin');
+    await poll(() => page.locator('.toasts').textContent()).toContain(`${email} is now an account admin.`);
+    await poll(async () => (await h.api('GET', `/v1/users?email=${encodeURIComponent(email)}`, { token: h.adminToken })).body.data[0].role).toBe('admin');
 
     await row.getByRole('button', { name: `Disable ${email}` }).click();
     const confirm = page.getByRole('alertdialog', { name: `Disable ${email}?` });
-    await expect.poll(() => confirm.isVisible()).toBe(true);
+    await poll(() => confirm.isVisible()).toBe(true);
     await confirm.getByRole('button', { name: 'Disable account' }).click();
-    await expect.poll(() => row.textContent()).toContain('disabled');
+    await poll(() => row.textContent()).toContain('disabled');
     expect(await signinStatus(email, 'dana first passphrase')).toBe(401);
     await expectFitsViewport(page, 'accounts');
     await shotFor(page, 'accounts', size);
     await row.getByRole('button', { name: `Enable ${email}` }).click();
-    await expect.poll(() => row.textContent()).toContain('enabled');
+    await poll(() => row.textContent()).toContain('enabled');
 
     await row.getByRole('button', { name: `Set a new password for ${email}` }).click();
     const reset = page.getByRole('dialog', { name: `New password for ${email}` });
-    await expect.poll(() => reset.isVisible()).toBe(true);
+    await poll(() => reset.isVisible()).toBe(true);
     await reset.getByLabel('New password').fill('tiny');
     await reset.getByRole('button', { name: 'Set password' }).click();
-    await expect.poll(() => reset.locator('#reset-password-problem').textContent()).toContain('Use at least 12 characters.');
+    await poll(() => reset.locator('#reset-password-problem').textContent()).toContain('Use at least 12 characters.');
     await reset.getByLabel('New password').fill('a temporary passphrase');
     await reset.getByRole('button', { name: 'Set password' }).click();
-    await expect.poll(() => reset.isVisible()).toBe(false);
+    await poll(() => reset.isVisible()).toBe(false);
     expect(await signinStatus(email, 'a temporary passphrase')).toBe(200);
 
     // Paging: one more account than fits a page is a second page.
@@ -94,9 +94,9 @@ describe.each(SIZES)('at the %s size', (size) => {
     expect(more.every((r) => r.status === 201)).toBe(true);
     await page.getByLabel('Email contains').fill(`pager-${size}`);
     await page.getByRole('button', { name: 'Search' }).click();
-    await expect.poll(() => rows.count()).toBe(25);
+    await poll(() => rows.count()).toBe(25);
     await page.getByRole('button', { name: 'Next page' }).click();
-    await expect.poll(() => rows.count()).toBe(1);
+    await poll(() => rows.count()).toBe(1);
     await expectFitsViewport(page, 'accounts, second page');
     expect(problems).toEqual([]);
     await context.close();
@@ -112,9 +112,9 @@ describe.each(SIZES)('at the %s size', (size) => {
     const { context, page, problems } = await openTab(browser, size);
     await page.goto(`${h.base}/members?project=${projectId}`);
     await signIn(page, owner.email, owner.password);
-    await expect.poll(() => heading(page)).toBe('Members');
+    await poll(() => heading(page)).toBe('Members');
     const list = page.getByRole('region', { name: `Members of “Team ${size}”` });
-    await expect.poll(() => list.locator('tbody tr').count()).toBe(1);
+    await poll(() => list.locator('tbody tr').count()).toBe(1);
 
     // The only owner: role, removal and leaving disabled, with the reason next to them.
     const ownerRow = list.getByRole('row', { name: new RegExp(owner.email) });
@@ -127,39 +127,39 @@ describe.each(SIZES)('at the %s size', (size) => {
     await add.getByLabel('Email').fill('nobody-here@example.test');
     await add.getByRole('button', { name: 'Add member' }).click();
     const problem = page.locator('#member-email-problem');
-    await expect.poll(() => problem.textContent()).toContain('No account has this email.');
+    await poll(() => problem.textContent()).toContain('No account has this email.');
     await add.getByLabel('Email').fill(alex.email.toUpperCase());
     expect(await problem.count()).toBe(0);
     await add.getByLabel('Role').selectOption('member');
     await add.getByRole('button', { name: 'Add member' }).click();
-    await expect.poll(() => page.locator('.toasts').textContent()).toContain(`${alex.email} added as member.`);
+    await poll(() => page.locator('.toasts').textContent()).toContain(`${alex.email} added as member.`);
     await add.getByLabel('Email').fill(vic.email);
     await add.getByLabel('Role').selectOption('viewer');
     await add.getByRole('button', { name: 'Add member' }).click();
-    await expect.poll(() => list.locator('tbody tr').count()).toBe(3);
+    await poll(() => list.locator('tbody tr').count()).toBe(3);
 
     const alexRow = list.getByRole('row', { name: new RegExp(alex.email) });
     await alexRow.getByLabel(`Role of ${alex.email}`).selectOption('owner');
-    await expect.poll(() => page.locator('.toasts').textContent()).toContain(`${alex.email} is now owner.`);
+    await poll(() => page.locator('.toasts').textContent()).toContain(`${alex.email} is now owner.`);
     // Two owners now: the first may leave.
-    await expect.poll(() => ownerRow.getByRole('button', { name: 'Leave project' }).isDisabled()).toBe(false);
+    await poll(() => ownerRow.getByRole('button', { name: 'Leave project' }).isDisabled()).toBe(false);
     await expectFitsViewport(page, 'members');
     await shotFor(page, 'members', size);
 
     await alexRow.getByLabel(`Role of ${alex.email}`).selectOption('admin');
-    await expect.poll(() => page.locator('.toasts').textContent()).toContain(`${alex.email} is now admin.`);
+    await poll(() => page.locator('.toasts').textContent()).toContain(`${alex.email} is now admin.`);
     await alexRow.getByRole('button', { name: `Remove ${alex.email}` }).click();
     const confirm = page.getByRole('alertdialog', { name: `Remove ${alex.email}?` });
     await confirm.getByRole('button', { name: 'Remove member' }).click();
-    await expect.poll(() => list.locator('tbody tr').count()).toBe(2);
+    await poll(() => list.locator('tbody tr').count()).toBe(2);
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await expect.poll(() => heading(page)).toBe('Sign in');
+    await poll(() => heading(page)).toBe('Sign in');
 
     // The viewer: no form, no role choices, no Remove; only leaving, which it does.
     await page.goto(`${h.base}/members?project=${projectId}`);
     await signIn(page, vic.email, vic.password);
-    await expect.poll(() => list.locator('tbody tr').count()).toBe(2);
-    await expect.poll(() => page.getByText('You are a viewer of this project').count()).toBe(1);
+    await poll(() => list.locator('tbody tr').count()).toBe(2);
+    await poll(() => page.getByText('You are a viewer of this project').count()).toBe(1);
     expect(await page.getByRole('region', { name: 'Add a member' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Add member' }).count()).toBe(0);
     expect(await list.getByRole('combobox').count()).toBe(0);
@@ -169,7 +169,7 @@ describe.each(SIZES)('at the %s size', (size) => {
     await list.getByRole('button', { name: 'Leave project' }).click();
     const leave = page.getByRole('alertdialog', { name: `Leave “Team ${size}”?` });
     await leave.getByRole('button', { name: 'Leave project' }).click();
-    await expect.poll(() => heading(page)).toBe('Projects');
+    await poll(() => heading(page)).toBe('Projects');
     const members = await h.api('GET', `/v1/projects/${projectId}/members`, { token: owner.token });
     expect(members.body.data.map((m: { email: string }) => m.email)).toEqual([owner.email]);
     expect(problems).toEqual([]);

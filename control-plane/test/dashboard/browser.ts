@@ -116,9 +116,17 @@ export async function signIn(page: Page, email: string, password: string): Promi
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect.poll(() => page.getByRole('button', { name: 'Sign out' }).isVisible(), { timeout: 10_000 }).toBe(true);
+  await poll(() => page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
 }
 
 export function heading(page: Page): Promise<string | null> {
   return page.getByRole('heading', { level: 1 }).textContent();
+}
+
+/**
+ * expect.poll with room for the server's password hashing (scrypt) on a busy machine: the default
+ * second is too short for a sign-in or a password change while other tests run.
+ */
+export function poll<T>(read: () => Promise<T> | T) {
+  return expect.poll(read, { timeout: 15_000 });
 }

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from '../harness.js';
-import { expectFitsViewport, heading, launch, openTab, shotFor, signIn, storageContents, watchedPage, type SizeName } from './browser.js';
+import { expectFitsViewport, heading, launch, openTab, poll, shotFor, signIn, storageContents, watchedPage, type SizeName } from './browser.js';
 
 /**
  * The dashboard's shell in Chromium, at 1440×900 and 390×844: the session survives a reload and
@@ -36,7 +36,7 @@ describe.each(SIZES)('at the %s size', (size) => {
     expect(await heading(page)).toBe('Sign in');
     await shotFor(page, 'signin', size);
     await signIn(page, user.email, user.password);
-    await expect.poll(() => heading(page)).toBe('Usage');
+    await poll(() => heading(page)).toBe('Usage');
 
     // The cookie: httpOnly (so the page's scripts see nothing), strict, for the sign-in route only.
     const cookie = await sessionCookie(page);
@@ -44,23 +44,23 @@ describe.each(SIZES)('at the %s size', (size) => {
     expect(await storageContents(page)).toBe('{"local":{},"session":{},"cookie":""}');
 
     await page.reload();
-    await expect.poll(() => heading(page)).toBe('Usage');
+    await poll(() => heading(page)).toBe('Usage');
     expect(await page.getByRole('button', { name: `My account: ${user.email}` }).isVisible()).toBe(true);
 
     const second = await watchedPage(context, problems);
     await second.goto(`${h.base}/projects`);
-    await expect.poll(() => heading(second)).toBe('Projects');
+    await poll(() => heading(second)).toBe('Projects');
     await expectFitsViewport(second, 'projects');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await expect.poll(() => heading(page)).toBe('Sign in');
+    await poll(() => heading(page)).toBe('Sign in');
     expect(await page.getByRole('status').filter({ hasText: 'You signed out.' }).count()).toBe(1);
     expect(await sessionCookie(page)).toBeUndefined();
     await page.reload();
-    await expect.poll(() => heading(page)).toBe('Sign in');
+    await poll(() => heading(page)).toBe('Sign in');
     // The other tab's session was the same one: its next call is refused and it says so.
     await second.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit' }).click();
-    await expect.poll(() => heading(second)).toBe('Sign in');
+    await poll(() => heading(second)).toBe('Sign in');
     expect(await second.getByRole('status').filter({ hasText: 'Your session ended.' }).count()).toBe(1);
     expect(problems).toEqual([]);
     await context.close();
@@ -72,7 +72,7 @@ describe.each(SIZES)('at the %s size', (size) => {
     await page.goto(`${h.base}/`);
     await page.getByRole('button', { name: 'Sign in' }).click();
     const emailProblem = page.locator('#signin-email-problem');
-    await expect.poll(() => emailProblem.textContent()).toContain('Enter the email you sign in with.');
+    await poll(() => emailProblem.textContent()).toContain('Enter the email you sign in with.');
     expect(await page.getByLabel('Email').getAttribute('aria-invalid')).toBe('true');
     expect(await page.getByLabel('Email').getAttribute('aria-describedby')).toContain('signin-email-problem');
     await page.getByLabel('Email').fill(user.email);
@@ -86,7 +86,7 @@ describe.each(SIZES)('at the %s size', (size) => {
     await shotFor(page, 'account-menu', size, { fullPage: false });
     await page.getByRole('button', { name: 'Change password' }).click();
     const dialog = page.getByRole('dialog', { name: 'Change your password' });
-    await expect.poll(() => dialog.isVisible()).toBe(true);
+    await poll(() => dialog.isVisible()).toBe(true);
 
     // The server's refusals, on the fields they concern.
     await dialog.getByLabel('Current password').fill('not the password');
@@ -94,16 +94,16 @@ describe.each(SIZES)('at the %s size', (size) => {
     await dialog.getByLabel('New password again').fill('short');
     await dialog.getByRole('button', { name: 'Change password' }).click();
     const newProblem = dialog.locator('#pw-new-problem');
-    await expect.poll(() => newProblem.textContent()).toContain('Use at least 12 characters.');
+    await poll(() => newProblem.textContent()).toContain('Use at least 12 characters.');
     await dialog.getByLabel('New password', { exact: true }).fill('a new passphrase here');
     expect(await newProblem.count()).toBe(0);
     await dialog.getByLabel('New password again').fill('a new passphrase here');
     await dialog.getByRole('button', { name: 'Change password' }).click();
-    await expect.poll(() => dialog.locator('#pw-current-problem').textContent()).toContain('The current password is wrong.');
+    await poll(() => dialog.locator('#pw-current-problem').textContent()).toContain('The current password is wrong.');
     await dialog.getByLabel('New password again').fill('something else entirely');
     await dialog.getByLabel('Current password').fill(user.password);
     await dialog.getByRole('button', { name: 'Change password' }).click();
-    await expect.poll(() => dialog.locator('#pw-again-problem').textContent()).toContain('The two new passwords differ.');
+    await poll(() => dialog.locator('#pw-again-problem').textContent()).toContain('The two new passwords differ.');
     // The dialog's buttons stay on the screen, phone included.
     const box = await dialog.getByRole('button', { name: 'Change password' }).boundingBox();
     const viewport = page.viewportSize();
@@ -111,12 +111,12 @@ describe.each(SIZES)('at the %s size', (size) => {
     await shotFor(page, 'password-dialog', size, { fullPage: false });
     await dialog.getByLabel('New password again').fill('a new passphrase here');
     await dialog.getByRole('button', { name: 'Change password' }).click();
-    await expect.poll(() => dialog.isVisible()).toBe(false);
-    await expect.poll(() => page.locator('.toasts').textContent()).toContain('Password changed.');
+    await poll(() => dialog.isVisible()).toBe(false);
+    await poll(() => page.locator('.toasts').textContent()).toContain('Password changed.');
 
     // Still signed in, in a new session under the new password, which a reload keeps.
     await page.reload();
-    await expect.poll(() => page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
+    await poll(() => page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
     expect((await h.api('POST', '/v1/signins', { body: { grant_type: 'password', email: user.email, password: 'a new passphrase here' } })).status).toBe(200);
     expect((await h.api('GET', '/v1/users/me', { token: user.token })).status).toBe(401);
     expect(problems).toEqual([]);
@@ -135,7 +135,7 @@ describe.each(SIZES)('at the %s size', (size) => {
     expect(new Set(tops).size).toBe(1);
     for (const name of links) {
       await nav.getByRole('link', { name }).click();
-      await expect.poll(() => heading(page)).toBe(name);
+      await poll(() => heading(page)).toBe(name);
       await page.waitForLoadState('networkidle');
       await expectFitsViewport(page, name);
       await page.emulateMedia({ colorScheme: 'dark' });
@@ -164,6 +164,6 @@ it('keeps Accounts out of the navigation for accounts that are not account admin
   await page.goto(`${h.base}/accounts`);
   await signIn(page, user.email, user.password);
   expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Accounts' }).count()).toBe(0);
-  await expect.poll(() => heading(page)).toBe('Page not found');
+  await poll(() => heading(page)).toBe('Page not found');
   await context.close();
 });

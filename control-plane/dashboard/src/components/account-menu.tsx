@@ -45,7 +45,9 @@ export function AccountMenu({ user }: { user: User }) {
         <span class="account-short" aria-hidden="true">
           Account
         </span>
-        <span aria-hidden="true"> ▾</span>
+        <span class="account-caret" aria-hidden="true">
+          ▾
+        </span>
       </button>
       <div id={panelId} class="account-panel" hidden={!open}>
         <p class="account-who">

@@ -129,10 +129,16 @@ export function AccountsPage() {
                     </td>
                     <td class="cell-actions">
                       <div class="row-actions">
-                        <button type="button" onClick={() => setResetting(user)} aria-label={`Set a new password for ${user.email}`}>
-                          New password
-                        </button>
-                        {user.disabled ? (
+                        {/* Your own password and account are changed from My account: disabling yourself or
+                            resetting your own password here would end the session you are using. */}
+                        {user.id === me.id ? (
+                          <span class="muted small">Your password: My account</span>
+                        ) : (
+                          <button type="button" onClick={() => setResetting(user)} aria-label={`Set a new password for ${user.email}`}>
+                            New password
+                          </button>
+                        )}
+                        {user.id === me.id ? null : user.disabled ? (
                           <button type="button" onClick={() => void patch(user, { disabled: false }, `${user.email} can sign in again.`)} aria-label={`Enable ${user.email}`}>
                             Enable
                           </button>
