@@ -269,4 +269,15 @@ describe('session', () => {
     expect(h.session.state).toEqual({ status: 'signed-out', reason: SIGNOUT_UNCONFIRMED });
     expect(h.session.accessToken()).toBeNull();
   });
+
+  it('picks up the session another tab began (a password change there) when the API refuses this tab\'s token', async () => {
+    const h = harness();
+    await h.session.signIn('a@example.test', 'pw');
+    h.session.unauthorized();
+    expect(h.session.state).toEqual({ status: 'signed-out', reason: ENDED });
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    // The cookie set by the sign-in is still good here, as a new one set by another tab would be.
+    expect(h.session.state.status).toBe('signed-in');
+    expect(h.grants.at(-1)).toEqual({ body: { grant_type: 'refresh' }, bearer: null });
+  });
 });

@@ -131,9 +131,14 @@ export class Session {
     this.publish({ status: 'signed-out', reason });
   }
 
-  /** The API answered 401 to a call made with our token: it is no longer any good. */
+  /**
+   * The API answered 401 to a call made with our token: it is no longer any good. The cookie may
+   * still be: another tab changed the password and signed in again, which set a new one.
+   */
   unauthorized(): void {
-    if (this.token !== null) this.signOut(ENDED);
+    if (this.token === null) return;
+    this.signOut(ENDED);
+    void this.restore(ENDED, { quiet: true });
   }
 
   /**
