@@ -280,4 +280,16 @@ describe('session', () => {
     expect(h.session.state.status).toBe('signed-in');
     expect(h.grants.at(-1)).toEqual({ body: { grant_type: 'refresh' }, bearer: null });
   });
+
+  it('does not announce the end of a session it is signing out of', async () => {
+    const h = harness();
+    await h.session.signIn('a@example.test', 'pw');
+    const ending = h.session.end();
+    // A call answered 401 while the sign-out is out (the server already ended the session).
+    h.session.unauthorized();
+    expect(h.session.state.status).toBe('signed-in');
+    await ending;
+    expect(h.session.state).toEqual({ status: 'signed-out', reason: SIGNED_OUT });
+    expect(h.grants).toHaveLength(1);
+  });
 });

@@ -68,7 +68,13 @@ export function useApi(): ApiClient {
 export function useSessionState(): SessionState {
   const session = useSession();
   const [state, setState] = useState(session.state);
-  useEffect(() => session.subscribe(setState), [session]);
+  useEffect(() => {
+    const unsubscribe = session.subscribe(setState);
+    // The session may have moved on between the first render and this effect (the restore on
+    // load answers quickly): catch up, or the page would wait for a change already announced.
+    setState(session.state);
+    return unsubscribe;
+  }, [session]);
   return state;
 }
 

@@ -45,6 +45,8 @@ export class Session {
   private timer: TimerHandle | null = null;
   private attempt = 0;
   private refreshing: Promise<void> | null = null;
+  /** A sign-out is under way: calls refused meanwhile are its doing, not news to announce. */
+  private ending = false;
   private current: SessionState = { status: 'signed-out', reason: null };
   private readonly listeners = new Set<(state: SessionState) => void>();
 
@@ -97,11 +99,14 @@ export class Session {
     const token = this.token;
     let confirmed = true;
     if (token !== null) {
+      this.ending = true;
       try {
         await this.deps.revoke(token);
       } catch (err) {
         // Already over on the server is as good as signed out.
         confirmed = err instanceof ApiError && err.status === 401;
+      } finally {
+        this.ending = false;
       }
     }
     this.signOut(confirmed ? SIGNED_OUT : SIGNOUT_UNCONFIRMED);
@@ -136,7 +141,7 @@ export class Session {
    * still be: another tab changed the password and signed in again, which set a new one.
    */
   unauthorized(): void {
-    if (this.token === null) return;
+    if (this.token === null || this.ending) return;
     this.signOut(ENDED);
     void this.restore(ENDED, { quiet: true });
   }
