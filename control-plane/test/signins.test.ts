@@ -137,7 +137,7 @@ describe('bearer tokens on the API', () => {
 
   it('never shows up in the logs, nor does a password', () => {
     const logs = h.logs.join('');
-    expect(logs).toContain('incoming request');
+    expect(logs).toContain('request completed');
     expect(logs).not.toContain(h.adminToken);
     expect(logs).not.toContain(h.adminToken.split('.')[2]);
     expect(logs).not.toContain(ADMIN_PASSWORD);

@@ -1,9 +1,12 @@
+import type { FunctionComponent } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import { SessionProvider, useSession, useSessionState, useUser } from './auth/session-context.js';
+import { AccountMenu } from './components/account-menu.js';
 import { PageHeading } from './components/page-heading.js';
 import { ProjectsProvider } from './components/projects-context.js';
 import { ToastProvider } from './components/toasts.js';
 import { href, Link, navigate, useLocation } from './lib/router.js';
+import { AccountsPage } from './pages/accounts-page.js';
 import { AuditPage } from './pages/audit-page.js';
 import { KeysPage } from './pages/keys-page.js';
 import { MembersPage } from './pages/members-page.js';
@@ -12,15 +15,19 @@ import { SigninPage } from './pages/signin-page.js';
 import { UsagePage } from './pages/usage-page.js';
 import { WebhooksPage } from './pages/webhooks-page.js';
 
-/** The pages, in navigation order. The server answers any of these addresses with index.html. */
-const PAGES = [
+/**
+ * The pages, in navigation order. The server answers any of these addresses with index.html.
+ * `adminOnly` pages are left out of the navigation for accounts that are not account admins.
+ */
+const PAGES: readonly { path: string; label: string; Page: FunctionComponent; adminOnly?: boolean }[] = [
   { path: '/projects', label: 'Projects', Page: ProjectsPage },
   { path: '/keys', label: 'API keys', Page: KeysPage },
   { path: '/webhooks', label: 'Webhooks', Page: WebhooksPage },
   { path: '/usage', label: 'Usage', Page: UsagePage },
   { path: '/audit', label: 'Audit', Page: AuditPage },
   { path: '/members', label: 'Members', Page: MembersPage },
-] as const;
+  { path: '/accounts', label: 'Accounts', Page: AccountsPage, adminOnly: true },
+];
 
 export function App() {
   return (
@@ -35,6 +42,7 @@ export function App() {
 /** Signed out: the sign-in page at whatever address was asked for, which then opens as asked. */
 function Gate() {
   const state = useSessionState();
+  if (state.status === 'restoring') return <Restoring />;
   if (state.status === 'signed-out') return <SigninPage reason={state.reason} />;
   return (
     <ProjectsProvider>
@@ -47,11 +55,18 @@ function Shell() {
   const session = useSession();
   const user = useUser();
   const { path, query } = useLocation();
-  const page = PAGES.find((p) => p.path === path);
+  const pages = PAGES.filter((p) => !p.adminOnly || user.role === 'admin');
+  const page = pages.find((p) => p.path === path);
   const project = query.get('project');
 
   useEffect(() => {
     if (path === '/' || path === '/signin') navigate(href('/projects', { project }), { replace: true });
+  }, [path]);
+
+  // On a phone the navigation is one row that scrolls sideways: keep the current page's entry in view.
+  const navList = useRef<HTMLUListElement>(null);
+  useEffect(() => {
+    navList.current?.querySelector<HTMLElement>('[aria-current="page"]')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   }, [path]);
 
   // After an in-app navigation, focus goes to the new page's heading (see PageHeading).
@@ -72,8 +87,8 @@ function Shell() {
       <header class="topbar">
         <span class="brand">Model gateway</span>
         <nav aria-label="Main">
-          <ul>
-            {PAGES.map((p) => (
+          <ul ref={navList}>
+            {pages.map((p) => (
               <li key={p.path}>
                 <Link href={href(p.path, { project })} aria-current={p.path === path ? 'page' : undefined}>
                   {p.label}
@@ -83,12 +98,8 @@ function Shell() {
           </ul>
         </nav>
         <div class="account">
-          <span class="account-name">
-            <span class="visually-hidden">Signed in as </span>
-            {user.email}
-            {user.role === 'admin' && <span class="role role-admin">account admin</span>}
-          </span>
-          <button type="button" onClick={() => session.signOut('You signed out.')}>
+          <AccountMenu user={user} />
+          <button type="button" onClick={() => void session.end()}>
             Sign out
           </button>
         </div>
@@ -97,6 +108,20 @@ function Shell() {
         {page ? <page.Page /> : path === '/' || path === '/signin' ? null : <NotFound />}
       </main>
     </>
+  );
+}
+
+/** While the session cookie is being traded for a token, after a reload or in a new tab. */
+function Restoring() {
+  useEffect(() => {
+    document.title = 'Model gateway';
+  }, []);
+  return (
+    <main id="main" class="signin" aria-busy="true">
+      <p class="muted" role="status">
+        Signing you in…
+      </p>
+    </main>
   );
 }
 

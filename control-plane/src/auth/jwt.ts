@@ -20,6 +20,11 @@ export const DEFAULT_SESSION_MAX_AGE_MS = 24 * 3600 * 1000;
 export const JWT_ALGORITHM = 'HS256';
 export const JWT_ISSUER = 'model-gateway/control-plane';
 export const JWT_AUDIENCE = 'model-gateway/management-api';
+/**
+ * The dashboard's refresh token (an httpOnly cookie, see refresh-cookie.ts) is a JWT of the same
+ * session with its own audience, so neither kind of token is accepted where the other is expected.
+ */
+export const REFRESH_AUDIENCE = 'model-gateway/session-refresh';
 /** HS256 wants a key at least as long as its output (RFC 7518 §3.2). */
 export const MIN_SECRET_BYTES = 32;
 
@@ -39,6 +44,12 @@ export interface AccessTokenClaims {
   /** The token's own id (`jti`). */
   tokenId: string;
   session: Session;
+}
+
+export interface IssuedRefreshToken {
+  token: string;
+  /** Seconds until the session ends, which is also when the token expires. */
+  maxAgeSeconds: number;
 }
 
 export interface IssuedToken {
@@ -100,8 +111,37 @@ export class JwtService {
     return { access_token: token, token_type: 'Bearer', expires_in: exp - now };
   }
 
-  /** The claims of a valid, unexpired token; anything else is a 401 whose message says no more than needed. */
+  /**
+   * A refresh token for `session`: it lives as long as the session, and only trades for access
+   * tokens (its audience is REFRESH_AUDIENCE), so the cookie it rides in is never a bearer.
+   */
+  async issueRefresh(userId: string, session: Session): Promise<IssuedRefreshToken> {
+    const now = Math.floor(Date.now() / 1000);
+    const exp = Math.floor(this.sessionEnd(session) / 1000);
+    if (exp <= now) throw new GatewayError('UNAUTHORIZED', 'The session has reached its maximum age; sign in again.');
+    const token = await new SignJWT({ sid: session.id, sat: session.startedAt })
+      .setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT', kid: this.currentKid })
+      .setSubject(userId)
+      .setIssuer(JWT_ISSUER)
+      .setAudience(REFRESH_AUDIENCE)
+      .setIssuedAt(now)
+      .setExpirationTime(exp)
+      .setJti(randomUUID())
+      .sign(this.signingKey);
+    return { token, maxAgeSeconds: exp - now };
+  }
+
+  /** The claims of a valid, unexpired access token; anything else is a 401 whose message says no more than needed. */
   async verify(token: string): Promise<AccessTokenClaims> {
+    return this.verifyFor(token, JWT_AUDIENCE, 'access token');
+  }
+
+  /** The claims of a valid, unexpired refresh token (the dashboard's cookie). */
+  async verifyRefresh(token: string): Promise<AccessTokenClaims> {
+    return this.verifyFor(token, REFRESH_AUDIENCE, 'session cookie');
+  }
+
+  private async verifyFor(token: string, audience: string, what: string): Promise<AccessTokenClaims> {
     let kid = '';
     try {
       const { payload } = await jwtVerify(
@@ -113,7 +153,7 @@ export class JwtService {
           if (key === undefined) throw new joseErrors.JWSSignatureVerificationFailed();
           return key;
         },
-        { algorithms: [JWT_ALGORITHM], issuer: JWT_ISSUER, audience: JWT_AUDIENCE, requiredClaims: ['sub', 'exp', 'iat'] },
+        { algorithms: [JWT_ALGORITHM], issuer: JWT_ISSUER, audience, requiredClaims: ['sub', 'exp', 'iat'] },
       );
       const tokenId = typeof payload.jti === 'string' ? payload.jti : `${payload.sub}:${payload.iat}`;
       // Tokens made before sessions existed are each their own session, begun when they were issued.
@@ -123,8 +163,8 @@ export class JwtService {
       };
       return { userId: payload.sub as string, kid, expiresAt: (payload.exp as number) * 1000, tokenId, session };
     } catch (err) {
-      if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED') throw new GatewayError('UNAUTHORIZED', 'The access token has expired; sign in again.');
-      throw new GatewayError('UNAUTHORIZED', 'The access token is invalid.');
+      if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED') throw new GatewayError('UNAUTHORIZED', `The ${what} has expired; sign in again.`);
+      throw new GatewayError('UNAUTHORIZED', `The ${what} is invalid.`);
     }
   }
 }

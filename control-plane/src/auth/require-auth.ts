@@ -40,7 +40,15 @@ export function bearerToken(req: FastifyRequest): string | null {
 export async function authenticate(ctx: AppContext, req: FastifyRequest): Promise<Principal> {
   const token = bearerToken(req);
   if (token === null) throw new GatewayError('UNAUTHORIZED', 'Send an access token as "Authorization: Bearer <token>"; get one from POST /v1/signins.');
-  const claims = await ctx.jwt.verify(token);
+  return principalOfClaims(ctx, await ctx.jwt.verify(token));
+}
+
+/**
+ * The account behind verified claims (of an access token, or of the dashboard's refresh cookie),
+ * once the session is known to be alive: not too old, not signed out, not ended by a password
+ * change or a disable.
+ */
+export async function principalOfClaims(ctx: AppContext, claims: AccessTokenClaims): Promise<Principal> {
   // Tokens never outlive their session when issued; this also ends, at once, sessions a lowered
   // SESSION_MAX_AGE_HOURS has made too old.
   if (Date.now() >= ctx.jwt.sessionEnd(claims.session)) throw new GatewayError('UNAUTHORIZED', 'The session has reached its maximum age; sign in again.');

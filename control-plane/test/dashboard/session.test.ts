@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../dashboard/src/api/api-error.js';
 import type { TokenResponse, User } from '../../dashboard/src/api/types.js';
 import { refreshDelayMs, refreshIsDue, retryDelayMs } from '../../dashboard/src/auth/refresh-schedule.js';
-import { ENDED, EXPIRED, Session, type SessionState } from '../../dashboard/src/auth/session.js';
+import { ENDED, EXPIRED, Session, SIGNED_OUT, SIGNOUT_UNCONFIRMED, type SessionState } from '../../dashboard/src/auth/session.js';
 
 const HOUR = 3_600_000;
 
@@ -36,12 +36,16 @@ describe('refresh schedule', () => {
 });
 
 /** A clock and timers the test moves by hand, and a fake API behind the grants. */
-function harness(options: { lifetimeS?: number } = {}) {
+function harness(options: { lifetimeS?: number; cookie?: boolean } = {}) {
   let now = 1_000_000;
   const timers: { at: number; run: () => void; id: number }[] = [];
   let nextId = 1;
-  const grants: { body: Record<string, string>; bearer: string | null }[] = [];
+  const grants: { body: Record<string, string | boolean>; bearer: string | null }[] = [];
+  const revoked: string[] = [];
   let failNext: unknown[] = [];
+  let revokeFails: unknown = null;
+  /** Whether the browser holds a live session cookie (set by a password grant, cleared by revoke). */
+  let cookie = options.cookie ?? false;
   let issued = 0;
   const user: User = { id: 'u1', email: 'a@example.test', role: 'member', created_at: '2025-01-01T00:00:00Z' };
 
@@ -50,8 +54,15 @@ function harness(options: { lifetimeS?: number } = {}) {
       grants.push({ body, bearer });
       const failure = failNext.shift();
       if (failure !== undefined) throw failure;
+      if (body.grant_type === 'refresh' && bearer === null && !cookie) throw new ApiError(401, 'UNAUTHORIZED', 'no bearer, no cookie');
+      if (body.refresh_cookie === true) cookie = true;
       issued += 1;
       return { access_token: `token-${issued}`, token_type: 'Bearer', expires_in: options.lifetimeS ?? 3600 } satisfies TokenResponse;
+    },
+    revoke: async (token) => {
+      if (revokeFails !== null) throw revokeFails;
+      revoked.push(token);
+      cookie = false;
     },
     me: async () => user,
     now: () => now,
@@ -87,6 +98,10 @@ function harness(options: { lifetimeS?: number } = {}) {
     session,
     states,
     grants,
+    revoked,
+    failRevokeWith: (err: unknown) => {
+      revokeFails = err;
+    },
     timers,
     advance,
     failWith: (...errors: unknown[]) => {
@@ -105,7 +120,7 @@ describe('session', () => {
   it('signs in with the password grant and keeps the token in memory', async () => {
     const h = harness();
     await h.session.signIn('a@example.test', 'pw');
-    expect(h.grants).toEqual([{ body: { grant_type: 'password', email: 'a@example.test', password: 'pw' }, bearer: null }]);
+    expect(h.grants).toEqual([{ body: { grant_type: 'password', email: 'a@example.test', password: 'pw', refresh_cookie: true }, bearer: null }]);
     expect(h.session.accessToken()).toBe('token-1');
     expect(h.session.state).toMatchObject({ status: 'signed-in', user: { email: 'a@example.test' }, expiresAt: h.now + HOUR });
   });
@@ -206,5 +221,75 @@ describe('session', () => {
     await expect(h.session.signIn('a@example.test', 'bad')).rejects.toMatchObject({ status: 401 });
     expect(h.session.state.status).toBe('signed-out');
     expect(h.timers).toHaveLength(0);
+  });
+
+  it('restores the session from the cookie on load, showing "restoring" meanwhile', async () => {
+    const h = harness({ cookie: true });
+    const restored = h.session.restore();
+    expect(h.session.state).toEqual({ status: 'restoring' });
+    await restored;
+    expect(h.grants).toEqual([{ body: { grant_type: 'refresh' }, bearer: null }]);
+    expect(h.session.state).toMatchObject({ status: 'signed-in', user: { email: 'a@example.test' } });
+    expect(h.session.accessToken()).toBe('token-1');
+  });
+
+  it('shows the sign-in page when there is no session to restore', async () => {
+    const h = harness();
+    await h.session.restore();
+    expect(h.session.state).toEqual({ status: 'signed-out', reason: null });
+    expect(h.timers).toHaveLength(0);
+  });
+
+  it('brings back a session whose token died while the tab slept, from the cookie', async () => {
+    const h = harness();
+    await h.session.signIn('a@example.test', 'pw');
+    h.now += 2 * HOUR;
+    expect(h.session.accessToken()).toBeNull();
+    expect(h.session.state).toEqual({ status: 'signed-out', reason: EXPIRED });
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(h.session.state.status).toBe('signed-in');
+    expect(h.session.accessToken()).toBe('token-2');
+  });
+
+  it('ends the session on the server on sign-out, so a reload does not bring it back', async () => {
+    const h = harness();
+    await h.session.signIn('a@example.test', 'pw');
+    await h.session.end();
+    expect(h.revoked).toEqual(['token-1']);
+    expect(h.session.state).toEqual({ status: 'signed-out', reason: SIGNED_OUT });
+    await h.session.restore();
+    expect(h.session.state).toEqual({ status: 'signed-out', reason: null });
+  });
+
+  it('says so when the server could not be told of the sign-out', async () => {
+    const h = harness();
+    await h.session.signIn('a@example.test', 'pw');
+    h.failRevokeWith(new ApiError(0, 'NETWORK', 'offline'));
+    await h.session.end();
+    expect(h.session.state).toEqual({ status: 'signed-out', reason: SIGNOUT_UNCONFIRMED });
+    expect(h.session.accessToken()).toBeNull();
+  });
+
+  it('picks up the session another tab began (a password change there) when the API refuses this tab\'s token', async () => {
+    const h = harness();
+    await h.session.signIn('a@example.test', 'pw');
+    h.session.unauthorized();
+    expect(h.session.state).toEqual({ status: 'signed-out', reason: ENDED });
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    // The cookie set by the sign-in is still good here, as a new one set by another tab would be.
+    expect(h.session.state.status).toBe('signed-in');
+    expect(h.grants.at(-1)).toEqual({ body: { grant_type: 'refresh' }, bearer: null });
+  });
+
+  it('does not announce the end of a session it is signing out of', async () => {
+    const h = harness();
+    await h.session.signIn('a@example.test', 'pw');
+    const ending = h.session.end();
+    // A call answered 401 while the sign-out is out (the server already ended the session).
+    h.session.unauthorized();
+    expect(h.session.state.status).toBe('signed-in');
+    await ending;
+    expect(h.session.state).toEqual({ status: 'signed-out', reason: SIGNED_OUT });
+    expect(h.grants).toHaveLength(1);
   });
 });

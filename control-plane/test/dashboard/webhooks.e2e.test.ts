@@ -178,7 +178,7 @@ it('creates a webhook, shows its secret once, logs its deliveries, disables and 
 
   // Reached through the main navigation, right after API keys.
   const nav = page.getByRole('navigation', { name: 'Main' });
-  expect(await nav.getByRole('link').allTextContents()).toEqual(['Projects', 'API keys', 'Webhooks', 'Usage', 'Audit', 'Members']);
+  expect(await nav.getByRole('link').allTextContents()).toEqual(['Projects', 'API keys', 'Webhooks', 'Usage', 'Audit', 'Members', 'Accounts']);
   await nav.getByRole('link', { name: 'Webhooks' }).click();
   await expect.poll(() => focused(page)).toBe('h1:Webhooks');
   expect(await page.title()).toBe('Webhooks · Model gateway');

@@ -17,19 +17,26 @@ export interface ClientOptions {
   token: () => string | null;
   onUnauthorized: (err: ApiError) => void;
   fetch?: typeof fetch;
+  /**
+   * 'same-origin' for the sign-in calls only, which set, send and clear the session cookie; every
+   * other call goes without cookies (its bearer is all it needs).
+   */
+  credentials?: 'omit' | 'same-origin' | 'include';
+  /** Sent with every call of this client. */
+  headers?: Record<string, string>;
 }
 
 export function createApiClient(options: ClientOptions): ApiClient {
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
 
   async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     const token = options.token();
     if (token !== null) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
     try {
-      res = await doFetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit' });
+      res = await doFetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: options.credentials ?? 'omit' });
     } catch (err) {
       throw new ApiError(0, 'NETWORK', err instanceof Error ? err.message : 'network error');
     }

@@ -46,10 +46,15 @@ export interface TokenResponse {
   expires_in: number;
 }
 
+export const ACCOUNT_ROLES = ['member', 'admin'] as const;
+export type AccountRole = (typeof ACCOUNT_ROLES)[number];
+
 export interface User {
   id: string;
   email: string;
-  role: 'admin' | 'member';
+  role: AccountRole;
+  /** A disabled account cannot sign in; its sessions ended when it was disabled. */
+  disabled?: boolean;
   created_at: string;
 }
 

@@ -16,14 +16,21 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
   const value = useMemo<SessionValue>(() => {
     // Sign-in and refresh carry their own bearer (none, or the token being replaced).
     const withBearer = (bearer: string | null) => createApiClient({ token: () => bearer, onUnauthorized: () => {} });
+    // The calls that set, use or clear the session cookie send it; X-Requested-With is the proof,
+    // which no cross-site form can give, that the refresh comes from this page.
+    const withCookie = (bearer: string | null) =>
+      createApiClient({ token: () => bearer, onUnauthorized: () => {}, credentials: 'same-origin', headers: { 'x-requested-with': 'gateway-dashboard' } });
     const session = new Session({
-      grant: (body, bearer) => withBearer(bearer).post<TokenResponse>('/v1/signins', body),
+      grant: (body, bearer) => withCookie(bearer).post<TokenResponse>('/v1/signins', body),
+      revoke: (token) => withCookie(token).post<void>('/v1/signouts', undefined),
       me: (token) => withBearer(token).get<User>('/v1/users/me'),
       now: () => Date.now(),
       setTimer: (run, ms) => window.setTimeout(run, ms),
       clearTimer: (handle) => window.clearTimeout(handle as number),
     });
     const api = createApiClient({ token: () => session.accessToken(), onUnauthorized: () => session.unauthorized() });
+    // Before the first render, so a reload shows "restoring" rather than a flash of the sign-in form.
+    void session.restore();
     return { session, api };
   }, []);
 
@@ -61,7 +68,13 @@ export function useApi(): ApiClient {
 export function useSessionState(): SessionState {
   const session = useSession();
   const [state, setState] = useState(session.state);
-  useEffect(() => session.subscribe(setState), [session]);
+  useEffect(() => {
+    const unsubscribe = session.subscribe(setState);
+    // The session may have moved on between the first render and this effect (the restore on
+    // load answers quickly): catch up, or the page would wait for a change already announced.
+    setState(session.state);
+    return unsubscribe;
+  }, [session]);
   return state;
 }
 

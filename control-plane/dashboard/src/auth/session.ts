@@ -3,20 +3,28 @@ import type { TokenResponse, User } from '../api/types.js';
 import { refreshDelayMs, refreshIsDue, retryDelayMs } from './refresh-schedule.js';
 
 /**
- * The signed-in state. The token lives in this object only: not in localStorage, sessionStorage
- * or a cookie, where any script on the origin or anything with disk access could find it. The
- * price is that a reload signs out. Expiry is counted on this machine's clock from `expires_in`,
- * so a skewed clock cannot make a fresh token look expired.
+ * The signed-in state. The access token lives in this object only: not in localStorage,
+ * sessionStorage or a readable cookie, where any script on the origin or anything with disk
+ * access could find it. What survives a reload is the session cookie the password grant sets:
+ * httpOnly (no script reads it), sent only to POST /v1/signins, and good only for minting a new
+ * access token, which restore() does when the page loads. Expiry is counted on this machine's
+ * clock from `expires_in`, so a skewed clock cannot make a fresh token look expired.
  */
 export type SessionState =
+  | { status: 'restoring' }
   | { status: 'signed-out'; reason: string | null }
   | { status: 'signed-in'; user: User; expiresAt: number };
 
 export type TimerHandle = unknown;
 
 export interface SessionDeps {
-  /** POST /v1/signins with the body, and the bearer for the refresh grant. */
-  grant(body: Record<string, string>, bearer: string | null): Promise<TokenResponse>;
+  /**
+   * POST /v1/signins with the body, and the bearer for the refresh grant; without a bearer the
+   * refresh grant uses the session cookie.
+   */
+  grant(body: Record<string, string | boolean>, bearer: string | null): Promise<TokenResponse>;
+  /** POST /v1/signouts with the token: ends the session on the server and clears the cookie. */
+  revoke(token: string): Promise<void>;
   /** GET /v1/users/me with the new token. */
   me(token: string): Promise<User>;
   now(): number;
@@ -26,6 +34,9 @@ export interface SessionDeps {
 
 export const EXPIRED = 'Your session expired. Sign in again.';
 export const ENDED = 'Your session ended. Sign in again.';
+export const SIGNED_OUT = 'You signed out.';
+export const SIGNOUT_UNCONFIRMED =
+  'You signed out of this tab, but the control plane could not be reached to end the session: a reload may sign you in again. Sign out again once it is back.';
 
 export class Session {
   private token: string | null = null;
@@ -34,6 +45,8 @@ export class Session {
   private timer: TimerHandle | null = null;
   private attempt = 0;
   private refreshing: Promise<void> | null = null;
+  /** A sign-out is under way: calls refused meanwhile are its doing, not news to announce. */
+  private ending = false;
   private current: SessionState = { status: 'signed-out', reason: null };
   private readonly listeners = new Set<(state: SessionState) => void>();
 
@@ -46,7 +59,7 @@ export class Session {
   /** The bearer for API calls; null when signed out or past expiry. */
   accessToken(): string | null {
     if (this.token !== null && this.deps.now() >= this.expiresAt) {
-      this.signOut(EXPIRED);
+      this.expired();
       return null;
     }
     return this.token;
@@ -57,9 +70,49 @@ export class Session {
     return () => this.listeners.delete(listener);
   }
 
+  /** The password grant, asking for the session cookie too. */
   async signIn(email: string, password: string): Promise<void> {
     const issuedAt = this.deps.now();
-    const token = await this.deps.grant({ grant_type: 'password', email, password }, null);
+    const token = await this.deps.grant({ grant_type: 'password', email, password, refresh_cookie: true }, null);
+    await this.begin(token, issuedAt);
+  }
+
+  /**
+   * On page load (and, `quiet`ly behind the sign-in page, when a token died while the tab slept):
+   * the refresh grant with the session cookie, if the browser has one. Any refusal means signed
+   * out, with `reason`.
+   */
+  restore(reason: string | null = null, options: { quiet?: boolean } = {}): Promise<void> {
+    if (!options.quiet) this.publish({ status: 'restoring' });
+    const issuedAt = this.deps.now();
+    return this.deps
+      .grant({ grant_type: 'refresh' }, null)
+      .then((token) => this.begin(token, issuedAt))
+      .catch(() => this.signOut(reason));
+  }
+
+  /**
+   * Sign-out asked for by the person: the server ends the session (so the cookie and any copy of
+   * the token are dead) and clears the cookie; then the token is forgotten here.
+   */
+  async end(): Promise<void> {
+    const token = this.token;
+    let confirmed = true;
+    if (token !== null) {
+      this.ending = true;
+      try {
+        await this.deps.revoke(token);
+      } catch (err) {
+        // Already over on the server is as good as signed out.
+        confirmed = err instanceof ApiError && err.status === 401;
+      } finally {
+        this.ending = false;
+      }
+    }
+    this.signOut(confirmed ? SIGNED_OUT : SIGNOUT_UNCONFIRMED);
+  }
+
+  private async begin(token: TokenResponse, issuedAt: number): Promise<void> {
     const user = await this.deps.me(token.access_token);
     this.accept(token, issuedAt);
     this.publish({ status: 'signed-in', user, expiresAt: this.expiresAt });
@@ -73,7 +126,7 @@ export class Session {
     return this.refreshing;
   }
 
-  /** Forgets the token. A JWT cannot be recalled; it dies at its expiry, unused. */
+  /** Forgets the token here only (end() also ends the session on the server). */
   signOut(reason: string | null = null): void {
     this.token = null;
     this.expiresAt = 0;
@@ -83,9 +136,14 @@ export class Session {
     this.publish({ status: 'signed-out', reason });
   }
 
-  /** The API answered 401 to a call made with our token: it is no longer any good. */
+  /**
+   * The API answered 401 to a call made with our token: it is no longer any good. The cookie may
+   * still be: another tab changed the password and signed in again, which set a new one.
+   */
   unauthorized(): void {
-    if (this.token !== null) this.signOut(ENDED);
+    if (this.token === null || this.ending) return;
+    this.signOut(ENDED);
+    void this.restore(ENDED, { quiet: true });
   }
 
   /**
@@ -95,14 +153,14 @@ export class Session {
   wake(): void {
     if (this.token === null) return;
     const now = this.deps.now();
-    if (now >= this.expiresAt) this.signOut(EXPIRED);
+    if (now >= this.expiresAt) this.expired();
     else if (refreshIsDue(now, this.refreshAt)) void this.refresh();
   }
 
   private async doRefresh(): Promise<void> {
     const token = this.token;
     if (token === null) return;
-    if (this.deps.now() >= this.expiresAt) return this.signOut(EXPIRED);
+    if (this.deps.now() >= this.expiresAt) return this.expired();
     const issuedAt = this.deps.now();
     try {
       const next = await this.deps.grant({ grant_type: 'refresh' }, token);
@@ -115,10 +173,16 @@ export class Session {
       if (err instanceof ApiError && err.status === 401) return this.signOut(ENDED);
       this.attempt += 1;
       const delay = retryDelayMs(this.attempt, this.expiresAt - this.deps.now());
-      if (delay === null) return this.signOut(EXPIRED);
+      if (delay === null) return this.expired();
       this.refreshAt = this.deps.now() + delay;
       this.schedule(delay, () => void this.refresh());
     }
+  }
+
+  /** The token died unrefreshed (a long sleep, a long outage): the session cookie may still bring the session back. */
+  private expired(): void {
+    this.signOut(EXPIRED);
+    void this.restore(EXPIRED, { quiet: true });
   }
 
   /** Lifetime counted from when the request was sent: the token can only be younger than that. */

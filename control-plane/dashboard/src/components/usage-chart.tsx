@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatCompact } from '../lib/format.js';
@@ -8,10 +8,13 @@ import { describeBucket, describeSeries, type UsageSeries } from '../lib/usage-s
  * Tokens over time, one line per model, drawn by uPlot on a canvas (about 50 kB minified, and
  * fast with thousands of points). Colours come from the Okabe–Ito set, which stays distinct for
  * the common kinds of colour blindness, and each line also gets its own dash pattern. The canvas
+ * cannot read CSS, so the colours are read from the stylesheet's variables (--chart-1…7 for the
+ * lines, --muted and --border for axes and grid) and the chart is drawn again when the system
+ * switches between light and dark. The canvas
  * is one image to screen readers, labelled with a sentence; the totals table beside it has the
  * figures.
  */
-const COLOURS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000'];
+const CHART_VARIABLES = 7;
 const DASHES: number[][] = [[], [8, 4], [2, 3], [10, 3, 2, 3]];
 const HEIGHT = 260;
 
@@ -21,12 +24,43 @@ function busyIndexes(values: ArrayLike<number | null | undefined> | undefined): 
   return busy;
 }
 
+interface ChartColours {
+  lines: string[];
+  text: string;
+  grid: string;
+}
+
+function chartColours(): ChartColours {
+  const style = getComputedStyle(document.documentElement);
+  const read = (name: string) => style.getPropertyValue(name).trim();
+  return {
+    lines: Array.from({ length: CHART_VARIABLES }, (_, i) => read(`--chart-${i + 1}`)),
+    text: read('--muted'),
+    grid: read('--border'),
+  };
+}
+
+/** The colour scheme in force, so the chart redraws when it changes. */
+function useColourScheme(): 'light' | 'dark' {
+  const query = window.matchMedia('(prefers-color-scheme: dark)');
+  const [dark, setDark] = useState(query.matches);
+  useEffect(() => {
+    const changed = () => setDark(query.matches);
+    query.addEventListener('change', changed);
+    return () => query.removeEventListener('change', changed);
+  }, []);
+  return dark ? 'dark' : 'light';
+}
+
 export function UsageChart({ series }: { series: UsageSeries }) {
   const container = useRef<HTMLDivElement>(null);
+  const scheme = useColourScheme();
 
   useEffect(() => {
     const el = container.current;
     if (el === null) return;
+    const colours = chartColours();
+    const axis = { stroke: colours.text, grid: { stroke: colours.grid, width: 1 }, ticks: { stroke: colours.grid, width: 1 } };
     const data: uPlot.AlignedData = [series.starts.map((ms) => ms / 1000), ...series.values];
     const plot = new uPlot(
       {
@@ -37,7 +71,7 @@ export function UsageChart({ series }: { series: UsageSeries }) {
           { label: 'Time' },
           ...series.models.map((model, i) => ({
             label: model,
-            stroke: COLOURS[i % COLOURS.length],
+            stroke: colours.lines[i % colours.lines.length],
             dash: DASHES[i % DASHES.length],
             width: 2,
             // Dots only where the model had traffic: a ring on every empty bucket is noise.
@@ -45,7 +79,7 @@ export function UsageChart({ series }: { series: UsageSeries }) {
             value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${formatCompact(v)} tokens`),
           })),
         ],
-        axes: [{}, { size: 56, values: (_u, ticks) => ticks.map((t) => formatCompact(t)) }],
+        axes: [axis, { ...axis, size: 56, values: (_u, ticks) => ticks.map((t) => formatCompact(t)) }],
         legend: { show: true, live: true },
       },
       data,
@@ -57,7 +91,7 @@ export function UsageChart({ series }: { series: UsageSeries }) {
       resize.disconnect();
       plot.destroy();
     };
-  }, [series]);
+  }, [series, scheme]);
 
   return (
     <figure class="chart">

@@ -1,6 +1,9 @@
-import { PROJECT_ROLES, type List, type Member, type ProjectRole } from '../api/types.js';
+import type { List, Member, ProjectRole } from '../api/types.js';
 import { useApi, useUser } from '../auth/session-context.js';
+import { mayDo, type ProjectAction } from './project-permissions.js';
 import { useAsync } from './use-async.js';
+
+export { mayDo, roleAtLeast, type ProjectAction } from './project-permissions.js';
 
 /**
  * The role the signed-in account acts with in a project, so a page can leave out controls the
@@ -34,7 +37,8 @@ export function useProjectRole(projectId: string | null): ProjectRoleAnswer {
   return { role: current.find((m) => m.user_id === me.id)?.role ?? null, error: members.error };
 }
 
-/** Whether `role` is `lowest` or above, in the order viewer < member < admin < owner. */
-export function roleAtLeast(role: ProjectRole | null, lowest: ProjectRole): boolean {
-  return role !== null && PROJECT_ROLES.indexOf(role) >= PROJECT_ROLES.indexOf(lowest);
+/** The hook most pages want: the role, and a `can(action)` answering by it. */
+export function useProjectPermissions(projectId: string | null): ProjectRoleAnswer & { can: (action: ProjectAction) => boolean } {
+  const answer = useProjectRole(projectId);
+  return { ...answer, can: (action) => mayDo(answer.role, action) };
 }

@@ -2,30 +2,42 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api/api-error.js';
 import { useSession } from '../auth/session-context.js';
 import { ErrorBanner } from '../components/error-banner.js';
+import { TextField, useFieldErrors } from '../components/field.js';
 
-/** The password grant. The token it returns stays in memory; nothing is written to storage. */
+/**
+ * The password grant. The access token it returns stays in memory; the session cookie it sets is
+ * httpOnly, so nothing readable is written anywhere.
+ */
 export function SigninPage({ reason }: { reason: string | null }) {
   const session = useSession();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const emailRef = useRef<HTMLInputElement>(null);
+  const form = useRef<HTMLFormElement>(null);
+  const fields = useFieldErrors({ email: 'email', password: 'password' });
 
   useEffect(() => {
     document.title = 'Sign in · Model gateway';
-    emailRef.current?.focus();
+    form.current?.querySelector<HTMLInputElement>('#signin-email')?.focus();
   }, []);
 
   const submit = async (event: Event) => {
     event.preventDefault();
     if (busy) return;
-    setBusy(true);
     setError(null);
+    fields.reset();
+    const missing = email.trim() === '' ? 'email' : password === '' ? 'password' : null;
+    if (missing !== null) {
+      fields.set(missing, missing === 'email' ? 'Enter the email you sign in with.' : 'Enter your password.');
+      form.current?.querySelector<HTMLInputElement>(`#signin-${missing}`)?.focus();
+      return;
+    }
+    setBusy(true);
     try {
       await session.signIn(email.trim(), password);
     } catch (err) {
-      setError(err);
+      if (!fields.fromApi(err)) setError(err);
       setPassword('');
       setBusy(false);
     }
@@ -53,39 +65,38 @@ export function SigninPage({ reason }: { reason: string | null }) {
         ) : (
           <ErrorBanner error={error} action="Sign-in failed" id="signin-error" />
         )}
-        <form onSubmit={submit} aria-describedby={error === null ? undefined : 'signin-error'}>
-          <div class="field">
-            <label for="signin-email">Email</label>
-            <input
-              id="signin-email"
-              ref={emailRef}
-              type="email"
-              name="email"
-              autocomplete="username"
-              required
-              value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)}
-              aria-invalid={wrongCredentials}
-            />
-          </div>
-          <div class="field">
-            <label for="signin-password">Password</label>
-            <input
-              id="signin-password"
-              type="password"
-              name="password"
-              autocomplete="current-password"
-              required
-              value={password}
-              onInput={(e) => setPassword(e.currentTarget.value)}
-              aria-invalid={wrongCredentials}
-            />
-          </div>
+        <form ref={form} onSubmit={submit} aria-describedby={error === null ? undefined : 'signin-error'} noValidate>
+          <TextField
+            id="signin-email"
+            label="Email"
+            type="email"
+            autocomplete="username"
+            required
+            value={email}
+            onInput={(v) => {
+              setEmail(v);
+              fields.clear('email');
+            }}
+            error={fields.errors.email}
+          />
+          <TextField
+            id="signin-password"
+            label="Password"
+            type="password"
+            autocomplete="current-password"
+            required
+            value={password}
+            onInput={(v) => {
+              setPassword(v);
+              fields.clear('password');
+            }}
+            error={fields.errors.password}
+          />
           <button type="submit" class="button-primary button-wide" aria-disabled={busy} aria-busy={busy}>
             {busy ? 'Signing in…' : 'Sign in'}
           </button>
         </form>
-        <p class="muted small">You stay signed in while this tab is open; reloading the page signs you out.</p>
+        <p class="muted small">You stay signed in on this browser, across reloads and tabs, until you sign out or the session reaches its maximum age.</p>
       </div>
     </main>
   );

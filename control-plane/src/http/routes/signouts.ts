@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { clearRefreshCookie } from '../../auth/refresh-cookie.js';
 import { principalOf } from '../../auth/require-auth.js';
 import { signOutSession } from '../../auth/session-signouts.js';
 import type { AppContext } from '../../context.js';
@@ -17,7 +18,8 @@ export function registerSignoutRoutes(app: FastifyInstance, ctx: AppContext): vo
         tags: ['auth'],
         summary: 'Sign out: end the session of the bearer token',
         description:
-          'The token, every token refreshed from the same sign-in, and any later refresh get 401 UNAUTHORIZED. Other sessions of the account are untouched. No body.',
+          'The token, every token refreshed from the same sign-in, and any later refresh get 401 UNAUTHORIZED. Other sessions of the account are untouched. ' +
+          "No body. The answer also clears the dashboard's session cookie (Max-Age=0).",
         response: { 204: noContent('Signed out.'), ...ERROR_RESPONSES },
       },
     },
@@ -27,6 +29,7 @@ export function registerSignoutRoutes(app: FastifyInstance, ctx: AppContext): vo
         await writeAudit(tx, { type: 'signout', outcome: 'success', status: 204, actor: principal.userId }, requestFacts(req, reply));
         await signOutSession(ctx, tx, principal.userId, principal.token);
       });
+      clearRefreshCookie(req, reply, ctx.config.trustProxy);
       return reply.status(204).send();
     },
   );
