@@ -51,7 +51,7 @@ export function TextField({ id, label, value, onInput, error, hint, type = 'text
 }
 
 /** The problem line on its own, for fields that are not text inputs (selects, checkboxes). */
-export function FieldProblem({ id, message }: { id: string; message: string | undefined }) {
+export function FieldProblem({ id, message }: { id: string; message: string | null | undefined }) {
   if (!message) return null;
   return (
     <p id={id} class="field-problem" role="alert">
@@ -80,4 +80,10 @@ export function useFieldErrors(fields: Record<string, string>) {
       return true;
     },
   };
+}
+
+/** The aria-describedby of a field with a hint and maybe a problem. */
+export function describedBy(hintId: string | null, problemId: string, problem: string | null | undefined): string | undefined {
+  const ids = [hintId, problem ? problemId : null].filter((x): x is string => x !== null);
+  return ids.length === 0 ? undefined : ids.join(' ');
 }

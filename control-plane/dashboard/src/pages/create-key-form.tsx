@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { NewApiKey } from '../api/types.js';
 import { useApi } from '../auth/session-context.js';
 import { ErrorBanner } from '../components/error-banner.js';
-import { describedBy, FieldProblem } from '../components/field-problem.js';
+import { describedBy, FieldProblem } from '../components/field.js';
 import { formatDateTime } from '../lib/format.js';
 import { EXPIRY_CHOICES, expiryFrom, localDateInput, type ExpiryChoice } from '../lib/key-expiry.js';
 
@@ -84,7 +84,7 @@ export function CreateKeyForm({ projectId, onCreated }: { projectId: string; onC
               aria-invalid={problem !== null}
               aria-describedby={describedBy(null, 'new-key-expiry-problem', problem)}
             />
-            <FieldProblem id="new-key-expiry-problem" problem={problem} />
+            <FieldProblem id="new-key-expiry-problem" message={problem} />
           </div>
         )}
         <div class="field field-submit">

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { WEBHOOK_EVENT_TYPES, type NewWebhook, type WebhookEventType } from '../api/types.js';
 import { useApi } from '../auth/session-context.js';
 import { ErrorBanner } from '../components/error-banner.js';
+import { FieldProblem } from '../components/field.js';
 
 /** What each event means, beside its checkbox (docs/webhooks.md#events). */
 export const EVENT_HELP: Record<WebhookEventType, string> = {
@@ -99,7 +100,7 @@ export function NewWebhookForm({ projectId, onCreated }: { projectId: string; on
           <p id="new-webhook-url-hint" class="hint">
             Where the gateway POSTs the events: a public http or https address, without user:password.
           </p>
-          {problems.url && <FieldProblem id="new-webhook-url-problem" text={problems.url} />}
+          {problems.url && <FieldProblem id="new-webhook-url-problem" message={problems.url} />}
         </div>
 
         <fieldset class="event-choices" aria-describedby={problems.events ? 'new-webhook-events-problem' : undefined}>
@@ -123,7 +124,7 @@ export function NewWebhookForm({ projectId, onCreated }: { projectId: string; on
               </li>
             ))}
           </ul>
-          {problems.events && <FieldProblem id="new-webhook-events-problem" text={problems.events} />}
+          {problems.events && <FieldProblem id="new-webhook-events-problem" message={problems.events} />}
         </fieldset>
 
         <div class="field">
@@ -146,7 +147,7 @@ export function NewWebhookForm({ projectId, onCreated }: { projectId: string; on
             Leave empty and the gateway generates one. Your own (the same on several gateways, say) is <code>whsec_</code> followed by the base64 of 24 to
             64 random bytes: <code>echo "whsec_$(openssl rand -base64 32)"</code>. Either way it is shown once, right after creation.
           </p>
-          {problems.secret && <FieldProblem id="new-webhook-secret-problem" text={problems.secret} />}
+          {problems.secret && <FieldProblem id="new-webhook-secret-problem" message={problems.secret} />}
         </div>
 
         <div class="form-actions">
@@ -156,14 +157,5 @@ export function NewWebhookForm({ projectId, onCreated }: { projectId: string; on
         </div>
       </form>
     </section>
-  );
-}
-
-function FieldProblem({ id, text }: { id: string; text: string }) {
-  return (
-    <p id={id} class="field-problem" role="alert">
-      <span aria-hidden="true">⚠ </span>
-      {text}
-    </p>
   );
 }

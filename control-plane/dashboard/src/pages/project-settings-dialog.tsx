@@ -4,7 +4,7 @@ import type { Project, ServedModel } from '../api/types.js';
 import { useApi } from '../auth/session-context.js';
 import { Dialog } from '../components/dialog.js';
 import { ErrorBanner } from '../components/error-banner.js';
-import { describedBy, FieldProblem } from '../components/field-problem.js';
+import { describedBy, FieldProblem } from '../components/field.js';
 import { formatNumber } from '../lib/format.js';
 import { allowListState } from '../lib/project-list.js';
 import { fieldOfParam, formFromProject, settingsPatch, type SettingsForm, type SettingsProblems } from '../lib/project-settings.js';
@@ -183,7 +183,7 @@ export function ProjectSettingsDialog({
                 <strong>No model allowed:</strong> with this list every request of the project is refused.
               </p>
             )}
-            <FieldProblem id="settings-models-problem" problem={problems.models} />
+            <FieldProblem id="settings-models-problem" message={problems.models} />
           </fieldset>
 
           <NumberField
@@ -269,7 +269,7 @@ function NumberField({
           {hint}
         </p>
       )}
-      <FieldProblem id={`${id}-problem`} problem={problem} />
+      <FieldProblem id={`${id}-problem`} message={problem} />
     </div>
   );
 }
