@@ -35,12 +35,15 @@ function record(timestamp: number, model: string, input: number, output: number)
 }
 
 describe('usage series', () => {
-  it('picks bucket widths that keep a range to at most 120 points', () => {
+  it('picks the bucket from the range: minutes for an hour, 5 minutes for a day, hours for a week, days for a month', () => {
     expect(pickBucketMs(HOUR)).toBe(MINUTE);
-    expect(pickBucketMs(24 * HOUR)).toBe(15 * MINUTE);
-    expect(pickBucketMs(7 * 24 * HOUR)).toBe(3 * HOUR);
-    expect(pickBucketMs(30 * 24 * HOUR)).toBe(6 * HOUR);
-    expect(pickBucketMs(31 * 24 * HOUR)).toBe(12 * HOUR);
+    expect(pickBucketMs(4 * HOUR)).toBe(MINUTE);
+    expect(pickBucketMs(6 * HOUR)).toBe(5 * MINUTE);
+    expect(pickBucketMs(24 * HOUR)).toBe(5 * MINUTE);
+    expect(pickBucketMs(25 * HOUR)).toBe(5 * MINUTE);
+    expect(pickBucketMs(7 * 24 * HOUR)).toBe(HOUR);
+    expect(pickBucketMs(30 * 24 * HOUR)).toBe(24 * HOUR);
+    expect(pickBucketMs(31 * 24 * HOUR)).toBe(24 * HOUR);
     expect(pickBucketMs(10 * 365 * 24 * HOUR)).toBe(7 * 24 * HOUR);
     expect([MINUTE, 15 * MINUTE, HOUR, 3 * HOUR, 24 * HOUR].map(describeBucket)).toEqual(['minute', '15 minutes', 'hour', '3 hours', 'day']);
   });

@@ -1,7 +1,7 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { formatCompact } from '../lib/format.js';
+import { formatCompact, formatDateTime, formatTickTime } from '../lib/format.js';
 import { describeBucket, describeSeries, type UsageSeries } from '../lib/usage-series.js';
 
 /**
@@ -11,7 +11,8 @@ import { describeBucket, describeSeries, type UsageSeries } from '../lib/usage-s
  * is one image to screen readers, labelled with a sentence; the totals table beside it has the
  * figures.
  */
-const COLOURS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000'];
+// The set's black is the theme's text colour, so it shows on a dark background too.
+const COLOURS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', 'var(--text)'];
 const DASHES: number[][] = [[], [8, 4], [2, 3], [10, 3, 2, 3]];
 const HEIGHT = 260;
 
@@ -21,12 +22,33 @@ function busyIndexes(values: ArrayLike<number | null | undefined> | undefined): 
   return busy;
 }
 
+/** The theme's colours for axes and grid, read from the page so a dark theme gets light axes. */
+function themeColours(el: HTMLElement): { text: string; grid: string; ink: string } {
+  const style = getComputedStyle(el);
+  const read = (name: string) => style.getPropertyValue(name).trim() || 'gray';
+  return { text: read('--muted'), grid: read('--border'), ink: read('--text') };
+}
+
+/** Bumps when the system switches between light and dark, so the chart redraws in the new colours. */
+function useColourScheme(): number {
+  const [generation, setGeneration] = useState(0);
+  useEffect(() => {
+    const query = window.matchMedia('(prefers-color-scheme: dark)');
+    const changed = () => setGeneration((g) => g + 1);
+    query.addEventListener('change', changed);
+    return () => query.removeEventListener('change', changed);
+  }, []);
+  return generation;
+}
+
 export function UsageChart({ series }: { series: UsageSeries }) {
   const container = useRef<HTMLDivElement>(null);
+  const scheme = useColourScheme();
 
   useEffect(() => {
     const el = container.current;
     if (el === null) return;
+    const theme = themeColours(el);
     const data: uPlot.AlignedData = [series.starts.map((ms) => ms / 1000), ...series.values];
     const plot = new uPlot(
       {
@@ -34,10 +56,10 @@ export function UsageChart({ series }: { series: UsageSeries }) {
         height: HEIGHT,
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(10, max * 1.1)] } },
         series: [
-          { label: 'Time' },
+          { label: 'Time', value: (_u: uPlot, v: number | null) => (v === null ? '—' : formatDateTime(v * 1000)) },
           ...series.models.map((model, i) => ({
             label: model,
-            stroke: COLOURS[i % COLOURS.length],
+            stroke: (COLOURS[i % COLOURS.length] as string).startsWith('var(') ? theme.ink : COLOURS[i % COLOURS.length],
             dash: DASHES[i % DASHES.length],
             width: 2,
             // Dots only where the model had traffic: a ring on every empty bucket is noise.
@@ -45,7 +67,17 @@ export function UsageChart({ series }: { series: UsageSeries }) {
             value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${formatCompact(v)} tokens`),
           })),
         ],
-        axes: [{}, { size: 56, values: (_u, ticks) => ticks.map((t) => formatCompact(t)) }],
+        axes: [
+          {
+            stroke: theme.text,
+            grid: { stroke: theme.grid, width: 1 },
+            ticks: { stroke: theme.grid, width: 1 },
+            // Room for a "2026-11-23" label between ticks.
+            space: 90,
+            values: (_u, ticks, _axis, _space, incr) => ticks.map((t) => formatTickTime(t * 1000, incr * 1000)),
+          },
+          { size: 56, stroke: theme.text, grid: { stroke: theme.grid, width: 1 }, ticks: { stroke: theme.grid, width: 1 }, values: (_u, ticks) => ticks.map((t) => formatCompact(t)) },
+        ],
         legend: { show: true, live: true },
       },
       data,
@@ -57,7 +89,7 @@ export function UsageChart({ series }: { series: UsageSeries }) {
       resize.disconnect();
       plot.destroy();
     };
-  }, [series]);
+  }, [series, scheme]);
 
   return (
     <figure class="chart">

@@ -11,11 +11,15 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** Bucket widths people read easily, smallest first. */
-export const BUCKET_LADDER_MS = [MINUTE, 5 * MINUTE, 15 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 7 * DAY] as const;
+/**
+ * Bucket widths people read easily, smallest first: the last hour by the minute, a day in 5-minute
+ * steps, a week by the hour, a month or more by the day. Anything coarser hides the shape of the
+ * traffic (a day in 15-minute or 3-hour steps turns a busy hour into one spike on a flat line).
+ */
+export const BUCKET_LADDER_MS = [MINUTE, 5 * MINUTE, HOUR, DAY, 7 * DAY] as const;
 
-/** Enough buckets to show a shape, few enough to stay legible on a phone. */
-const MAX_BUCKETS = 120;
+/** A day in 5-minute steps (288) still reads as a line; a 30-day month by the hour (720) does not. */
+const MAX_BUCKETS = 300;
 
 export function pickBucketMs(rangeMs: number): number {
   for (const width of BUCKET_LADDER_MS) if (rangeMs / width <= MAX_BUCKETS) return width;
@@ -61,12 +65,14 @@ function add(into: Totals, record: UsageRecord): void {
 }
 
 /**
- * Buckets start at multiples of their width since the epoch: aligned to local midnight, a day
- * bucket would last 23 or 25 hours around a DST change. Records outside [from, to) are ignored;
- * the list was asked for the same bounds, so none should be there.
+ * Buckets start at multiples of their width since the epoch, shifted by `alignMs` (the page passes
+ * the local UTC offset, so day buckets start at local midnight and hour buckets on the local hour
+ * in zones half an hour off UTC). All buckets are equally wide: around a DST change a day bucket
+ * starts an hour off midnight rather than lasting 23 or 25 hours. Records outside [from, to) are
+ * ignored; the list was asked for the same bounds, so none should be there.
  */
-export function buildUsageSeries(records: readonly UsageRecord[], from: number, to: number, bucketMs = pickBucketMs(to - from)): UsageSeries {
-  const first = Math.floor(from / bucketMs) * bucketMs;
+export function buildUsageSeries(records: readonly UsageRecord[], from: number, to: number, bucketMs = pickBucketMs(to - from), alignMs = 0): UsageSeries {
+  const first = Math.floor((from + alignMs) / bucketMs) * bucketMs - alignMs;
   const count = Math.max(1, Math.ceil((to - first) / bucketMs));
   const starts = Array.from({ length: count }, (_, i) => first + i * bucketMs);
 
