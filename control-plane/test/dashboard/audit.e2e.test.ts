@@ -155,6 +155,7 @@ it('filters by range, type and outcome from the address, names projects and keys
 
   // One project: no Project column.
   await page.getByLabel('Project', { exact: true }).selectOption({ label: 'Checkout' });
+  await expect.poll(() => param(page, 'project')).toBe(checkout);
   await apply(page, { range: '7d' });
   await expect.poll(() => rowsOfType(page, 'gateway.request')).toBe(2);
   expect(await region.getByRole('columnheader', { name: 'Project' }).count()).toBe(0);
@@ -188,7 +189,7 @@ it('on a phone: folded filters, one card per event, details in a full-screen she
     .evaluate((row) => (globalThis as unknown as { getComputedStyle(el: unknown): { display: string } }).getComputedStyle(row).display);
   expect(display).toBe('grid');
   expect(await sideways(page)).toEqual({ page: false, frames: false });
-  await shot(page, 'audit-phone');
+  await shot(page, 'audit-phone', { fullPage: false });
 
   await events(page).filter({ hasText: 'QUOTA_EXCEEDED' }).getByRole('button', { name: /^Details/ }).click();
   const sheet = page.getByRole('dialog', { name: /^gateway\.request/ });

@@ -216,6 +216,7 @@ it('shows totals, cost, breakdowns, presets and filters from the address, and ex
 
   // The CSV export holds every record the filters select: one project over 7 days here.
   await page.getByLabel('Project', { exact: true }).selectOption({ label: 'Checkout' });
+  await expect.poll(() => param(page, 'project')).toBe(checkout);
   await chooseRange(page, '7d');
   await expect.poll(() => stats(page)).toContain('Requests10');
   const rows = await exportCsv(page);
@@ -228,6 +229,7 @@ it('shows totals, cost, breakdowns, presets and filters from the address, and ex
 
   // Every project, the last hour: the client-chosen model name cannot run as a formula.
   await page.getByLabel('Project', { exact: true }).selectOption({ label: 'All projects' });
+  await expect.poll(() => param(page, 'project')).toBe(null);
   await chooseRange(page, '1h');
   await expect.poll(() => stats(page)).toContain(`Requests${IN['1h']}`);
   const all = readFileSync((await (await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]))[0].path()) as string, 'utf8');
@@ -239,7 +241,7 @@ it('shows totals, cost, breakdowns, presets and filters from the address, and ex
   await page.getByRole('button', { name: 'Model', exact: true }).click();
   await expect.poll(() => stats(page)).toContain(`Requests${IN['7d']}`);
   await expect.poll(() => chartLabel(page)).toMatch(/^Total tokens per hour/);
-  expect((await sideways(page)).page).toBe(false);
+  expect(await sideways(page)).toEqual({ page: false, frames: false });
   await shot(page, 'usage-wide');
   await page.emulateMedia({ colorScheme: 'dark' });
   await shot(page, 'usage-dark');
@@ -274,7 +276,11 @@ it('fits a phone: filters fold away, records become cards, the address restores 
   expect(display).toBe('grid');
   expect(await sideways(page)).toEqual({ page: false, frames: false });
   await toggle.click();
-  await shot(page, 'usage-phone');
+  // The first screen, then the records as cards (the whole page is many screens long).
+  await shot(page, 'usage-phone', { fullPage: false });
+  await page.getByRole('heading', { name: 'Records' }).scrollIntoViewIfNeeded();
+  await page.evaluate(() => (globalThis as unknown as { scrollBy(x: number, y: number): void }).scrollBy(0, -8));
+  await shot(page, 'usage-phone-records', { fullPage: false });
 
   expect(problems).toEqual([]);
   await context.close();

@@ -5,7 +5,7 @@
 export function FiltersToggle({ open, onToggle, controls, active }: { open: boolean; onToggle: () => void; controls: string; active: number }) {
   return (
     <button type="button" class="filters-toggle" aria-expanded={open} aria-controls={controls} onClick={onToggle}>
-      <span aria-hidden="true">{open ? '▾ ' : '▸ '}</span>
+      <span aria-hidden="true">{open ? '▾' : '▸'}</span>
       Filters{active > 0 ? ` (${active} active)` : ''}
     </button>
   );

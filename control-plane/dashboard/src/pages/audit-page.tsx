@@ -49,10 +49,12 @@ export function AuditPage() {
   const [problem, setProblem] = useState<string | null>(null);
   const [filtersOpen, setFiltersOpen] = useState(false);
   const [shown, setShown] = useState<AuditEvent | null>(null);
+  // The form follows the address (Back, Forward, a link), but a project switch keeps unapplied edits.
+  const viewKey = JSON.stringify(auditViewToParams(view));
   useEffect(() => {
     setDraft(view);
     setProblem(null);
-  }, [view]);
+  }, [viewKey]);
 
   const go = (next: AuditView) => navigate(withParams(path, query, auditViewToParams(next)));
 

@@ -54,10 +54,12 @@ export function UsagePage() {
 
   const [draft, setDraft] = useState<UsageView>(view);
   const [problem, setProblem] = useState<string | null>(null);
+  // The form follows the address (Back, Forward, a link), but a project switch keeps unapplied edits.
+  const viewKey = JSON.stringify(usageViewToParams(view));
   useEffect(() => {
     setDraft(view);
     setProblem(null);
-  }, [view]);
+  }, [viewKey]);
 
   const go = (next: UsageView, options: { replace?: boolean } = {}) => navigate(withParams(path, query, usageViewToParams(next)), options);
 

@@ -16,7 +16,7 @@ export function UsageRecordsTable({
   const keyName = (id: string) => keys.get(id)?.name ?? shortId(id);
   const projectName = (id: string) => projects.find((p) => p.id === id)?.name ?? shortId(id);
   return (
-    <table class="records card-table usage-records">
+    <table class="records card-table usage-records compact-table">
       <thead>
         <tr>
           <th scope="col">Time</th>
@@ -43,7 +43,6 @@ export function UsageRecordsTable({
             Latency
           </th>
           <th scope="col">Finish</th>
-          <th scope="col">Stream</th>
         </tr>
       </thead>
       <tbody>
@@ -60,7 +59,9 @@ export function UsageRecordsTable({
             <td data-label="Key" title={r.key_id}>
               {keyName(r.key_id)}
             </td>
-            <td data-label="Model">{r.model}</td>
+            <td class="cell-name" data-label="Model">
+              {r.model}
+            </td>
             <td data-label="Provider">{r.provider}</td>
             <td class="num" data-label="Input">
               {formatNumber(r.tokens.input)}
@@ -81,6 +82,7 @@ export function UsageRecordsTable({
               {formatLatency(r.latency_ms)}
             </td>
             <td data-label="Finish">
+              {/* Whether it streamed goes under the finish reason: a column of its own would push the table past a laptop's width. */}
               {r.finish_reason === 'error' || r.finish_reason === 'cancelled' ? (
                 <span class="badge badge-error">
                   <span aria-hidden="true">✕</span> {r.finish_reason}
@@ -92,8 +94,8 @@ export function UsageRecordsTable({
               ) : (
                 r.finish_reason
               )}
+              {r.stream && <span class="sub-line">streamed</span>}
             </td>
-            <td data-label="Stream">{r.stream ? 'yes' : 'no'}</td>
           </tr>
         ))}
       </tbody>
