@@ -30,6 +30,17 @@ export const AUDIT_TYPES = [
   'signin.succeeded',
   'signin.refreshed',
   'signin.failed',
+  'user.updated',
+  'user.disabled',
+  'user.enabled',
+  'password.changed',
+  'password.reset',
+  'signout',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.enabled',
+  'webhook.disabled',
 ] as const;
 
 /** The events a webhook can subscribe to, in the server's order (docs/webhooks.md#events). */

@@ -29,6 +29,16 @@ import { AuditDetails } from './audit-details.js';
  */
 const PAGE_SIZE = 50;
 
+/** Event types grouped by what they concern ("key" for key.created, key.deleted), alphabetically. */
+function groupTypes(types: readonly string[]): [string, string[]][] {
+  const groups = new Map<string, string[]>();
+  for (const type of [...types].sort()) {
+    const group = type.split('.')[0] ?? type;
+    groups.set(group, [...(groups.get(group) ?? []), type]);
+  }
+  return [...groups.entries()];
+}
+
 export function AuditPage() {
   const api = useApi();
   const me = useUser();
@@ -126,10 +136,14 @@ export function AuditPage() {
             <label for="audit-type">Type</label>
             <select id="audit-type" value={draft.type} onChange={(e) => setDraft({ ...draft, type: e.currentTarget.value })}>
               <option value="">Any type</option>
-              {types.map((t) => (
-                <option value={t} key={t}>
-                  {t}
-                </option>
+              {groupTypes(types).map(([group, members]) => (
+                <optgroup label={group} key={group}>
+                  {members.map((t) => (
+                    <option value={t} key={t}>
+                      {t}
+                    </option>
+                  ))}
+                </optgroup>
               ))}
             </select>
           </div>
