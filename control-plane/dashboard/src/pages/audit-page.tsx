@@ -250,7 +250,7 @@ export function AuditPage() {
                         {e.error_code !== null && <code class="sub-line">{e.error_code}</code>}
                       </span>
                     </td>
-                    <td data-label="Type">
+                    <td class="card-wide" data-label="Type">
                       <code>{e.type}</code>
                     </td>
                     {allProjects && (
@@ -259,7 +259,7 @@ export function AuditPage() {
                       </td>
                     )}
                     {/* A management action names who did it; gateway traffic, the key it came with. */}
-                    <td data-label={e.actor !== null ? 'Actor' : 'Key'} title={(e.actor ?? e.key_id) ?? undefined}>
+                    <td class="card-wide" data-label={e.actor !== null ? 'Actor' : 'Key'} title={(e.actor ?? e.key_id) ?? undefined}>
                       {e.actor !== null ? actorName(e.actor) : keyName(e.key_id)}
                     </td>
                     <td data-label="Model">{e.model ?? '—'}</td>

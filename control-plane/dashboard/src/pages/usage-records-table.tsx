@@ -59,7 +59,7 @@ export function UsageRecordsTable({
             <td data-label="Key" title={r.key_id}>
               {keyName(r.key_id)}
             </td>
-            <td class="cell-name" data-label="Model">
+            <td class="cell-name card-wide" data-label="Model">
               {r.model}
             </td>
             <td data-label="Provider">{r.provider}</td>
