@@ -9,12 +9,12 @@ import '../components/record-views.css';
 import { useToasts } from '../components/toasts.js';
 import { UsageChart } from '../components/usage-chart.js';
 import { collectPages } from '../lib/collect-pages.js';
-import { formatCost, formatDateTime, formatNumber } from '../lib/format.js';
+import { formatNumber } from '../lib/format.js';
 import { loadKeyDirectory } from '../lib/key-directory.js';
 import { presetChoice, resolveRange, type TimeRange } from '../lib/record-query.js';
 import { navigate, useLocation } from '../lib/router.js';
 import { saveBlob } from '../lib/save-file.js';
-import { describeTimeZone, localOffsetMs } from '../lib/time-zone.js';
+import { localOffsetMs } from '../lib/time-zone.js';
 import { withParams } from '../lib/url-filters.js';
 import { useAsync } from '../lib/use-async.js';
 import { buildUsageSeries } from '../lib/usage-series.js';
@@ -22,6 +22,7 @@ import { activeFilterCount, BREAKDOWNS, DEFAULT_RANGE, usageViewFromQuery, usage
 import { UsageBreakdown, type BreakdownRow } from './usage-breakdown.js';
 import { UsageFiltersForm } from './usage-filters-form.js';
 import { UsageRecordsTable } from './usage-records-table.js';
+import { UsageTotals } from './usage-totals.js';
 
 /**
  * Usage of one project or all: the totals of a time range with their cost, a breakdown by model,
@@ -184,86 +185,16 @@ export function UsagePage() {
         problem={problem}
       />
 
-      <section aria-labelledby="usage-totals-heading" aria-busy={summary.loading}>
-        <h2 id="usage-totals-heading">Totals for the selected range</h2>
-        <p class="view-line">
-          <span>
-            {formatDateTime(range.from)} to {formatDateTime(range.to)}
-          </span>
-          <span>Times in {describeTimeZone(range.to)}</span>
-        </p>
-        {summary.error !== null && summary.error !== undefined && (
-          <>
-            <ErrorBanner error={summary.error} action="Loading the totals failed" />
-            <p>
-              <button type="button" onClick={() => summary.reload()}>
-                Try again
-              </button>
-            </p>
-          </>
-        )}
-        {summary.error == null && sums === undefined && (
-          <p class="loading-note" role="status">
-            Loading totals…
-          </p>
-        )}
-        {sums !== undefined && (
-          <div class={summary.loading ? 'is-stale' : undefined}>
-            {summary.loading && (
-              <p class="loading-note" role="status">
-                Updating…
-              </p>
-            )}
-            <dl class="stats">
-              <div>
-                <dt>Requests</dt>
-                <dd>{formatNumber(sums.totals.requests)}</dd>
-              </div>
-              <div>
-                <dt>Input tokens</dt>
-                <dd>{formatNumber(sums.totals.tokens.input)}</dd>
-              </div>
-              <div>
-                <dt>Cached input</dt>
-                <dd>{formatNumber(sums.totals.tokens.cached)}</dd>
-              </div>
-              <div>
-                <dt>Output tokens</dt>
-                <dd>{formatNumber(sums.totals.tokens.output)}</dd>
-              </div>
-              <div>
-                <dt>Total tokens</dt>
-                <dd>{formatNumber(sums.totals.tokens.total)}</dd>
-              </div>
-              <div>
-                <dt>Cost</dt>
-                <dd title={sums.totals.cost_usd === null ? 'No price is known for these models' : undefined}>{formatCost(sums.totals.cost_usd)}</dd>
-              </div>
-            </dl>
-            {!summary.loading && sums.totals.requests === 0 && (
-              <div class="empty empty-actions" role="status">
-                {filtered ? (
-                  <>
-                    <p>No usage matches these filters in this range.</p>
-                    <button type="button" onClick={clearFilters}>
-                      Clear filters
-                    </button>
-                  </>
-                ) : (
-                  <>
-                    <p>No usage in this range.</p>
-                    {view.range.preset !== '30d' && (
-                      <button type="button" onClick={() => go({ ...view, range: presetChoice('30d', Date.now()) })}>
-                        Show the last 30 days
-                      </button>
-                    )}
-                  </>
-                )}
-              </div>
-            )}
-          </div>
-        )}
-      </section>
+      <UsageTotals
+        range={range}
+        sums={sums}
+        loading={summary.loading}
+        error={summary.error}
+        filtered={filtered}
+        onRetry={() => summary.reload()}
+        onClearFilters={clearFilters}
+        onWiden={view.range.preset === '30d' ? null : () => go({ ...view, range: presetChoice('30d', Date.now()) })}
+      />
 
       {sums !== undefined && sums.totals.requests > 0 && (
         <>
