@@ -109,8 +109,8 @@ it('filters by range, type and outcome from the address, names projects and keys
   await page.reload();
   await signInIfAsked(page);
   await expect.poll(() => events(page).count()).toBe(1);
-  expect(await page.getByLabel('Outcome', { exact: true }).inputValue()).toBe('policy_blocked');
-  expect(await page.getByLabel('Type', { exact: true }).inputValue()).toBe('gateway.request');
+  await expect.poll(() => page.getByLabel('Outcome', { exact: true }).inputValue()).toBe('policy_blocked');
+  await expect.poll(() => page.getByLabel('Type', { exact: true }).inputValue()).toBe('gateway.request');
   await page.goBack();
   await expect.poll(() => param(page, 'outcome')).toBe(null);
   await expect.poll(() => rowsOfType(page, 'key.deleted')).toBe(1);
@@ -181,7 +181,7 @@ it('on a phone: folded filters, one card per event, details in a full-screen she
   expect(await toggle.getAttribute('aria-expanded')).toBe('false');
   expect(await page.getByLabel('Outcome', { exact: true }).isVisible()).toBe(false);
   await toggle.click();
-  expect(await page.getByLabel('Range', { exact: true }).inputValue()).toBe('30d');
+  await expect.poll(() => page.getByLabel('Range', { exact: true }).inputValue()).toBe('30d');
   await toggle.click();
 
   const display = await events(page)

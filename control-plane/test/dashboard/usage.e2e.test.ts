@@ -164,15 +164,15 @@ it('shows totals, cost, breakdowns, presets and filters from the address, and ex
   await page.reload();
   await signInIfAsked(page);
   await expect.poll(() => stats(page)).toContain('Requests4');
-  expect(await page.getByLabel('Model', { exact: true }).inputValue()).toBe('gpt-4o');
+  await expect.poll(() => page.getByLabel('Model', { exact: true }).inputValue()).toBe('gpt-4o');
   expect(await page.getByRole('button', { name: 'Provider', exact: true }).getAttribute('aria-pressed')).toBe('true');
   await page.goBack();
   await expect.poll(() => param(page, 'model')).toBe(null);
   await expect.poll(() => stats(page)).toContain(`Requests${IN['24h']}`);
-  expect(await page.getByLabel('Model', { exact: true }).inputValue()).toBe('');
+  await expect.poll(() => page.getByLabel('Model', { exact: true }).inputValue()).toBe('');
   await page.goForward();
   await expect.poll(() => stats(page)).toContain('Requests4');
-  expect(await page.getByLabel('Model', { exact: true }).inputValue()).toBe('gpt-4o');
+  await expect.poll(() => page.getByLabel('Model', { exact: true }).inputValue()).toBe('gpt-4o');
 
   // Nothing matches: said so, with a way out.
   await page.getByLabel('Finish reason').selectOption('content_filter');
@@ -206,8 +206,8 @@ it('shows totals, cost, breakdowns, presets and filters from the address, and ex
   await page.reload();
   await signInIfAsked(page);
   await expect.poll(() => stats(page)).toContain('Requests4');
-  expect(await page.getByLabel('Range', { exact: true }).inputValue()).toBe('custom');
-  expect(await page.getByLabel('From', { exact: true }).inputValue()).toBe(local(NOW - 6.5 * HOUR));
+  await expect.poll(() => page.getByLabel('Range', { exact: true }).inputValue()).toBe('custom');
+  await expect.poll(() => page.getByLabel('From', { exact: true }).inputValue()).toBe(local(NOW - 6.5 * HOUR));
 
   // One date format on the whole page: no locale dates, no AM/PM.
   const text = await visibleText(page);
@@ -255,7 +255,8 @@ it('fits a phone: filters fold away, records become cards, the address restores 
   await page.goto(`${h.base}/usage?project=${checkout}&range=7d&by=key`);
   await signIn(page, ADMIN_EMAIL, ADMIN_PASSWORD);
   await expect.poll(() => stats(page)).toContain('Requests10');
-  expect(await page.getByLabel('Project', { exact: true }).inputValue()).toBe(checkout);
+  // The figures may come before the projects list that fills the picker.
+  await expect.poll(() => page.getByLabel('Project', { exact: true }).inputValue()).toBe(checkout);
 
   // The filters start folded; the toggle opens them, with the address's values in place.
   const toggle = page.getByRole('button', { name: /^Filters/ });
@@ -263,7 +264,7 @@ it('fits a phone: filters fold away, records become cards, the address restores 
   expect(await page.getByLabel('Range', { exact: true }).isVisible()).toBe(false);
   await toggle.click();
   expect(await toggle.getAttribute('aria-expanded')).toBe('true');
-  expect(await page.getByLabel('Range', { exact: true }).inputValue()).toBe('7d');
+  await expect.poll(() => page.getByLabel('Range', { exact: true }).inputValue()).toBe('7d');
 
   // By key, by name; the records as cards, each value labelled.
   await expect.poll(() => page.getByRole('region', { name: 'By key' }).textContent()).toContain('checkout-batch');

@@ -67,9 +67,8 @@ export function ProjectPicker({ selected, allowAll }: { selected: SelectedProjec
       <select id={id} value={selected.projectId ?? ''} onChange={(e) => selected.select(e.currentTarget.value === '' ? null : e.currentTarget.value)} disabled={list.length === 0}>
         {allowAll && <option value="">All projects</option>}
         {!allowAll && list.length === 0 && <option value="">No projects yet</option>}
-        {/* `selected` as well as the select's value: the list can arrive after the value was set, which the browser then ignores. */}
         {list.map((p) => (
-          <option value={p.id} key={p.id} selected={p.id === selected.projectId}>
+          <option value={p.id} key={p.id}>
             {p.name}
           </option>
         ))}
