@@ -119,7 +119,7 @@ it('shows totals, cost, breakdowns, presets and filters from the address, and ex
   expect(await visibleText(page)).toMatch(/Times in UTC\+05:30 \(Asia\/(Kolkata|Calcutta)\)/);
   await expect.poll(() => chartLabel(page)).toMatch(/^Total tokens per 5 minutes/);
   const records = page.getByRole('region', { name: 'Records' });
-  expect(await records.getByRole('columnheader', { name: 'Project' }).count()).toBe(1);
+  await expect.poll(() => records.getByRole('columnheader', { name: 'Project' }).count()).toBe(1);
   expect(await records.getByRole('row', { name: /checkout-web/ }).first().textContent()).toContain('Checkout');
 
   // Each preset is its own range, with a chart bucket to match, and goes into the address.
@@ -263,7 +263,7 @@ it('fits a phone: filters fold away, records become cards, the address restores 
   expect(await toggle.getAttribute('aria-expanded')).toBe('false');
   expect(await page.getByLabel('Range', { exact: true }).isVisible()).toBe(false);
   await toggle.click();
-  expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+  await expect.poll(() => toggle.getAttribute('aria-expanded')).toBe('true');
   await expect.poll(() => page.getByLabel('Range', { exact: true }).inputValue()).toBe('7d');
 
   // By key, by name; the records as cards, each value labelled.
