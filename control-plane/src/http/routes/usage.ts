@@ -6,11 +6,13 @@ import { emptyFigures, SUMMARY_GROUPS, summariseUsage, type SummaryGroup, type U
 import { recordPage, recordQuerySchema, visibleProjects, type RecordListQuery } from '../record-list.js';
 import { ERROR_RESPONSES, pageOf, ref } from '../schemas.js';
 import { registerUsageExportRoute } from './usage-export.js';
+import { registerUsageSeriesRoute } from './usage-series.js';
 
 /**
  * GET /v1/usage: one record per request that reached a provider, keyset-paged.
  * GET /v1/usage/summary: their sums per project, model, provider, key or endpoint.
  * GET /v1/usage/export: all of them as CSV (usage-export.ts).
+ * GET /v1/usage/series: their sums per time bucket (usage-series.ts).
  */
 type UsageQuery = RecordListQuery & { finish_reason?: FinishReason; endpoint?: GatewayEndpoint };
 
@@ -91,4 +93,5 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: AppContext): void
   );
 
   registerUsageExportRoute(app, ctx);
+  registerUsageSeriesRoute(app, ctx);
 }
