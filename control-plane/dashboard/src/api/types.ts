@@ -161,6 +161,13 @@ export interface UsageSummary<G extends SummaryGroup = 'model'> {
   totals: SummaryFigures;
 }
 
+/** GET /v1/usage/series: the summary's figures per time bucket and group. */
+export interface UsageSeriesAnswer<G extends SummaryGroup = 'model'> {
+  bucket_ms: number;
+  offset_ms: number;
+  data: (SummaryFigures & Record<G, string> & { start: number })[];
+}
+
 export interface List<T> {
   data: T[];
 }

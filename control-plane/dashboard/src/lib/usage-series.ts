@@ -1,4 +1,4 @@
-import type { UsageRecord } from '../api/types.js';
+import type { UsageRecord, UsageSeriesAnswer } from '../api/types.js';
 import { formatDateTime, formatNumber } from './format.js';
 
 /**
@@ -113,4 +113,38 @@ export function describeSeries(series: UsageSeries): string {
   });
   const models = series.models.length === 1 ? '1 model' : `${series.models.length} models`;
   return `Total tokens per ${describeBucket(series.bucketMs)} for ${models}; ${busiest.model} used the most (${formatNumber(busiest.total)} tokens); the busiest ${describeBucket(series.bucketMs)} began ${formatDateTime(peakAt)} with ${formatNumber(peak)} tokens.`;
+}
+
+/**
+ * The same series from GET /v1/usage/series, which sums per bucket in the database: every record
+ * of the range counts, however many there are. The points must use the same bucket width and
+ * alignment as asked for here.
+ */
+export function seriesFromPoints(points: UsageSeriesAnswer['data'], from: number, to: number, bucketMs: number, alignMs = 0): UsageSeries {
+  const first = Math.floor((from + alignMs) / bucketMs) * bucketMs - alignMs;
+  const count = Math.max(1, Math.ceil((to - first) / bucketMs));
+  const starts = Array.from({ length: count }, (_, i) => first + i * bucketMs);
+  const totals = zero();
+  const perModel = new Map<string, { totals: Totals; buckets: number[] }>();
+  for (const point of points) {
+    const bucket = Math.round((point.start - first) / bucketMs);
+    if (bucket < 0 || bucket >= count) continue;
+    let entry = perModel.get(point.model);
+    if (entry === undefined) {
+      entry = { totals: zero(), buckets: new Array<number>(count).fill(0) };
+      perModel.set(point.model, entry);
+    }
+    entry.buckets[bucket]! += point.tokens.total;
+    for (const into of [entry.totals, totals]) {
+      into.requests += point.requests;
+      into.input += point.tokens.input;
+      into.output += point.tokens.output;
+      into.total += point.tokens.total;
+    }
+  }
+  const byModel = [...perModel.entries()]
+    .map(([model, entry]) => ({ model, ...entry.totals }))
+    .sort((a, b) => b.total - a.total || a.model.localeCompare(b.model));
+  const models = byModel.map((m) => m.model);
+  return { bucketMs, starts, models, values: models.map((m) => perModel.get(m)!.buckets), totals, byModel };
 }

@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { Page, UsageRecord, UsageSummary } from '../api/types.js';
+import type { Page, UsageRecord, UsageSeriesAnswer, UsageSummary } from '../api/types.js';
 import { useApi } from '../auth/session-context.js';
 import { ErrorBanner } from '../components/error-banner.js';
 import { PageHeading } from '../components/page-heading.js';
@@ -8,8 +8,6 @@ import { ProjectPicker, useProjects, useSelectedProject } from '../components/pr
 import '../components/record-views.css';
 import { useToasts } from '../components/toasts.js';
 import { UsageChart } from '../components/usage-chart.js';
-import { collectPages } from '../lib/collect-pages.js';
-import { formatNumber } from '../lib/format.js';
 import { loadKeyDirectory } from '../lib/key-directory.js';
 import { presetChoice, resolveRange, type TimeRange } from '../lib/record-query.js';
 import { navigate, useLocation } from '../lib/router.js';
@@ -17,7 +15,7 @@ import { saveBlob } from '../lib/save-file.js';
 import { localOffsetMs } from '../lib/time-zone.js';
 import { withParams } from '../lib/url-filters.js';
 import { useAsync } from '../lib/use-async.js';
-import { buildUsageSeries } from '../lib/usage-series.js';
+import { pickBucketMs, seriesFromPoints } from '../lib/usage-series.js';
 import { activeFilterCount, BREAKDOWNS, DEFAULT_RANGE, usageViewFromQuery, usageViewToParams, withoutFilters, type Breakdown, type UsageView } from '../lib/usage-view.js';
 import { UsageBreakdown, type BreakdownRow } from './usage-breakdown.js';
 import { UsageFiltersForm } from './usage-filters-form.js';
@@ -28,11 +26,9 @@ import { UsageTotals } from './usage-totals.js';
  * Usage of one project or all: the totals of a time range with their cost, a breakdown by model,
  * provider, key or project (all summed by the API over the whole range), a chart of tokens over
  * time, the records page by page, and a CSV export of every record the filters select. The
- * filters live in the address (lib/usage-view.ts). The API sums but not per time bucket, so the
- * chart walks the records of the range (in pages of 1000, up to CHART_PAGES).
+ * filters live in the address (lib/usage-view.ts). Every figure, the chart's buckets included, is
+ * summed by the database over the whole range; only the records table reads records.
  */
-const CHART_PAGES = 20;
-const CHART_PAGE_SIZE = 1000;
 const PAGE_SIZES = [25, 50, 100, 200];
 
 export function UsagePage() {
@@ -103,12 +99,12 @@ export function UsagePage() {
 
   const summary = useAsync(() => api.get<UsageSummary<Breakdown>>('/v1/usage/summary', { ...filterQuery, group_by: breakdown }), [filterKey, breakdown, tick]);
 
+  // The database sums per bucket: every record of the range counts, however many there are.
   const chart = useAsync(async () => {
-    const { items, complete } = await collectPages(
-      (cursor) => api.get<Page<UsageRecord>>('/v1/usage', { ...filterQuery, order_asc: 'timestamp', limit: CHART_PAGE_SIZE, cursor }),
-      CHART_PAGES,
-    );
-    return { complete, series: buildUsageSeries(items, range.from, range.to, undefined, localOffsetMs(range.from)) };
+    const bucketMs = pickBucketMs(range.to - range.from);
+    const offsetMs = localOffsetMs(range.from);
+    const answer = await api.get<UsageSeriesAnswer>('/v1/usage/series', { ...filterQuery, bucket_ms: bucketMs, offset_ms: offsetMs, group_by: 'model' });
+    return { series: seriesFromPoints(answer.data, range.from, range.to, bucketMs, offsetMs) };
   }, [filterKey, tick]);
 
   // The pager belongs to one set of filters: new filters start again from the first page.
@@ -224,13 +220,6 @@ export function UsagePage() {
               <div class={chart.loading ? 'is-stale' : undefined}>
                 <UsageChart series={series} />
               </div>
-            )}
-            {chart.data?.complete === false && (
-              <p class="banner banner-info" role="status">
-                <span aria-hidden="true">ℹ </span>
-                The chart covers the first {formatNumber(CHART_PAGES * CHART_PAGE_SIZE)} records of the range; the totals cover all of it. Narrow the range or
-                the filters to chart every record.
-              </p>
             )}
           </section>
         </>
