@@ -24,6 +24,8 @@ export interface DocExample {
   status: number;
   /** The documented JSON answer; undefined for an empty one. */
   body?: unknown;
+  /** A documented CSV answer (a ```csv <status> block): its header must match and its row count. */
+  csv?: string;
   captures: { name: string; path: string }[];
 }
 
@@ -83,8 +85,12 @@ export function parseDocExamples(markdown: string, file = 'doc'): DocExample[] {
         fail(at, `the documented answer is not JSON: ${(err as Error).message}`);
       }
       at = answer.end + 1;
+    } else if (answer !== null && answer.tag === 'csv' && /^\d{3}$/.test(answer.info)) {
+      example.status = Number(answer.info);
+      example.csv = answer.text;
+      at = answer.end + 1;
     } else {
-      fail(at, 'a curl example must be followed by a ```json <status> block or a "→ <status>" line');
+      fail(at, 'a curl example must be followed by a ```json <status> or ```csv <status> block or a "→ <status>" line');
     }
     for (;;) {
       const next = skipBlank(at);

@@ -12,7 +12,7 @@ export interface UsageFilter {
   endpoint?: GatewayEndpoint | undefined;
 }
 
-interface UsageRow {
+export interface UsageRow {
   ts: bigint;
   id: string;
   request_id: string;

@@ -275,12 +275,12 @@ it('signs in, manages a project and its key, shows traffic in usage and audit, a
   await expect.poll(() => recordsRegion.getByRole('row').count(), { timeout: 15_000 }).toBe(5);
   expect(await recordsRegion.getByRole('row').nth(1).textContent()).toContain('billing-prod');
   await expect.poll(() => page.locator('.stats').textContent()).toContain('Requests4');
-  expect(await page.getByRole('img', { name: /Total tokens per 15 minutes for 2 models; mock-1 used the most/ }).count()).toBe(1);
+  expect(await page.getByRole('img', { name: /Total tokens per 5 minutes for 2 models; mock-1 used the most/ }).count()).toBe(1);
   expect(await page.locator('.chart canvas').count()).toBe(1);
   expect(await page.getByRole('region', { name: 'By model' }).textContent()).toContain('mock-1-mini');
 
   // Filters narrow the table and the totals alike.
-  await page.getByLabel('Model', { exact: true }).fill('mock-1-mini');
+  await page.getByLabel('Model', { exact: true }).selectOption('mock-1-mini');
   await page.getByLabel('Finish reason').selectOption('stop');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await expect.poll(() => recordsRegion.getByRole('row').count()).toBe(2);
@@ -321,7 +321,7 @@ it('signs in, manages a project and its key, shows traffic in usage and audit, a
   expect(await events.locator('tr', { hasText: 'key.created' }).textContent()).toContain(`${ADMIN_EMAIL} (you)`);
   expect(await page.getByText(/1 failed on this page/).count()).toBe(1);
   await page.getByLabel('Outcome').selectOption('success');
-  await page.getByLabel('Type', { exact: true }).fill('gateway.request');
+  await page.getByLabel('Type', { exact: true }).selectOption('gateway.request');
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await expect.poll(() => events.locator('tbody tr').count()).toBe(4);
   expect(await events.locator('tr.row-failed').count()).toBe(0);

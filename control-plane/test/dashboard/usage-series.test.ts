@@ -10,7 +10,7 @@ import {
   toLocalInputValue,
   toQueryString,
 } from '../../dashboard/src/lib/record-query.js';
-import { buildUsageSeries, describeBucket, describeSeries, pickBucketMs } from '../../dashboard/src/lib/usage-series.js';
+import { buildUsageSeries, describeBucket, describeSeries, pickBucketMs, seriesFromPoints } from '../../dashboard/src/lib/usage-series.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -35,12 +35,38 @@ function record(timestamp: number, model: string, input: number, output: number)
 }
 
 describe('usage series', () => {
-  it('picks bucket widths that keep a range to at most 120 points', () => {
+  it('reads the same series from the database\'s buckets as from the records themselves', () => {
+    const from = 10 * HOUR;
+    const to = from + HOUR;
+    const align = 30 * MINUTE;
+    const records = [record(from, 'small', 1, 1), record(from + 30_000, 'big', 10, 20), record(from + 61_000, 'big', 5, 5), record(to - 1, 'small', 2, 2)];
+    // What GET /v1/usage/series answers for these records: one point per bucket and model.
+    const points = new Map<string, { start: number; model: string; requests: number; tokens: UsageRecord['tokens']; cost_usd: null }>();
+    for (const r of records) {
+      const start = Math.floor((r.timestamp + align) / (5 * MINUTE)) * 5 * MINUTE - align;
+      const point = points.get(`${start}/${r.model}`) ?? { start, model: r.model, requests: 0, tokens: { input: 0, output: 0, total: 0, cached: 0 }, cost_usd: null };
+      point.requests += 1;
+      point.tokens.input += r.tokens.input;
+      point.tokens.output += r.tokens.output;
+      point.tokens.total += r.tokens.total;
+      points.set(`${start}/${r.model}`, point);
+    }
+    const fromPoints = seriesFromPoints([...points.values()], from, to, 5 * MINUTE, align);
+    expect(fromPoints).toEqual(buildUsageSeries(records, from, to, 5 * MINUTE, align));
+    expect(fromPoints.totals).toEqual({ requests: 4, input: 18, output: 28, total: 46 });
+    // A point outside the range (a clock that moved on) is left out rather than drawn at an edge.
+    expect(seriesFromPoints([{ start: to + HOUR, model: 'x', requests: 1, tokens: { input: 1, output: 1, total: 2, cached: 0 }, cost_usd: null }], from, to, 5 * MINUTE).totals.requests).toBe(0);
+  });
+
+  it('picks the bucket from the range: minutes for an hour, 5 minutes for a day, hours for a week, days for a month', () => {
     expect(pickBucketMs(HOUR)).toBe(MINUTE);
-    expect(pickBucketMs(24 * HOUR)).toBe(15 * MINUTE);
-    expect(pickBucketMs(7 * 24 * HOUR)).toBe(3 * HOUR);
-    expect(pickBucketMs(30 * 24 * HOUR)).toBe(6 * HOUR);
-    expect(pickBucketMs(31 * 24 * HOUR)).toBe(12 * HOUR);
+    expect(pickBucketMs(4 * HOUR)).toBe(MINUTE);
+    expect(pickBucketMs(6 * HOUR)).toBe(5 * MINUTE);
+    expect(pickBucketMs(24 * HOUR)).toBe(5 * MINUTE);
+    expect(pickBucketMs(25 * HOUR)).toBe(5 * MINUTE);
+    expect(pickBucketMs(7 * 24 * HOUR)).toBe(HOUR);
+    expect(pickBucketMs(30 * 24 * HOUR)).toBe(24 * HOUR);
+    expect(pickBucketMs(31 * 24 * HOUR)).toBe(24 * HOUR);
     expect(pickBucketMs(10 * 365 * 24 * HOUR)).toBe(7 * 24 * HOUR);
     expect([MINUTE, 15 * MINUTE, HOUR, 3 * HOUR, 24 * HOUR].map(describeBucket)).toEqual(['minute', '15 minutes', 'hour', '3 hours', 'day']);
   });

@@ -30,6 +30,17 @@ export const AUDIT_TYPES = [
   'signin.succeeded',
   'signin.refreshed',
   'signin.failed',
+  'user.updated',
+  'user.disabled',
+  'user.enabled',
+  'password.changed',
+  'password.reset',
+  'signout',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.enabled',
+  'webhook.disabled',
 ] as const;
 
 /** The events a webhook can subscribe to, in the server's order (docs/webhooks.md#events). */
@@ -180,6 +191,13 @@ export type SummaryGroup = 'project' | 'model' | 'provider' | 'key' | 'endpoint'
 export interface UsageSummary<G extends SummaryGroup = 'model'> {
   data: (SummaryFigures & Record<G, string>)[];
   totals: SummaryFigures;
+}
+
+/** GET /v1/usage/series: the summary's figures per time bucket and group. */
+export interface UsageSeriesAnswer<G extends SummaryGroup = 'model'> {
+  bucket_ms: number;
+  offset_ms: number;
+  data: (SummaryFigures & Record<G, string> & { start: number })[];
 }
 
 export interface List<T> {

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { formatCompact } from '../lib/format.js';
+import { formatCompact, formatDateTime, formatTickTime } from '../lib/format.js';
 import { describeBucket, describeSeries, type UsageSeries } from '../lib/usage-series.js';
 
 /**
@@ -68,7 +68,7 @@ export function UsageChart({ series }: { series: UsageSeries }) {
         height: HEIGHT,
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(10, max * 1.1)] } },
         series: [
-          { label: 'Time' },
+          { label: 'Time', value: (_u: uPlot, v: number | null) => (v === null ? '—' : formatDateTime(v * 1000)) },
           ...series.models.map((model, i) => ({
             label: model,
             stroke: colours.lines[i % colours.lines.length],
@@ -79,7 +79,15 @@ export function UsageChart({ series }: { series: UsageSeries }) {
             value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${formatCompact(v)} tokens`),
           })),
         ],
-        axes: [axis, { ...axis, size: 56, values: (_u, ticks) => ticks.map((t) => formatCompact(t)) }],
+        axes: [
+          {
+            ...axis,
+            // Room for a "2026-11-23" label between ticks.
+            space: 90,
+            values: (_u, ticks, _axis, _space, incr) => ticks.map((t) => formatTickTime(t * 1000, incr * 1000)),
+          },
+          { ...axis, size: 56, values: (_u, ticks) => ticks.map((t) => formatCompact(t)) },
+        ],
         legend: { show: true, live: true },
       },
       data,

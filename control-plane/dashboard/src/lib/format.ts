@@ -113,3 +113,21 @@ export function shortId(id: string | null): string {
   if (id === null) return '—';
   return id.length > 8 ? `${id.slice(0, 8)}…` : id;
 }
+
+/**
+ * A chart's time tick, in pieces of the page's one date format: the date for day steps, the time
+ * of day within a day, both beyond.
+ */
+export function formatTickTime(ms: number, stepMs: number): string {
+  const full = formatDateTime(ms);
+  const time = full.slice(11, 16);
+  // Day steps, and the midnight tick of shorter steps, name the day; the other ticks its hours.
+  return stepMs >= 24 * 60 * 60_000 || time === '00:00' ? full.slice(0, 10) : time;
+}
+
+/** A share of a whole as a percentage people read: "<1%" for a sliver, no decimals. */
+export function formatShare(part: number, whole: number): string {
+  if (whole <= 0 || part <= 0) return '0%';
+  const ratio = part / whole;
+  return ratio < 0.01 ? '<1%' : `${Math.round(ratio * 100)}%`;
+}

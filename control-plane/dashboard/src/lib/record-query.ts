@@ -24,9 +24,9 @@ export function toLocalInputValue(ms: number): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-/** The inverse, as Unix ms; undefined for an empty or malformed value. */
+/** The inverse, as Unix ms; undefined for an empty or malformed value. A space may stand for the T. */
 export function fromLocalInputValue(value: string): number | undefined {
-  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value.trim());
+  const match = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value.trim());
   if (match === null) return undefined;
   const [, y, mo, d, h, mi, s] = match.map(Number) as [number, number, number, number, number, number, number];
   const date = new Date(y, mo - 1, d, h, mi, Number.isNaN(s) ? 0 : s);
@@ -67,7 +67,20 @@ export const RANGE_PRESETS = {
   '30d': { label: 'Last 30 days', spanMs: 30 * 24 * 60 * 60_000 },
 } as const;
 
-export type RangePreset = keyof typeof RANGE_PRESETS | 'custom';
+/** The calendar month so far, in local time: a span that grows, so it is not in RANGE_PRESETS. */
+export const MONTH_PRESET = { key: 'month', label: 'This month' } as const;
+
+export type RangePreset = keyof typeof RANGE_PRESETS | 'month' | 'custom';
+
+export function isRangePreset(value: string | null): value is RangePreset {
+  return value !== null && (value in RANGE_PRESETS || value === 'month' || value === 'custom');
+}
+
+/** From local midnight on the 1st of this month to now (the next whole minute, as lastSpan). */
+export function thisMonth(now: number): TimeRange {
+  const d = new Date(now);
+  return { from: new Date(d.getFullYear(), d.getMonth(), 1).getTime(), to: lastSpan(0, now).to };
+}
 
 export interface RangeChoice {
   preset: RangePreset;
@@ -78,6 +91,7 @@ export interface RangeChoice {
 
 /** The bounds a choice means right now: a preset slides with the clock, so Refresh shows new records. */
 export function resolveRange(choice: RangeChoice, now: number): TimeRange | { problem: string } {
+  if (choice.preset === 'month') return thisMonth(now);
   if (choice.preset !== 'custom') return lastSpan(RANGE_PRESETS[choice.preset].spanMs, now);
   const from = fromLocalInputValue(choice.from);
   const to = fromLocalInputValue(choice.to);
@@ -88,7 +102,7 @@ export function resolveRange(choice: RangeChoice, now: number): TimeRange | { pr
 }
 
 /** A choice for a preset, with From and To filled in so switching to custom starts from it. */
-export function presetChoice(preset: keyof typeof RANGE_PRESETS, now: number): RangeChoice {
-  const range = lastSpan(RANGE_PRESETS[preset].spanMs, now);
+export function presetChoice(preset: Exclude<RangePreset, 'custom'>, now: number): RangeChoice {
+  const range = preset === 'month' ? thisMonth(now) : lastSpan(RANGE_PRESETS[preset].spanMs, now);
   return { preset, from: toLocalInputValue(range.from), to: toLocalInputValue(range.to) };
 }

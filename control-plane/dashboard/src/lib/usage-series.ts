@@ -1,4 +1,4 @@
-import type { UsageRecord } from '../api/types.js';
+import type { UsageRecord, UsageSeriesAnswer } from '../api/types.js';
 import { formatDateTime, formatNumber } from './format.js';
 
 /**
@@ -11,11 +11,15 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** Bucket widths people read easily, smallest first. */
-export const BUCKET_LADDER_MS = [MINUTE, 5 * MINUTE, 15 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 7 * DAY] as const;
+/**
+ * Bucket widths people read easily, smallest first: the last hour by the minute, a day in 5-minute
+ * steps, a week by the hour, a month or more by the day. Anything coarser hides the shape of the
+ * traffic (a day in 15-minute or 3-hour steps turns a busy hour into one spike on a flat line).
+ */
+export const BUCKET_LADDER_MS = [MINUTE, 5 * MINUTE, HOUR, DAY, 7 * DAY] as const;
 
-/** Enough buckets to show a shape, few enough to stay legible on a phone. */
-const MAX_BUCKETS = 120;
+/** A day in 5-minute steps (288) still reads as a line; a 30-day month by the hour (720) does not. */
+const MAX_BUCKETS = 300;
 
 export function pickBucketMs(rangeMs: number): number {
   for (const width of BUCKET_LADDER_MS) if (rangeMs / width <= MAX_BUCKETS) return width;
@@ -61,12 +65,14 @@ function add(into: Totals, record: UsageRecord): void {
 }
 
 /**
- * Buckets start at multiples of their width since the epoch: aligned to local midnight, a day
- * bucket would last 23 or 25 hours around a DST change. Records outside [from, to) are ignored;
- * the list was asked for the same bounds, so none should be there.
+ * Buckets start at multiples of their width since the epoch, shifted by `alignMs` (the page passes
+ * the local UTC offset, so day buckets start at local midnight and hour buckets on the local hour
+ * in zones half an hour off UTC). All buckets are equally wide: around a DST change a day bucket
+ * starts an hour off midnight rather than lasting 23 or 25 hours. Records outside [from, to) are
+ * ignored; the list was asked for the same bounds, so none should be there.
  */
-export function buildUsageSeries(records: readonly UsageRecord[], from: number, to: number, bucketMs = pickBucketMs(to - from)): UsageSeries {
-  const first = Math.floor(from / bucketMs) * bucketMs;
+export function buildUsageSeries(records: readonly UsageRecord[], from: number, to: number, bucketMs = pickBucketMs(to - from), alignMs = 0): UsageSeries {
+  const first = Math.floor((from + alignMs) / bucketMs) * bucketMs - alignMs;
   const count = Math.max(1, Math.ceil((to - first) / bucketMs));
   const starts = Array.from({ length: count }, (_, i) => first + i * bucketMs);
 
@@ -107,4 +113,38 @@ export function describeSeries(series: UsageSeries): string {
   });
   const models = series.models.length === 1 ? '1 model' : `${series.models.length} models`;
   return `Total tokens per ${describeBucket(series.bucketMs)} for ${models}; ${busiest.model} used the most (${formatNumber(busiest.total)} tokens); the busiest ${describeBucket(series.bucketMs)} began ${formatDateTime(peakAt)} with ${formatNumber(peak)} tokens.`;
+}
+
+/**
+ * The same series from GET /v1/usage/series, which sums per bucket in the database: every record
+ * of the range counts, however many there are. The points must use the same bucket width and
+ * alignment as asked for here.
+ */
+export function seriesFromPoints(points: UsageSeriesAnswer['data'], from: number, to: number, bucketMs: number, alignMs = 0): UsageSeries {
+  const first = Math.floor((from + alignMs) / bucketMs) * bucketMs - alignMs;
+  const count = Math.max(1, Math.ceil((to - first) / bucketMs));
+  const starts = Array.from({ length: count }, (_, i) => first + i * bucketMs);
+  const totals = zero();
+  const perModel = new Map<string, { totals: Totals; buckets: number[] }>();
+  for (const point of points) {
+    const bucket = Math.round((point.start - first) / bucketMs);
+    if (bucket < 0 || bucket >= count) continue;
+    let entry = perModel.get(point.model);
+    if (entry === undefined) {
+      entry = { totals: zero(), buckets: new Array<number>(count).fill(0) };
+      perModel.set(point.model, entry);
+    }
+    entry.buckets[bucket]! += point.tokens.total;
+    for (const into of [entry.totals, totals]) {
+      into.requests += point.requests;
+      into.input += point.tokens.input;
+      into.output += point.tokens.output;
+      into.total += point.tokens.total;
+    }
+  }
+  const byModel = [...perModel.entries()]
+    .map(([model, entry]) => ({ model, ...entry.totals }))
+    .sort((a, b) => b.total - a.total || a.model.localeCompare(b.model));
+  const models = byModel.map((m) => m.model);
+  return { bucketMs, starts, models, values: models.map((m) => perModel.get(m)!.buckets), totals, byModel };
 }

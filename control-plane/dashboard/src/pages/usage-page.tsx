@@ -1,125 +1,168 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { FINISH_REASONS, type ApiKey, type List, type Page, type UsageRecord, type UsageSummary } from '../api/types.js';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { Page, UsageRecord, UsageSeriesAnswer, UsageSummary } from '../api/types.js';
 import { useApi } from '../auth/session-context.js';
 import { ErrorBanner } from '../components/error-banner.js';
 import { PageHeading } from '../components/page-heading.js';
-import { currentCursor, firstPage, Pager } from '../components/pager.js';
-import { ProjectPicker, useSelectedProject } from '../components/projects-context.js';
-import { RangeFields } from '../components/range-fields.js';
+import { currentCursor, firstPage, Pager, type PagerState } from '../components/pager.js';
+import { ProjectPicker, useProjects, useSelectedProject } from '../components/projects-context.js';
+import '../components/record-views.css';
+import { useToasts } from '../components/toasts.js';
 import { UsageChart } from '../components/usage-chart.js';
-import { collectPages } from '../lib/collect-pages.js';
-import { formatCost, formatDateTime, formatLatency, formatNumber, shortId } from '../lib/format.js';
-import { presetChoice, resolveRange, type RangeChoice, type TimeRange } from '../lib/record-query.js';
+import { loadKeyDirectory } from '../lib/key-directory.js';
+import { presetChoice, resolveRange, type TimeRange } from '../lib/record-query.js';
+import { navigate, useLocation } from '../lib/router.js';
+import { saveBlob } from '../lib/save-file.js';
+import { localOffsetMs } from '../lib/time-zone.js';
+import { withParams } from '../lib/url-filters.js';
 import { useAsync } from '../lib/use-async.js';
-import { buildUsageSeries } from '../lib/usage-series.js';
+import { pickBucketMs, seriesFromPoints } from '../lib/usage-series.js';
+import { activeFilterCount, BREAKDOWNS, DEFAULT_RANGE, usageViewFromQuery, usageViewToParams, withoutFilters, type Breakdown, type UsageView } from '../lib/usage-view.js';
+import { UsageBreakdown, type BreakdownRow } from './usage-breakdown.js';
+import { UsageFiltersForm } from './usage-filters-form.js';
+import { UsageRecordsTable } from './usage-records-table.js';
+import { UsageTotals } from './usage-totals.js';
 
 /**
- * Usage of one project or all: the totals of a time range, overall and per model, with their
- * cost (summed by the API over the whole range), a chart of tokens over time, and the records
- * themselves, page by page. The API sums but not per time bucket, so the chart walks the records
- * of the range (in pages of 1000, up to CHART_PAGES); the table reads only the page on screen.
+ * Usage of one project or all: the totals of a time range with their cost, a breakdown by model,
+ * provider, key or project (all summed by the API over the whole range), a chart of tokens over
+ * time, the records page by page, and a CSV export of every record the filters select. The
+ * filters live in the address (lib/usage-view.ts). Every figure, the chart's buckets included, is
+ * summed by the database over the whole range; only the records table reads records.
  */
-interface UsageFilters {
-  model: string;
-  provider: string;
-  finish_reason: string;
-  key_id: string;
-  range: RangeChoice;
-}
-
-const CHART_PAGES = 20;
-const CHART_PAGE_SIZE = 1000;
 const PAGE_SIZES = [25, 50, 100, 200];
-
-const initialFilters = (): UsageFilters => ({ model: '', provider: '', finish_reason: '', key_id: '', range: presetChoice('24h', Date.now()) });
 
 export function UsagePage() {
   const api = useApi();
+  const notify = useToasts();
+  const projects = useProjects();
   const selected = useSelectedProject({ required: false });
   const projectId = selected.projectId;
+  const allProjects = projectId === null;
+  const { path, query } = useLocation();
+  const queryText = query.toString();
 
-  const [draft, setDraft] = useState<UsageFilters>(initialFilters);
-  const [applied, setApplied] = useState<{ filters: UsageFilters; range: TimeRange }>(() => {
-    const filters = initialFilters();
-    return { filters, range: resolveRange(filters.range, Date.now()) as TimeRange };
-  });
-  const [problem, setProblem] = useState<string | null>(null);
-  const [pager, setPager] = useState(firstPage);
-  const [pageSize, setPageSize] = useState(50);
+  const view = useMemo(() => usageViewFromQuery(query, Date.now()), [queryText]);
   const [tick, setTick] = useState(0);
+  /** A preset slides with the clock: resolved again on every Refresh. */
+  const range: TimeRange = useMemo(() => {
+    const resolved = resolveRange(view.range, Date.now());
+    return 'problem' in resolved ? (resolveRange(presetChoice(DEFAULT_RANGE, Date.now()), Date.now()) as TimeRange) : resolved;
+  }, [queryText, tick]);
 
-  // Another project's keys mean nothing here: drop a key filter and start from the first page.
+  const [draft, setDraft] = useState<UsageView>(view);
+  const [problem, setProblem] = useState<string | null>(null);
+  // The form follows the address (Back, Forward, a link), but a project switch keeps unapplied edits.
+  const viewKey = JSON.stringify(usageViewToParams(view));
+  useEffect(() => {
+    setDraft(view);
+    setProblem(null);
+  }, [viewKey]);
+
+  const go = (next: UsageView, options: { replace?: boolean } = {}) => navigate(withParams(path, query, usageViewToParams(next)), options);
+
+  // Another project's keys mean nothing here: a key filter goes when the project changes.
   const shownProject = useRef(projectId);
   useEffect(() => {
     if (shownProject.current === projectId) return;
     shownProject.current = projectId;
-    setDraft((d) => ({ ...d, key_id: '' }));
-    setApplied((a) => ({ ...a, filters: { ...a.filters, key_id: '' } }));
-    setPager(firstPage());
+    if (view.key_id !== '') go({ ...view, key_id: '' }, { replace: true });
   }, [projectId]);
 
-  const keys = useAsync(
-    () => (projectId === null ? Promise.resolve([] as ApiKey[]) : api.get<List<ApiKey>>(`/v1/projects/${projectId}/keys`).then((l) => l.data)),
-    [projectId],
-  );
-  const keyName = (id: string) => keys.data?.find((k) => k.id === id)?.name ?? shortId(id);
+  const breakdownChoices: Breakdown[] = BREAKDOWNS.filter((b) => b !== 'project' || allProjects);
+  const breakdown: Breakdown = breakdownChoices.includes(view.breakdown) ? view.breakdown : 'model';
 
-  const { filters, range } = applied;
-  const query = {
+  const filterQuery = {
     project_id: projectId,
-    model: filters.model,
-    provider: filters.provider,
-    finish_reason: filters.finish_reason,
-    key_id: filters.key_id,
+    model: view.model,
+    provider: view.provider,
+    finish_reason: view.finish_reason,
+    key_id: allProjects ? '' : view.key_id,
     from: range.from,
     to: range.to,
   };
-  const queryKey = JSON.stringify(query);
+  const filterKey = JSON.stringify(filterQuery);
+  const scopeKey = JSON.stringify([projectId, range.from, range.to]);
 
-  const summary = useAsync(() => api.get<UsageSummary>('/v1/usage/summary', { ...query, group_by: 'model' }), [queryKey, tick]);
+  const keys = useAsync(() => loadKeyDirectory(api, projectId, projects.data ?? []), [projectId, projects.data]);
+  const keyMap = keys.data ?? new Map();
 
-  const chart = useAsync(async () => {
-    const { items, complete } = await collectPages(
-      (cursor) => api.get<Page<UsageRecord>>('/v1/usage', { ...query, order_asc: 'timestamp', limit: CHART_PAGE_SIZE, cursor }),
-      CHART_PAGES,
-    );
-    return { complete, series: buildUsageSeries(items, range.from, range.to) };
-  }, [queryKey, tick]);
-
-  const page = useAsync(
-    () => api.get<Page<UsageRecord>>('/v1/usage', { ...query, order_desc: 'timestamp', limit: pageSize, cursor: currentCursor(pager) }),
-    [queryKey, pager, pageSize, tick],
+  // The choices come from the whole range of the project, not from what the other filters leave.
+  const modelChoices = useAsync(
+    () => api.get<UsageSummary<'model'>>('/v1/usage/summary', { project_id: projectId, from: range.from, to: range.to, group_by: 'model' }).then((s) => s.data.map((d) => d.model)),
+    [scopeKey],
+  );
+  const providerChoices = useAsync(
+    () =>
+      api.get<UsageSummary<'provider'>>('/v1/usage/summary', { project_id: projectId, from: range.from, to: range.to, group_by: 'provider' }).then((s) => s.data.map((d) => d.provider)),
+    [scopeKey],
   );
 
-  const apply = (event: Event) => {
-    event.preventDefault();
+  const summary = useAsync(() => api.get<UsageSummary<Breakdown>>('/v1/usage/summary', { ...filterQuery, group_by: breakdown }), [filterKey, breakdown, tick]);
+
+  // The database sums per bucket: every record of the range counts, however many there are.
+  const chart = useAsync(async () => {
+    const bucketMs = pickBucketMs(range.to - range.from);
+    const offsetMs = localOffsetMs(range.from);
+    const answer = await api.get<UsageSeriesAnswer>('/v1/usage/series', { ...filterQuery, bucket_ms: bucketMs, offset_ms: offsetMs, group_by: 'model' });
+    return { series: seriesFromPoints(answer.data, range.from, range.to, bucketMs, offsetMs) };
+  }, [filterKey, tick]);
+
+  // The pager belongs to one set of filters: new filters start again from the first page.
+  const [pagerOf, setPagerOf] = useState<{ key: string; state: PagerState }>({ key: filterKey, state: firstPage() });
+  // Compared by cursor, not identity: the fallback first page is a fresh object on every render.
+  const pager = pagerOf.key === filterKey ? pagerOf.state : firstPage();
+  const setPager = (state: PagerState) => setPagerOf({ key: filterKey, state });
+  const [pageSize, setPageSize] = useState(50);
+  const page = useAsync(
+    () => api.get<Page<UsageRecord>>('/v1/usage', { ...filterQuery, order_desc: 'timestamp', limit: pageSize, cursor: currentCursor(pager) }),
+    [filterKey, pager.stack.length, currentCursor(pager), pageSize, tick],
+  );
+
+  const apply = () => {
     const resolved = resolveRange(draft.range, Date.now());
     if ('problem' in resolved) return setProblem(resolved.problem);
     setProblem(null);
-    setApplied({ filters: draft, range: resolved });
-    setPager(firstPage());
+    go(draft);
+    setTick((t) => t + 1);
   };
-
-  const reset = () => {
-    const filters = initialFilters();
-    setDraft(filters);
-    setProblem(null);
-    setApplied({ filters, range: resolveRange(filters.range, Date.now()) as TimeRange });
-    setPager(firstPage());
-  };
-
-  /** A preset range slides up to now; a custom one is read again as it is. */
+  const reset = () => go({ ...withoutFilters(view), range: presetChoice(DEFAULT_RANGE, Date.now()), breakdown: 'model' });
+  const clearFilters = () => go(withoutFilters(view));
   const refresh = () => {
-    const resolved = resolveRange(applied.filters.range, Date.now());
-    if (!('problem' in resolved)) setApplied((a) => ({ ...a, range: resolved }));
     setPager(firstPage());
     setTick((t) => t + 1);
   };
+  const narrow = (by: Breakdown, value: string) => {
+    if (by === 'model') go({ ...view, model: value, breakdown: 'provider' });
+    else if (by === 'provider') go({ ...view, provider: value, breakdown: 'model' });
+    else if (by === 'project') navigate(withParams(path, query, { ...usageViewToParams({ ...view, breakdown: 'key' }), project: value }));
+    else {
+      const key = keyMap.get(value);
+      const params = usageViewToParams({ ...view, key_id: value, breakdown: 'model' });
+      navigate(withParams(path, query, key === undefined ? params : { ...params, project: key.project_id }));
+    }
+  };
 
-  const sums = summary.data;
+  const [exporting, setExporting] = useState(false);
+  const [exportError, setExportError] = useState<unknown>(null);
+  const exportCsv = async () => {
+    if (exporting) return;
+    setExporting(true);
+    setExportError(null);
+    try {
+      const { blob, filename } = await api.download('/v1/usage/export', filterQuery);
+      saveBlob(blob, filename);
+      notify(`Exported ${filename}.`);
+    } catch (err) {
+      setExportError(err);
+    } finally {
+      setExporting(false);
+    }
+  };
+
+  const sums = summary.error ? undefined : summary.data;
+  const filtered = activeFilterCount(view) > 0;
   const series = chart.data?.series;
-  const models = sums?.data.map((m) => m.model) ?? [];
-  const providers = [...new Set(page.data?.data.map((r) => r.provider) ?? [])];
+  const records = page.data?.data;
 
   return (
     <>
@@ -127,267 +170,99 @@ export function UsagePage() {
         <ProjectPicker selected={selected} allowAll />
       </PageHeading>
 
-      <form class="panel filters" onSubmit={apply} aria-labelledby="usage-filters-heading">
-        <h2 id="usage-filters-heading" class="visually-hidden">
-          Filters
-        </h2>
-        <div class="filter-grid">
-          <div class="field">
-            <label for="usage-model">Model</label>
-            <input id="usage-model" list="usage-models" maxLength={200} value={draft.model} onInput={(e) => setDraft({ ...draft, model: e.currentTarget.value })} />
-            <datalist id="usage-models">
-              {models.map((m) => (
-                <option value={m} key={m} />
-              ))}
-            </datalist>
-          </div>
-          <div class="field">
-            <label for="usage-provider">Provider</label>
-            <input id="usage-provider" list="usage-providers" maxLength={200} value={draft.provider} onInput={(e) => setDraft({ ...draft, provider: e.currentTarget.value })} />
-            <datalist id="usage-providers">
-              {providers.map((p) => (
-                <option value={p} key={p} />
-              ))}
-            </datalist>
-          </div>
-          <div class="field">
-            <label for="usage-finish">Finish reason</label>
-            <select id="usage-finish" value={draft.finish_reason} onChange={(e) => setDraft({ ...draft, finish_reason: e.currentTarget.value })}>
-              <option value="">Any</option>
-              {FINISH_REASONS.map((r) => (
-                <option value={r} key={r}>
-                  {r}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div class="field">
-            <label for="usage-key">Key</label>
-            <select
-              id="usage-key"
-              value={draft.key_id}
-              onChange={(e) => setDraft({ ...draft, key_id: e.currentTarget.value })}
-              disabled={projectId === null}
-              aria-describedby={projectId === null ? 'usage-key-hint' : undefined}
-            >
-              <option value="">Any</option>
-              {keys.data?.map((k) => (
-                <option value={k.id} key={k.id}>
-                  {k.name} ({k.prefix}…)
-                </option>
-              ))}
-            </select>
-            {projectId === null && (
-              <p id="usage-key-hint" class="hint">
-                Choose a project to filter by key.
+      <UsageFiltersForm
+        draft={draft}
+        onDraft={setDraft}
+        onApply={apply}
+        onReset={reset}
+        onRefresh={refresh}
+        choices={{ models: modelChoices.data ?? [], providers: providerChoices.data ?? [], keys: allProjects ? [] : [...keyMap.values()] }}
+        projectChosen={!allProjects}
+        problem={problem}
+      />
+
+      <UsageTotals
+        range={range}
+        sums={sums}
+        loading={summary.loading}
+        error={summary.error}
+        filtered={filtered}
+        onRetry={() => summary.reload()}
+        onClearFilters={clearFilters}
+        onWiden={view.range.preset === '30d' ? null : () => go({ ...view, range: presetChoice('30d', Date.now()) })}
+      />
+
+      {sums !== undefined && sums.totals.requests > 0 && (
+        <>
+          <UsageBreakdown
+            breakdown={breakdown}
+            choices={breakdownChoices}
+            onBreakdown={(b) => go({ ...view, breakdown: b })}
+            rows={sums.data as BreakdownRow[]}
+            total={sums.totals.tokens.total}
+            keys={keyMap}
+            projects={projects.data ?? []}
+            allProjects={allProjects}
+            onNarrow={narrow}
+            stale={summary.loading}
+          />
+          <section aria-labelledby="usage-chart-heading" aria-busy={chart.loading}>
+            <h2 id="usage-chart-heading" class="visually-hidden">
+              Tokens over time
+            </h2>
+            <ErrorBanner error={chart.error} action="Loading the chart failed" />
+            {series === undefined && chart.loading && (
+              <p class="loading-note" role="status">
+                Loading the chart…
               </p>
             )}
-          </div>
-        </div>
-        <RangeFields idPrefix="usage" value={draft.range} onChange={(choice) => setDraft({ ...draft, range: choice })} />
-        {problem && (
-          <p class="field-problem" role="alert">
-            <span aria-hidden="true">⚠ </span>
-            {problem}
-          </p>
-        )}
-        <div class="form-actions">
-          <button type="submit" class="button-primary">
-            Apply filters
-          </button>
-          <button type="button" onClick={reset}>
-            Reset filters
-          </button>
-          <button type="button" onClick={refresh}>
-            Refresh
-          </button>
-        </div>
-      </form>
-
-      <section aria-labelledby="usage-totals-heading" aria-busy={summary.loading || chart.loading}>
-        <h2 id="usage-totals-heading">Totals for the selected range</h2>
-        <p class="muted small">
-          {formatDateTime(range.from)} to {formatDateTime(range.to)}
-        </p>
-        <ErrorBanner error={summary.error} action="Loading the totals failed" />
-        {sums !== undefined && (
-          <>
-            <dl class="stats">
-              <div>
-                <dt>Requests</dt>
-                <dd>{formatNumber(sums.totals.requests)}</dd>
-              </div>
-              <div>
-                <dt>Input tokens</dt>
-                <dd>{formatNumber(sums.totals.tokens.input)}</dd>
-              </div>
-              <div>
-                <dt>Cached input</dt>
-                <dd>{formatNumber(sums.totals.tokens.cached)}</dd>
-              </div>
-              <div>
-                <dt>Output tokens</dt>
-                <dd>{formatNumber(sums.totals.tokens.output)}</dd>
-              </div>
-              <div>
-                <dt>Total tokens</dt>
-                <dd>{formatNumber(sums.totals.tokens.total)}</dd>
-              </div>
-              <div>
-                <dt>Cost</dt>
-                <dd title={sums.totals.cost_usd === null ? 'No price is known for these models' : undefined}>{formatCost(sums.totals.cost_usd)}</dd>
-              </div>
-            </dl>
-            {sums.totals.requests === 0 ? (
-              <p class="empty">No usage in this range.</p>
-            ) : (
-              <div class="chart-and-table">
-                <div class="chart-column">
-                  <ErrorBanner error={chart.error} action="Loading the chart failed" />
-                  {series !== undefined && <UsageChart series={series} />}
-                  {chart.data?.complete === false && (
-                    <p class="banner banner-info" role="status">
-                      <span aria-hidden="true">ℹ </span>
-                      The chart covers the first {formatNumber(CHART_PAGES * CHART_PAGE_SIZE)} records of the range; the totals cover all of it. Narrow the range
-                      or the filters to chart every record.
-                    </p>
-                  )}
-                </div>
-                <div class="table-scroll" role="region" aria-labelledby="usage-by-model-caption" tabIndex={0}>
-                  <table class="records">
-                    <caption id="usage-by-model-caption">By model</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Model</th>
-                        <th scope="col" class="num">
-                          Requests
-                        </th>
-                        <th scope="col" class="num">
-                          Input
-                        </th>
-                        <th scope="col" class="num">
-                          Cached
-                        </th>
-                        <th scope="col" class="num">
-                          Output
-                        </th>
-                        <th scope="col" class="num">
-                          Total
-                        </th>
-                        <th scope="col" class="num">
-                          Cost
-                        </th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {sums.data.map((m) => (
-                        <tr key={m.model}>
-                          <th scope="row">{m.model}</th>
-                          <td class="num">{formatNumber(m.requests)}</td>
-                          <td class="num">{formatNumber(m.tokens.input)}</td>
-                          <td class="num">{formatNumber(m.tokens.cached)}</td>
-                          <td class="num">{formatNumber(m.tokens.output)}</td>
-                          <td class="num">{formatNumber(m.tokens.total)}</td>
-                          <td class="num">{formatCost(m.cost_usd)}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+            {series !== undefined && chart.error == null && (
+              <div class={chart.loading ? 'is-stale' : undefined}>
+                <UsageChart series={series} />
               </div>
             )}
-          </>
-        )}
-      </section>
+          </section>
+        </>
+      )}
 
       <section aria-labelledby="usage-records-heading" aria-busy={page.loading}>
         <div class="section-heading">
           <h2 id="usage-records-heading">Records</h2>
-          <div class="field field-inline">
-            <label for="usage-page-size">Per page</label>
-            <select
-              id="usage-page-size"
-              value={String(pageSize)}
-              onChange={(e) => {
-                setPageSize(Number(e.currentTarget.value));
-                setPager(firstPage());
-              }}
-            >
-              {PAGE_SIZES.map((n) => (
-                <option value={String(n)} key={n}>
-                  {n}
-                </option>
-              ))}
-            </select>
+          <div class="records-heading-actions">
+            <button type="button" onClick={() => void exportCsv()} aria-disabled={exporting} aria-describedby="usage-export-hint">
+              {exporting ? 'Exporting…' : 'Export CSV'}
+            </button>
+            <div class="field field-inline">
+              <label for="usage-page-size">Per page</label>
+              <select id="usage-page-size" value={String(pageSize)} onChange={(e) => setPageSize(Number(e.currentTarget.value))}>
+                {PAGE_SIZES.map((n) => (
+                  <option value={String(n)} key={n}>
+                    {n}
+                  </option>
+                ))}
+              </select>
+            </div>
           </div>
         </div>
+        <p id="usage-export-hint" class="hint">
+          The export holds every record of these filters and range, not only this page.
+        </p>
+        <ErrorBanner error={exportError} action="Exporting failed" />
         <ErrorBanner error={page.error} action="Loading usage records failed" />
-        {page.data?.data.length === 0 && <p class="empty">No usage records match.</p>}
-        {page.data !== undefined && page.data.data.length > 0 && (
-          <div class="table-scroll" role="region" aria-labelledby="usage-records-heading" tabIndex={0}>
-            <table class="records">
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Model</th>
-                  <th scope="col">Provider</th>
-                  <th scope="col">Key</th>
-                  <th scope="col" class="num">
-                    Input
-                  </th>
-                  <th scope="col" class="num">
-                    Cached
-                  </th>
-                  <th scope="col" class="num">
-                    Output
-                  </th>
-                  <th scope="col" class="num">
-                    Total
-                  </th>
-                  <th scope="col" class="num">
-                    Cost
-                  </th>
-                  <th scope="col" class="num">
-                    Latency
-                  </th>
-                  <th scope="col">Finish</th>
-                  <th scope="col">Stream</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.data.map((r) => (
-                  <tr key={r.id} title={`Request ${r.request_id}`}>
-                    <td class="nowrap">{formatDateTime(r.timestamp)}</td>
-                    <td>{r.model}</td>
-                    <td>{r.provider}</td>
-                    <td title={r.key_id}>{keyName(r.key_id)}</td>
-                    <td class="num">{formatNumber(r.tokens.input)}</td>
-                    <td class="num">{formatNumber(r.tokens.cached)}</td>
-                    <td class="num">{formatNumber(r.tokens.output)}</td>
-                    <td class="num">{formatNumber(r.tokens.total)}</td>
-                    <td class="num">{formatCost(r.cost_usd)}</td>
-                    <td class="num">{formatLatency(r.latency_ms)}</td>
-                    <td>
-                      {r.finish_reason === 'error' || r.finish_reason === 'cancelled' ? (
-                        <span class="badge badge-error">
-                          <span aria-hidden="true">✕</span> {r.finish_reason}
-                        </span>
-                      ) : r.provider_finish_reason !== null ? (
-                        <span title={`The provider said “${r.provider_finish_reason}”`}>
-                          {r.finish_reason} ({r.provider_finish_reason})
-                        </span>
-                      ) : (
-                        r.finish_reason
-                      )}
-                    </td>
-                    <td>{r.stream ? 'yes' : 'no'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+        {records === undefined && page.loading && (
+          <p class="loading-note" role="status">
+            Loading records…
+          </p>
+        )}
+        {records !== undefined && !page.loading && page.error == null && records.length === 0 && (
+          <p class="empty">{filtered ? 'No usage records match these filters.' : 'No usage records in this range.'}</p>
+        )}
+        {records !== undefined && records.length > 0 && page.error == null && (
+          <div class={`table-scroll${page.loading ? ' is-stale' : ''}`} role="region" aria-labelledby="usage-records-heading" tabIndex={0}>
+            <UsageRecordsTable records={records} keys={keyMap} projects={projects.data ?? []} allProjects={allProjects} />
           </div>
         )}
-        <Pager state={pager} nextCursor={page.data?.next_cursor ?? null} shown={page.data?.data.length ?? 0} pageSize={pageSize} onChange={setPager} label="Usage record pages" />
+        <Pager state={pager} nextCursor={page.data?.next_cursor ?? null} shown={records?.length ?? 0} pageSize={pageSize} onChange={setPager} label="Usage record pages" />
       </section>
     </>
   );

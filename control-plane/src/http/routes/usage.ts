@@ -5,10 +5,14 @@ import { listUsage } from '../../db/usage.js';
 import { emptyFigures, SUMMARY_GROUPS, summariseUsage, type SummaryGroup, type UsageSummary } from '../../db/usage-summary.js';
 import { recordPage, recordQuerySchema, visibleProjects, type RecordListQuery } from '../record-list.js';
 import { ERROR_RESPONSES, pageOf, ref } from '../schemas.js';
+import { registerUsageExportRoute } from './usage-export.js';
+import { registerUsageSeriesRoute } from './usage-series.js';
 
 /**
  * GET /v1/usage: one record per request that reached a provider, keyset-paged.
  * GET /v1/usage/summary: their sums per project, model, provider, key or endpoint.
+ * GET /v1/usage/export: all of them as CSV (usage-export.ts).
+ * GET /v1/usage/series: their sums per time bucket (usage-series.ts).
  */
 type UsageQuery = RecordListQuery & { finish_reason?: FinishReason; endpoint?: GatewayEndpoint };
 
@@ -87,4 +91,7 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: AppContext): void
       );
     },
   );
+
+  registerUsageExportRoute(app, ctx);
+  registerUsageSeriesRoute(app, ctx);
 }

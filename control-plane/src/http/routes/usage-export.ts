@@ -1,0 +1,121 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { FINISH_REASONS, GATEWAY_ENDPOINTS, GatewayError, type FinishReason, type GatewayEndpoint } from '@gateway/shared';
+import type { AppContext } from '../../context.js';
+import { usageExportPages, type ExportPage } from '../../db/usage-export.js';
+import type { UsageFilter } from '../../db/usage.js';
+import { recordQuerySchema, visibleProjects, type RecordListQuery } from '../record-list.js';
+import { ERROR_RESPONSES } from '../schemas.js';
+import { spreadsheetLine, type CsvValue } from '../spreadsheet-csv.js';
+
+/**
+ * GET /v1/usage/export: every usage record the filters of GET /v1/usage select, as one CSV file
+ * (a header row, then a row per record), streamed as PostgreSQL hands over pages, so an export of
+ * millions of rows holds one page in memory and starts downloading at once. Who may read what is
+ * decided before the first byte, exactly as for the list; a database failure after that cuts the
+ * download short (the response ends without its final chunk), which clients report as an error
+ * rather than a short file.
+ */
+type ExportQuery = Omit<RecordListQuery, 'limit' | 'cursor'> & { finish_reason?: FinishReason; endpoint?: GatewayEndpoint };
+
+export const EXPORT_COLUMNS = [
+  'timestamp',
+  'id',
+  'request_id',
+  'project_id',
+  'project_name',
+  'key_id',
+  'key_name',
+  'model',
+  'provider',
+  'endpoint',
+  'input_tokens',
+  'cached_tokens',
+  'output_tokens',
+  'total_tokens',
+  'cost_usd',
+  'latency_ms',
+  'finish_reason',
+  'provider_finish_reason',
+  'stream',
+] as const;
+
+const { limit: _limit, cursor: _cursor, ...listProperties } = recordQuerySchema({
+  finish_reason: { type: 'string', enum: FINISH_REASONS, description: 'Only records that ended this way.' },
+  endpoint: { type: 'string', enum: GATEWAY_ENDPOINTS, description: 'Only records of requests on this gateway endpoint.' },
+}).properties;
+
+const exportQuerySchema = { type: 'object', additionalProperties: false, properties: listProperties } as const;
+
+function* csvRows(page: ExportPage): Generator<string> {
+  for (const r of page.rows) {
+    const row: Record<(typeof EXPORT_COLUMNS)[number], CsvValue> = {
+      timestamp: new Date(Number(r.ts)).toISOString(),
+      id: r.id,
+      request_id: r.request_id,
+      project_id: r.project_id,
+      project_name: page.projectNames.get(r.project_id) ?? null,
+      key_id: r.key_id,
+      key_name: page.keyNames.get(r.key_id) ?? null,
+      model: r.model,
+      provider: r.provider,
+      endpoint: r.endpoint,
+      input_tokens: r.input_tokens,
+      cached_tokens: r.cached_tokens,
+      output_tokens: r.output_tokens,
+      total_tokens: r.total_tokens,
+      // numeric(20, 10) as PostgreSQL writes it: exact, for a spreadsheet to sum.
+      cost_usd: r.cost_usd,
+      latency_ms: r.latency_ms,
+      finish_reason: r.finish_reason,
+      provider_finish_reason: r.provider_finish_reason,
+      stream: r.stream,
+    };
+    yield spreadsheetLine(EXPORT_COLUMNS.map((c) => row[c]));
+  }
+}
+
+/** `usage-2026-11-23T1305Z.csv`: sortable, and the same on every filesystem (no colons). */
+export function exportFileName(now: Date): string {
+  return `usage-${now.toISOString().slice(0, 16).replace(':', '')}Z.csv`;
+}
+
+export function registerUsageExportRoute(app: FastifyInstance, ctx: AppContext): void {
+  app.get<{ Querystring: ExportQuery }>(
+    '/v1/usage/export',
+    {
+      schema: {
+        tags: ['records'],
+        summary: 'Every usage record the filters select, as a CSV download (newest first unless order_asc=timestamp)',
+        querystring: exportQuerySchema,
+        response: {
+          200: { description: 'RFC 4180 CSV with a header row; cells a spreadsheet would run as formulas start with an apostrophe.', content: { 'text/csv': { schema: { type: 'string' } } } },
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (req, reply) => {
+      const q = req.query;
+      if (q.order_desc !== undefined && q.order_asc !== undefined) {
+        throw new GatewayError('INVALID_REQUEST', 'query: give order_desc or order_asc, not both', { param: 'order_asc' });
+      }
+      if (q.from !== undefined && q.to !== undefined && q.from > q.to) {
+        throw new GatewayError('INVALID_REQUEST', 'query.from must not be after query.to', { param: 'from' });
+      }
+      const projectIds = await visibleProjects(ctx, req, q.project_id);
+      const filter: UsageFilter = { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint };
+      const scope = { projectIds, order: q.order_asc !== undefined ? ('asc' as const) : ('desc' as const), from: q.from, to: q.to };
+      async function* lines(): AsyncGenerator<string> {
+        yield spreadsheetLine(EXPORT_COLUMNS);
+        if (projectIds !== null && projectIds.length === 0) return;
+        for await (const page of usageExportPages(ctx.sql, scope, filter)) yield* csvRows(page);
+      }
+      void reply
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="${exportFileName(new Date())}"`)
+        .header('cache-control', 'no-store');
+      // Readable.from pulls the next page only when the client has taken the last: backpressure.
+      return reply.send(Readable.from(lines()));
+    },
+  );
+}

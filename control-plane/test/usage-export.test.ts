@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXPORT_PAGE_SIZE } from '../src/db/usage-export.js';
+import { EXPORT_COLUMNS } from '../src/http/routes/usage-export.js';
+import { startHarness, type Harness } from './harness.js';
+
+/**
+ * GET /v1/usage/export against a real control plane and PostgreSQL: every page of the filtered
+ * records in one CSV, the list's access rules, and cells that are safe in a spreadsheet.
+ */
+let h: Harness;
+let projectA: string;
+let projectB: string;
+let keyA: string;
+let member: Awaited<ReturnType<Harness['createUser']>>;
+
+const T0 = Date.UTC(2026, 0, 1);
+/** More than two export pages, so the walk crosses page boundaries. */
+const BULK = EXPORT_PAGE_SIZE * 2 + 317;
+
+beforeAll(async () => {
+  h = await startHarness('usageexport');
+  projectA = (await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: 'Billing, "EU"' } })).body.id;
+  projectB = (await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: 'Other tenant' } })).body.id;
+  keyA = (await h.api('POST', `/v1/projects/${projectA}/keys`, { token: h.adminToken, body: { name: 'backend' } })).body.id;
+  member = await h.createUser('member');
+  const added = await h.api('POST', `/v1/projects/${projectA}/members`, { token: h.adminToken, body: { user_id: member.id, role: 'viewer' } });
+  expect(added.status, added.text).toBe(201);
+
+  const row = (i: number, projectId: string, model: string, extra: Record<string, unknown> = {}) => ({
+    ts: T0 + i * 1000,
+    id: randomUUID(),
+    request_id: `req-${i}-${randomUUID()}`,
+    project_id: projectId,
+    key_id: keyA,
+    model,
+    provider: 'mock',
+    input_tokens: 3,
+    output_tokens: 5,
+    total_tokens: 8,
+    cached_tokens: 1,
+    cost_usd: '0.0000195',
+    latency_ms: 12,
+    finish_reason: 'stop',
+    provider_finish_reason: null,
+    stream: i % 2 === 0,
+    endpoint: 'chat.completions',
+    ...extra,
+  });
+  const bulk = Array.from({ length: BULK }, (_, i) => row(i, projectA, 'mock-1'));
+  for (let i = 0; i < bulk.length; i += 500) await h.sql`insert into usage_records ${h.sql(bulk.slice(i, i + 500))}`;
+  await h.sql`insert into usage_records ${h.sql([
+    row(BULK + 1, projectA, '=HYPERLINK("http://evil.test","click")', { provider_finish_reason: 'line one\nline two', cost_usd: null }),
+    row(BULK + 2, projectB, 'secret-model'),
+  ])}`;
+});
+afterAll(async () => h?.close());
+
+/** RFC 4180, as a spreadsheet reads it: quoted fields may hold commas, quotes and line breaks. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') row.push(field), (field = '');
+    else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field), rows.push(row), (row = []), (field = ''), i++;
+    } else field += c;
+  }
+  if (field !== '' || row.length > 0) throw new Error(`the CSV does not end with CRLF: ${JSON.stringify(text.slice(-40))}`);
+  return rows;
+}
+
+async function exportCsv(query: string, token: string | null = h.adminToken) {
+  const res = await fetch(`${h.base}/v1/usage/export${query}`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
+  const text = await res.text();
+  return { res, text, rows: res.status === 200 ? parseCsv(text) : [] };
+}
+
+const column = (name: (typeof EXPORT_COLUMNS)[number]) => EXPORT_COLUMNS.indexOf(name);
+
+describe('GET /v1/usage/export', () => {
+  it('streams every page of the records as a CSV download with a header row', async () => {
+    const { res, rows } = await exportCsv(`?project_id=${projectA}&model=mock-1`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="usage-\d{4}-\d{2}-\d{2}T\d{4}Z\.csv"$/);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    // Streamed, not buffered into one body of known length.
+    expect(res.headers.get('transfer-encoding')).toBe('chunked');
+    expect(rows[0]).toEqual([...EXPORT_COLUMNS]);
+    const data = rows.slice(1);
+    expect(data).toHaveLength(BULK);
+    expect(new Set(data.map((r) => r[column('id')])).size).toBe(BULK);
+    // Newest first, across page boundaries.
+    const times = data.map((r) => Date.parse(r[column('timestamp')] as string));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    expect(data[0]?.[column('timestamp')]).toBe(new Date(T0 + (BULK - 1) * 1000).toISOString());
+    expect(data[0]).toMatchObject({
+      [column('project_name')]: 'Billing, "EU"',
+      [column('key_name')]: 'backend',
+      [column('cost_usd')]: '0.0000195000',
+      [column('total_tokens')]: '8',
+    });
+  });
+
+  it('applies the filters of GET /v1/usage: time range, order, model', async () => {
+    const from = T0 + 10_000;
+    const to = T0 + 20_000;
+    const { rows } = await exportCsv(`?project_id=${projectA}&from=${from}&to=${to}&order_asc=timestamp`);
+    const times = rows.slice(1).map((r) => Date.parse(r[column('timestamp')] as string));
+    expect(times).toEqual(Array.from({ length: 10 }, (_, i) => from + i * 1000));
+
+    const none = await exportCsv(`?project_id=${projectA}&model=no-such-model`);
+    expect(none.text).toBe(`${EXPORT_COLUMNS.join(',')}\r\n`);
+
+    const bad = await exportCsv(`?project_id=${projectA}&from=${to}&to=${from}`);
+    expect(bad.res.status).toBe(400);
+    expect(JSON.parse(bad.text).error.param).toBe('from');
+    const unknown = await exportCsv('?limit=5');
+    expect(unknown.res.status).toBe(400);
+  });
+
+  it('keeps cells a spreadsheet would run as formulas as text, and line breaks inside their cell', async () => {
+    const { rows } = await exportCsv(`?project_id=${projectA}&from=${T0 + (BULK + 1) * 1000}`);
+    expect(rows).toHaveLength(2);
+    const row = rows[1] as string[];
+    expect(row[column('model')]).toBe(`'=HYPERLINK("http://evil.test","click")`);
+    expect(row[column('provider_finish_reason')]).toBe('line one\nline two');
+    expect(row[column('cost_usd')]).toBe('');
+  });
+
+  it('shows a member only their projects, and a foreign project as not found', async () => {
+    const foreign = await exportCsv(`?project_id=${projectB}`, member.token);
+    expect(foreign.res.status).toBe(404);
+    expect(JSON.parse(foreign.text).error.code).toBe('NOT_FOUND');
+    expect(foreign.text).not.toContain('secret-model');
+
+    const mine = await exportCsv('', member.token);
+    expect(mine.rows.slice(1)).toHaveLength(BULK + 1);
+    expect(mine.rows.slice(1).every((r) => r[column('project_id')] === projectA)).toBe(true);
+
+    const admin = await exportCsv('');
+    expect(admin.rows.slice(1)).toHaveLength(BULK + 2);
+
+    const outsider = await h.createUser('member');
+    const empty = await exportCsv('', outsider.token);
+    expect(empty.text).toBe(`${EXPORT_COLUMNS.join(',')}\r\n`);
+
+    const anonymous = await exportCsv(`?project_id=${projectA}`, null);
+    expect(anonymous.res.status).toBe(401);
+  });
+});
