@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { ConfigError, loadControlPlaneConfig, RedisKeys, StartupError, connectRedis, type Env } from '@gateway/shared';
+import { ConfigError, loadControlPlaneConfig, RedisKeys, StartupError, connectRedis, duplicateRedis, type Env } from '@gateway/shared';
 import { jwtServiceFromConfig } from './auth/jwt.js';
 import { SigninThrottle } from './auth/signin-throttle.js';
 import type { AppContext } from './context.js';
@@ -54,7 +54,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     const migrated = await migrate(sql);
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
     await ensurePartitions(sql);
-    redis = await connectRedis(config.redisUrl);
+    redis = await connectRedis(config.redis);
   } catch (err) {
     await sql.end({ timeout: 1 });
     throw err;
@@ -64,7 +64,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   const keys = new RedisKeys(config.redisPrefix);
   const projection = new KeyProjection(redis, keys);
   // Queuing a webhook delivery gives up fast while Redis is away; the writers' sweep queues it later.
-  const hooksRedis = redis.duplicate({ maxRetriesPerRequest: 1 });
+  const hooksRedis = duplicateRedis(redis, { maxRetriesPerRequest: 1 });
   hooksRedis.on('error', () => {});
   const ctx: AppContext = {
     config,

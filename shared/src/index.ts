@@ -16,6 +16,8 @@ export * from './config/service-config.js';
 export * from './config/tracing-config.js';
 export * from './startup.js';
 export * from './redis-connect.js';
+export * from './redis-target.js';
+export * from './redis-scan.js';
 export * from './contracts/project-policy.js';
 export * from './run-service.js';
 export * from './metrics-server.js';

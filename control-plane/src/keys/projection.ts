@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, type ProjectPolicy, type RedisKeys } from '@gateway/shared';
+import { deleteKeys, encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, runPerSlot, scanKeys, type ProjectPolicy, type RedisKeys, type RedisClient, type SlotCommand } from '@gateway/shared';
 import type { Db } from '../db/connect.js';
 import { listLiveProjects, policyOf } from '../db/projects.js';
 
@@ -7,6 +6,10 @@ import { listLiveProjects, policyOf } from '../db/projects.js';
  * The Redis projection of live API keys, which is all the proxies read. Every change writes the
  * projection first and publishes the invalidation second: a proxy that reacts to the message by
  * re-reading Redis can only find the new state.
+ *
+ * On a Redis Cluster a key record and its project's key set sit in different slots, so no write
+ * here spans both in one transaction: the key record is written first and deleted first, which is
+ * the order a proxy (reading only key records) needs; the set only helps find a project's keys.
  */
 export interface ProjectedKey {
   id: string;
@@ -17,7 +20,7 @@ export interface ProjectedKey {
 
 export class KeyProjection {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {}
 
@@ -25,12 +28,14 @@ export class KeyProjection {
     const multi = this.redis.multi().set(this.keys.apiKey(key.key_hash), encodeKeyRecord(key));
     // Redis forgets an expiring key by itself; the proxy also checks expires_at on every use.
     if (key.expires_at !== null) multi.pexpireat(this.keys.apiKey(key.key_hash), key.expires_at);
-    await multi.sadd(this.keys.projectKeys(key.project_id), key.key_hash).exec();
+    await multi.exec();
+    await this.redis.sadd(this.keys.projectKeys(key.project_id), key.key_hash);
     await this.publish({ kind: 'key.created', key_hash: key.key_hash, key_id: key.id, project_id: key.project_id });
   }
 
   async remove(key: Pick<ProjectedKey, 'id' | 'project_id' | 'key_hash'>): Promise<void> {
-    await this.redis.multi().del(this.keys.apiKey(key.key_hash)).srem(this.keys.projectKeys(key.project_id), key.key_hash).exec();
+    await this.redis.del(this.keys.apiKey(key.key_hash));
+    await this.redis.srem(this.keys.projectKeys(key.project_id), key.key_hash);
     await this.publish({ kind: 'key.deleted', key_hash: key.key_hash, key_id: key.id, project_id: key.project_id });
   }
 
@@ -38,9 +43,9 @@ export class KeyProjection {
     const setKey = this.keys.projectKeys(projectId);
     const projected = await this.redis.smembers(setKey);
     const all = new Set([...projected, ...hashesFromDb]);
-    const multi = this.redis.multi();
-    for (const hash of all) multi.del(this.keys.apiKey(hash));
-    await multi.del(setKey).del(this.keys.projectPolicy(projectId)).exec();
+    await deleteKeys(this.redis, [...all].map((hash) => this.keys.apiKey(hash)));
+    // The set and the policy share the project's hash tag.
+    await this.redis.multi().del(setKey).del(this.keys.projectPolicy(projectId)).exec();
     await this.publish({ kind: 'project.deleted', key_hash: null, key_id: null, project_id: projectId });
   }
 
@@ -68,17 +73,17 @@ export class KeyProjection {
     const live = new Set<string>();
     const byProject = new Map<string, string[]>();
     for (let i = 0; i < rows.length; i += 500) {
-      const multi = this.redis.multi();
+      const writes: SlotCommand[] = [];
       for (const row of rows.slice(i, i + 500)) {
         const expiresAt = row.expires_at === null ? null : row.expires_at.getTime();
-        multi.set(this.keys.apiKey(row.key_hash), encodeKeyRecord({ id: row.id, project_id: row.project_id, expires_at: expiresAt }));
-        if (expiresAt !== null) multi.pexpireat(this.keys.apiKey(row.key_hash), expiresAt);
+        writes.push(['set', this.keys.apiKey(row.key_hash), encodeKeyRecord({ id: row.id, project_id: row.project_id, expires_at: expiresAt })]);
+        if (expiresAt !== null) writes.push(['pexpireat', this.keys.apiKey(row.key_hash), expiresAt]);
         live.add(row.key_hash);
         const list = byProject.get(row.project_id) ?? [];
         list.push(row.key_hash);
         byProject.set(row.project_id, list);
       }
-      await multi.exec();
+      await runPerSlot(this.redis, writes);
     }
 
     // A key deleted after the snapshot was read may just have been written back above. Its
@@ -95,7 +100,7 @@ export class KeyProjection {
 
     let removed = 0;
     const keyPrefixLength = this.keys.apiKey('').length;
-    for await (const batch of this.redis.scanStream({ match: this.keys.apiKeyPattern(), count: 1000 }) as AsyncIterable<string[]>) {
+    for await (const batch of scanKeys(this.redis, this.keys.apiKeyPattern())) {
       const candidates = batch.filter((k) => !live.has(k.slice(keyPrefixLength)));
       if (candidates.length === 0) continue;
       // A key created while this rebuild ran is live but was not in the snapshot: ask again.
@@ -105,18 +110,17 @@ export class KeyProjection {
         where k.key_hash = any(${hashes}) and k.deleted_at is null and p.deleted_at is null`;
       const keep = new Set(stillLive.map((r) => r.key_hash));
       const stale = candidates.filter((k) => !keep.has(k.slice(keyPrefixLength)));
-      if (stale.length > 0) removed += await this.redis.del(...stale);
+      if (stale.length > 0) removed += await deleteKeys(this.redis, stale);
     }
-    for await (const batch of this.redis.scanStream({ match: this.keys.projectKeysPattern(), count: 1000 }) as AsyncIterable<string[]>) {
-      if (batch.length > 0) await this.redis.del(...batch);
+    for await (const batch of scanKeys(this.redis, this.keys.projectKeysPattern())) {
+      await deleteKeys(this.redis, batch);
     }
     for (const [projectId, hashes] of byProject) await this.redis.sadd(this.keys.projectKeys(projectId), ...hashes);
 
     const policies = await listLiveProjects(sql);
     for (let i = 0; i < policies.length; i += 500) {
-      const multi = this.redis.multi();
-      for (const project of policies.slice(i, i + 500)) multi.set(this.keys.projectPolicy(project.id), encodeProjectPolicy(policyOf(project)));
-      await multi.exec();
+      const writes: SlotCommand[] = policies.slice(i, i + 500).map((project) => ['set', this.keys.projectPolicy(project.id), encodeProjectPolicy(policyOf(project))]);
+      await runPerSlot(this.redis, writes);
     }
 
     await this.redis.incr(this.keys.projectionEpoch);
