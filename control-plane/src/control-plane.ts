@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { ConfigError, loadControlPlaneConfig, RedisKeys, StartupError, connectRedis, duplicateRedis, type Env } from '@gateway/shared';
+import { ConfigError, loadControlPlaneConfig, RedisKeys, StartupError, connectRedis, duplicateRedis, isCluster, type Env } from '@gateway/shared';
 import { jwtServiceFromConfig } from './auth/jwt.js';
 import { SigninThrottle } from './auth/signin-throttle.js';
 import type { AppContext } from './context.js';
@@ -105,6 +105,25 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
       })
       .catch((err: Error) => log.error({ err: { message: err.message } }, 'key projection rebuild failed'));
   });
+  // On a Redis Cluster a failover loses a node, not this client's connection, and the replica
+  // that took over may have missed the last writes (a deletion, a sign-out): the projection is
+  // made again and the sign-outs copied again, as after a reconnect. The rebuild's commands wait
+  // for the replica's promotion (the cluster client retries them).
+  if (isCluster(redis)) {
+    const cluster = redis;
+    cluster.on('-node', () => {
+      // Nodes also leave when this client quits.
+      if (cluster.status !== 'ready') return;
+      cluster
+        .del(keys.signoutsLoaded)
+        .then(() => projection.rebuild(ctx.sql))
+        .then((r) => {
+          log.info(r, 'key projection rebuilt after a Redis Cluster node was lost');
+          return reconciler.run();
+        })
+        .catch((err: Error) => log.error({ err: { message: err.message } }, 'key projection rebuild failed'));
+    });
+  }
   const seeded = await seed(sql, projection, seedOptions);
 
   const app = await buildApp(ctx);
