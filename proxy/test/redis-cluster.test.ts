@@ -1,4 +1,4 @@
-import { RedisKeys } from '@gateway/shared';
+import { parseAddresses, RedisKeys } from '@gateway/shared';
 import { startRedisCluster } from '../../test-support/redis-cluster.js';
 import { replicatedRedisSuite } from './redis-failover.case.js';
 
@@ -13,6 +13,7 @@ replicatedRedisSuite(
     const cluster = await startRedisCluster();
     return {
       env: { REDIS_CLUSTER_NODES: cluster.seeds },
+      target: { kind: 'cluster', nodes: parseAddresses('REDIS_CLUSTER_NODES', cluster.seeds), tls: false },
       async failOver(round) {
         const masters = await cluster.masters();
         const first = cluster.nodes[0]!.port;

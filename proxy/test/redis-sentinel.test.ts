@@ -1,3 +1,4 @@
+import { parseAddresses } from '@gateway/shared';
 import { startRedisSentinel } from '../../test-support/redis-sentinel.js';
 import { replicatedRedisSuite } from './redis-failover.case.js';
 
@@ -8,6 +9,7 @@ replicatedRedisSuite(
     const sentinel = await startRedisSentinel();
     return {
       env: { REDIS_SENTINELS: sentinel.sentinels, REDIS_SENTINEL_NAME: sentinel.name },
+      target: { kind: 'sentinel', sentinels: parseAddresses('REDIS_SENTINELS', sentinel.sentinels), name: sentinel.name, tls: false, db: 0 },
       async failOver() {
         const master = await sentinel.currentMaster();
         await sentinel.kill(master);
