@@ -77,13 +77,18 @@ export function replicatedRedisSuite(label: string, start: () => Promise<Replica
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all(proxies.map((p) => p.child.kill('SIGTERM')));
-    await writer?.close();
-    await cp?.close();
-    client?.disconnect();
-    await upstream?.stop();
-    await redis?.close();
-  }, 60_000);
+    // Whatever hangs, the Redis servers of this file are stopped.
+    const bounded = (work: Promise<unknown> | undefined) => Promise.race([work?.catch(() => {}), new Promise((r) => setTimeout(r, 20_000))]);
+    try {
+      await bounded(Promise.all(proxies.map((p) => p.child.kill('SIGTERM'))));
+      await bounded(writer?.close());
+      await bounded(cp?.close());
+    } finally {
+      client?.disconnect();
+      await upstream?.stop();
+      await redis?.close();
+    }
+  }, 90_000);
 
   async function createKey(): Promise<{ id: string; key: string }> {
     const res = await cp.api('POST', `/v1/projects/${projectId}/keys`, { token: cp.adminToken, body: { name: 'k' } });
@@ -204,7 +209,10 @@ export function replicatedRedisSuite(label: string, start: () => Promise<Replica
         return c.audited === ids.length && c.counted === okIds.length;
       }, 'every record in PostgreSQL', 90_000).catch(async (err: Error) => {
         const queue = new Queue(new RedisKeys(cp.prefix).recordsQueue, { connection: client, prefix: new RedisKeys(cp.prefix).bullPrefix });
-        const jobs = await queue.getJobCounts().finally(() => queue.close());
+        const jobs = await queue
+          .getJobCounts()
+          .catch((e: Error) => e.message)
+          .finally(() => queue.close().catch(() => {}));
         throw new Error(`${err.message}: ${JSON.stringify({ ...(await counts()), answered: ids.length, ok: okIds.length, jobs })}`);
       });
       expect(await counts()).toEqual({ audited: ids.length, auditRows: ids.length, counted: okIds.length, usageRows: okIds.length });

@@ -47,9 +47,23 @@ export async function connectRedis(target: RedisTarget | string, options: RedisO
   return client;
 }
 
-/** The connection the invalidation channel is heard on: always a plain `Redis` (see createSubscriberClient). */
+/**
+ * The connection the invalidation channel is heard on: always a plain `Redis` (see
+ * createSubscriberClient). On a cluster it starts at the first seed node that answers, so a
+ * process starts while some node is down.
+ */
 export async function connectSubscriber(target: RedisTarget | string, options: RedisOptions = {}): Promise<Redis> {
-  return (await connectRedis(target, options, 'subscriber')) as Redis;
+  if (typeof target === 'string' || target.kind !== 'cluster') return (await connectRedis(target, options, 'subscriber')) as Redis;
+  let failure: unknown;
+  for (let i = 0; i < target.nodes.length; i++) {
+    const nodes = [...target.nodes.slice(i), ...target.nodes.slice(0, i)];
+    try {
+      return (await connectRedis({ ...target, nodes }, options, 'subscriber')) as Redis;
+    } catch (err) {
+      failure = err;
+    }
+  }
+  throw failure;
 }
 
 /** A client for `target`, not yet connected unless `options.lazyConnect` is false. */
@@ -68,9 +82,12 @@ export function createRedisClient(target: RedisTarget | string, options: RedisOp
         db: target.db,
         sentinelPassword: target.sentinelPassword,
         ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
-        // Subscribes to the sentinels' +switch-master, so a failover is followed at once rather
-        // than when the old master's socket finally errors.
-        failoverDetector: true,
+        // No failoverDetector: its disconnect on +switch-master can land inside a reconnect and
+        // leave the client closed for good (seen under test). A failover is followed when the
+        // old master's connection drops, as the client then asks the sentinels again.
+        // A master demoted without dropping its clients answers writes with READONLY: ask the
+        // sentinels again and resend the command.
+        reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
       });
     case 'cluster':
       return new Cluster(target.nodes, clusterOptions(target, options));

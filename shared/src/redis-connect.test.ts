@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { freePort } from '../../bench/src/harness/processes.js';
+import { startRedisCluster, type RedisClusterHandle } from '../../test-support/redis-cluster.js';
+import { connectRedis, connectSubscriber, duplicateRedis, isCluster } from './redis-connect.js';
+import { parseAddresses, type RedisTarget } from './redis-target.js';
+import { StartupError } from './startup.js';
+
+/** Connections to a real six-node cluster: commands, a subscriber on one node, duplicates. */
+let cluster: RedisClusterHandle;
+let target: Extract<RedisTarget, { kind: 'cluster' }>;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+  target = { kind: 'cluster', nodes: parseAddresses('seeds', cluster.seeds), tls: false };
+}, 60_000);
+
+afterAll(async () => cluster?.close());
+
+it('hears a cluster PUBLISH on a subscriber that started past a dead seed node', async () => {
+  const dead = { host: '127.0.0.1', port: await freePort() };
+  const commands = await connectRedis(target);
+  const sub = await connectSubscriber({ ...target, nodes: [dead, ...target.nodes] });
+  try {
+    expect(isCluster(commands)).toBe(true);
+    expect(isCluster(sub)).toBe(false);
+    expect(sub.options.port).not.toBe(dead.port);
+    const heard = new Promise<string>((resolve) => sub.once('message', (_channel: string, message: string) => resolve(message)));
+    await sub.subscribe('redis-connect-test');
+    // Published through whichever node the cluster client picks; every node delivers it.
+    await commands.publish('redis-connect-test', 'hello');
+    expect(await heard).toBe('hello');
+  } finally {
+    sub.disconnect();
+    commands.disconnect();
+  }
+});
+
+it('duplicates a cluster client with changed options, still a cluster client', async () => {
+  const commands = await connectRedis(target);
+  const copy = duplicateRedis(commands, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  try {
+    expect(isCluster(copy)).toBe(true);
+    await new Promise((resolve) => copy.once('ready', resolve));
+    await copy.set('redis-connect-test:{x}', '1');
+    expect(await commands.get('redis-connect-test:{x}')).toBe('1');
+  } finally {
+    copy.disconnect();
+    commands.disconnect();
+  }
+});
+
+it('refuses to start with a message naming the cluster when no seed answers', async () => {
+  const nodes = [{ host: '127.0.0.1', port: await freePort() }];
+  await expect(connectSubscriber({ kind: 'cluster', nodes, tls: false })).rejects.toThrow(StartupError);
+  await expect(connectRedis({ kind: 'cluster', nodes, tls: false })).rejects.toThrow(new RegExp(`unreachable at cluster 127.0.0.1:${nodes[0]!.port}`));
+});
