@@ -138,6 +138,7 @@ export function replicatedRedisSuite(label: string, start: () => Promise<Replica
   /** Concurrent requests on both proxies until stopped; every answered one is kept. */
   function load(key: string, concurrency: number) {
     const answers: Answer[] = [];
+    const unanswered: string[] = [];
     let running = true;
     const loops = Array.from({ length: concurrency }, async (_, i) => {
       while (running) {
@@ -147,13 +148,15 @@ export function replicatedRedisSuite(label: string, start: () => Promise<Replica
           const res = await chat(proxy.url, key, i % 4 === 0 ? { stream: true } : {}, requestId);
           await res.text();
           answers.push({ requestId: res.headers.get('x-request-id') ?? requestId, status: res.status });
-        } catch {
-          // No answer (the connection failed): nothing was promised about this request.
+        } catch (err) {
+          // The proxies stay up, so every request must be answered (a refusal counts).
+          unanswered.push((err as Error).message);
         }
       }
     });
     return {
       answers,
+      unanswered,
       async stop(): Promise<Answer[]> {
         running = false;
         await Promise.all(loops);
@@ -191,6 +194,7 @@ export function replicatedRedisSuite(label: string, start: () => Promise<Replica
         await eventually(() => traffic.answers.slice(answered).filter((a) => a.status === 200).length >= 200, `traffic after failover ${round + 1}`, 60_000);
       }
       const answers = await traffic.stop();
+      expect(traffic.unanswered).toEqual([]);
       const ok = answers.filter((a) => a.status === 200);
       expect(ok.length).toBeGreaterThan(400);
 
