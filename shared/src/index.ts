@@ -18,6 +18,7 @@ export * from './startup.js';
 export * from './redis-connect.js';
 export * from './redis-target.js';
 export * from './redis-scan.js';
+export * from './redis-replication.js';
 export * from './contracts/project-policy.js';
 export * from './run-service.js';
 export * from './metrics-server.js';

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freePort } from '../../bench/src/harness/processes.js';
-import { startRedisCluster, type RedisClusterHandle } from '../../test-support/redis-cluster.js';
+import { TEST_REDIS_URL } from '../../test-support/databases.js';
+import { redisCli, startRedisCluster, type RedisClusterHandle } from '../../test-support/redis-cluster.js';
 import { connectRedis, connectSubscriber, duplicateRedis, isCluster } from './redis-connect.js';
+import { waitForReplica } from './redis-replication.js';
 import { parseAddresses, type RedisTarget } from './redis-target.js';
 import { StartupError } from './startup.js';
 
@@ -53,4 +55,22 @@ it('refuses to start with a message naming the cluster when no seed answers', as
   const nodes = [{ host: '127.0.0.1', port: await freePort() }];
   await expect(connectSubscriber({ kind: 'cluster', nodes, tls: false })).rejects.toThrow(StartupError);
   await expect(connectRedis({ kind: 'cluster', nodes, tls: false })).rejects.toThrow(new RegExp(`unreachable at cluster 127.0.0.1:${nodes[0]!.port}`));
+});
+
+it('waits for a replica on the node that took a write, and not at all on a lone server', async () => {
+  const commands = await connectRedis(target);
+  const lone = await connectRedis(TEST_REDIS_URL);
+  try {
+    const key = 'redis-connect-test:replicated';
+    const master = await cluster.masterOf(key);
+    const waits = async () => Number(/cmdstat_wait:calls=(\d+)/.exec(await redisCli(master, 'INFO', 'commandstats'))?.[1] ?? 0);
+    const before = await waits();
+    await commands.del(key);
+    expect(await waitForReplica(commands, key)).toBe(1);
+    expect(await waits()).toBe(before + 1);
+    expect(await waitForReplica(lone, key)).toBe(0);
+  } finally {
+    lone.disconnect();
+    commands.disconnect();
+  }
 });

@@ -1,4 +1,4 @@
-import { deleteKeys, encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, runPerSlot, scanKeys, type ProjectPolicy, type RedisKeys, type RedisClient, type SlotCommand } from '@gateway/shared';
+import { deleteKeys, waitForReplica, encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, runPerSlot, scanKeys, type ProjectPolicy, type RedisKeys, type RedisClient, type SlotCommand } from '@gateway/shared';
 import type { Db } from '../db/connect.js';
 import { listLiveProjects, policyOf } from '../db/projects.js';
 
@@ -35,6 +35,8 @@ export class KeyProjection {
 
   async remove(key: Pick<ProjectedKey, 'id' | 'project_id' | 'key_hash'>): Promise<void> {
     await this.redis.del(this.keys.apiKey(key.key_hash));
+    // A failover right after this answer must not bring the key back (Sentinel or a cluster).
+    await waitForReplica(this.redis, this.keys.apiKey(key.key_hash));
     await this.redis.srem(this.keys.projectKeys(key.project_id), key.key_hash);
     await this.publish({ kind: 'key.deleted', key_hash: key.key_hash, key_id: key.id, project_id: key.project_id });
   }
@@ -43,7 +45,9 @@ export class KeyProjection {
     const setKey = this.keys.projectKeys(projectId);
     const projected = await this.redis.smembers(setKey);
     const all = new Set([...projected, ...hashesFromDb]);
-    await deleteKeys(this.redis, [...all].map((hash) => this.keys.apiKey(hash)));
+    const records = [...all].map((hash) => this.keys.apiKey(hash));
+    await deleteKeys(this.redis, records);
+    await Promise.all(records.map((record) => waitForReplica(this.redis, record)));
     // The set and the policy share the project's hash tag.
     await this.redis.multi().del(setKey).del(this.keys.projectPolicy(projectId)).exec();
     await this.publish({ kind: 'project.deleted', key_hash: null, key_id: null, project_id: projectId });
