@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ControlPlaneConfig, RedisKeys, ServedModel } from '@gateway/shared';
+import type { ControlPlaneConfig, RedisClient, RedisKeys, ServedModel } from '@gateway/shared';
 import type { JwtService } from './auth/jwt.js';
 import type { SigninThrottle } from './auth/signin-throttle.js';
 import type { Db } from './db/connect.js';
@@ -15,7 +14,7 @@ import type { ServiceTracer } from './tracing/service-tracer.js';
 export interface AppContext {
   config: ControlPlaneConfig;
   sql: Db;
-  redis: Redis;
+  redis: RedisClient;
   keys: RedisKeys;
   projection: KeyProjection;
   /** Wakes the internal invalidation streams when the log may have grown. */

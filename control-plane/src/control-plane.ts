@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { ConfigError, loadControlPlaneConfig, loadServedModels, RedisKeys, StartupError, connectRedis, type Env } from '@gateway/shared';
+import { ConfigError, loadControlPlaneConfig, loadServedModels, RedisKeys, StartupError, connectRedis, duplicateRedis, isCluster, type Env } from '@gateway/shared';
 import { jwtServiceFromConfig } from './auth/jwt.js';
 import { SigninThrottle } from './auth/signin-throttle.js';
 import type { AppContext } from './context.js';
@@ -57,7 +57,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     const migrated = await migrate(sql);
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
     await ensurePartitions(sql);
-    redis = await connectRedis(config.redisUrl);
+    redis = await connectRedis(config.redis);
   } catch (err) {
     await sql.end({ timeout: 1 });
     throw err;
@@ -67,7 +67,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   const keys = new RedisKeys(config.redisPrefix);
   const projection = new KeyProjection(redis, keys);
   // Queuing a webhook delivery gives up fast while Redis is away; the writers' sweep queues it later.
-  const hooksRedis = redis.duplicate({ maxRetriesPerRequest: 1 });
+  const hooksRedis = duplicateRedis(redis, { maxRetriesPerRequest: 1 });
   hooksRedis.on('error', () => {});
   const invalidations = new InvalidationFeed(() => ctx.sql);
   const ctx: AppContext = {
@@ -123,6 +123,21 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     redisLost = false;
     rebuildAfterReconnect(0);
   });
+  // On a Redis Cluster a failover loses a node, not this client's connection, and the replica
+  // that took over may have missed the last writes (a deletion, a sign-out): the projection is
+  // made again and the sign-outs copied again, as after a reconnect. The rebuild's commands wait
+  // for the replica's promotion (the cluster client retries them).
+  if (isCluster(redis)) {
+    const cluster = redis;
+    cluster.on('-node', () => {
+      // Nodes also leave when this client quits.
+      if (cluster.status !== 'ready') return;
+      cluster
+        .del(keys.signoutsLoaded)
+        .then(() => rebuildAfterReconnect(0))
+        .catch((err: Error) => log.error({ err: { message: err.message } }, 'sign-outs reload after a node loss failed'));
+    });
+  }
   const seeded = await seed(sql, projection, seedOptions);
 
   const app = await buildApp(ctx);

@@ -37,7 +37,7 @@ it('a success clears the count of failures before it', async () => {
 });
 
 it('throttles one address spraying many accounts, known or not', async () => {
-  const keys = await h.redis.keys(`${h.prefix}signin:fail:ip:*`);
+  const keys = await h.redis.keys(`${h.prefix}{signin}:fail:ip:*`);
   const used = keys.length === 0 ? 0 : Number(await h.redis.get(keys[0] as string));
   let status = 0;
   let attempts = 0;
@@ -51,5 +51,5 @@ it('throttles one address spraying many accounts, known or not', async () => {
   expect(blocked.status).toBe(429);
   expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
   // Redis keys carry no email address.
-  expect((await h.redis.keys(`${h.prefix}signin:*`)).join(' ')).not.toMatch(/@/);
+  expect((await h.redis.keys(`${h.prefix}{signin}:*`)).join(' ')).not.toMatch(/@/);
 });

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import { connectRedis, GatewayError, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type ProxyConfig } from '@gateway/shared';
+import { connectRedis, connectSubscriber, GatewayError, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type ProxyConfig, type RedisClient } from '@gateway/shared';
 import { InFlightRegistry } from './auth/in-flight.js';
 import { InvalidationStream } from './auth/invalidation-stream.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
@@ -52,16 +51,16 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
   // Before anything connects: a tracing setting it cannot honour stops the start.
   const tracer = await startTracing(env, providers, log);
 
-  const opened: Redis[] = [];
+  const opened: RedisClient[] = [];
   let stream: InvalidationStream | null = null;
   const closeAll = () => Promise.allSettled([...opened.map((r) => r.quit()), stream?.close()]);
   try {
     // Lookups fail fast while Redis is away (503) instead of queueing behind a dead connection.
-    const lookups = await connectRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    const lookups = await connectRedis(config.redis, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
     opened.push(lookups);
-    const sub = await connectRedis(config.redisUrl);
+    const sub = await connectSubscriber(config.redis);
     opened.push(sub);
-    const queue = await connectRedis(config.redisUrl, { maxRetriesPerRequest: null });
+    const queue = await connectRedis(config.redis, { maxRetriesPerRequest: null });
     opened.push(queue);
     for (const r of opened) r.on('error', (err: Error) => log.debug({ err: { message: err.message } }, 'redis connection error'));
 

@@ -2,13 +2,23 @@
  * Every Redis key, pub/sub channel and BullMQ queue the gateway uses, in one place. Both services
  * build names only through this class, so a prefix (one per deployment, or one per test file)
  * isolates everything at once.
+ *
+ * Names carry a Redis Cluster hash tag (the part in braces, which alone decides the slot) wherever
+ * one Lua script, MULTI or pipeline touches several keys, since a cluster runs those only on keys
+ * of one slot: everything about one project (key set, policy, quota ledgers, rate windows) shares
+ * `{<project id>}`; all sign-in counters `{signin}`; all sign-outs and their marker `{session}`;
+ * each BullMQ queue's keys `{bull}`. API key records carry none, so they spread over the cluster.
+ * docs/redis.md lists them.
  */
 export class RedisKeys {
   /** Pub/sub channel carrying Invalidation messages (contracts/invalidation.ts). */
   readonly invalidationChannel: string;
   /** Counter bumped each time the control plane rebuilds the projection from Postgres. */
   readonly projectionEpoch: string;
-  /** BullMQ key prefix; BullMQ appends `:<queue>:<suffix>` itself. */
+  /**
+   * BullMQ key prefix; BullMQ appends `:<queue>:<suffix>` itself. The hash tag in it keeps every
+   * key of a queue in one slot, as BullMQ's scripts need on a cluster.
+   */
   readonly bullPrefix: string;
   /** BullMQ queue that carries RecordBatch jobs from the proxies to the writer. */
   readonly recordsQueue = 'records';
@@ -18,7 +28,7 @@ export class RedisKeys {
   constructor(readonly prefix: string = 'gw:') {
     this.invalidationChannel = `${prefix}invalidate`;
     this.projectionEpoch = `${prefix}projection:epoch`;
-    this.bullPrefix = `${prefix}bull`;
+    this.bullPrefix = `${prefix}{bull}`;
   }
 
   /** String: the encoded KeyRecord of the API key whose SHA-256 is `hash`. */
@@ -28,7 +38,7 @@ export class RedisKeys {
 
   /** Set: the key hashes of a project, so a project deletion can find every projected key. */
   projectKeys(projectId: string): string {
-    return `${this.prefix}project:${projectId}:keys`;
+    return `${this.prefix}project:{${projectId}}:keys`;
   }
 
   /**
@@ -37,7 +47,7 @@ export class RedisKeys {
    * address for scope `ip`.
    */
   signinFailures(scope: 'email' | 'ip', id: string): string {
-    return `${this.prefix}signin:fail:${scope}:${id}`;
+    return `${this.prefix}{signin}:fail:${scope}:${id}`;
   }
 
   /**
@@ -46,7 +56,7 @@ export class RedisKeys {
    * live token left anyway. PostgreSQL holds the same facts (session_signouts).
    */
   sessionSignedOut(sessionId: string): string {
-    return `${this.prefix}session:signedout:${sessionId}`;
+    return `${this.prefix}{session}:signedout:${sessionId}`;
   }
 
   /**
@@ -54,7 +64,7 @@ export class RedisKeys {
    * means Redis restarted empty, and the copy is made again before any token is trusted.
    */
   get signoutsLoaded(): string {
-    return `${this.prefix}session:signouts-loaded`;
+    return `${this.prefix}{session}:signouts-loaded`;
   }
 
   /** Match pattern for every projected API key (used by the projection rebuild). */
@@ -69,7 +79,7 @@ export class RedisKeys {
 
   /** String: the encoded ProjectPolicy (quota, rate limits, model policy) of a project. */
   projectPolicy(projectId: string): string {
-    return `${this.prefix}project:${projectId}:policy`;
+    return `${this.prefix}project:{${projectId}}:policy`;
   }
 
   /**
@@ -77,7 +87,7 @@ export class RedisKeys {
    * the tokens settled, and one `lease:<proxyId>` field per proxy the tokens it holds unspent.
    */
   quotaLedger(projectId: string, period: string): string {
-    return `${this.prefix}quota:${projectId}:${period}`;
+    return `${this.prefix}quota:{${projectId}}:${period}`;
   }
 
   /** Match pattern for every quota ledger (used by the reconciler). */
@@ -90,9 +100,13 @@ export class RedisKeys {
     return `${this.prefix}proxy:${proxyId}:alive`;
   }
 
-  /** Counter of one fixed one-minute window of a rate limit (`scope` is key or project). */
-  rateWindow(scope: 'key' | 'project', kind: 'requests' | 'tokens', id: string, minute: number): string {
-    return `${this.prefix}rate:${scope}:${kind}:${id}:${minute}`;
+  /**
+   * Counter of one fixed one-minute window of a rate limit (`scope` is key or project, `id` the
+   * key's or the project's id). Tagged with the project, as one script checks a key's and its
+   * project's windows together. The minute is the name's last part.
+   */
+  rateWindow(projectId: string, scope: 'key' | 'project', kind: 'requests' | 'tokens', id: string, minute: number): string {
+    return `${this.prefix}rate:{${projectId}}:${scope}:${kind}:${id}:${minute}`;
   }
 
   /**

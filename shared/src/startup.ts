@@ -18,5 +18,7 @@ const HOW_TO_START: Record<'redis' | 'postgres', string> = {
 
 export function unreachableMessage(service: 'redis' | 'postgres', url: string, reason: string): string {
   const label = service === 'redis' ? 'Redis' : 'PostgreSQL';
-  return `${label} is unreachable at ${redactUrl(url)} (${reason}). ${HOW_TO_START[service]}`;
+  // A cluster or sentinel description ("cluster host:port,…") is no URL and holds no credential.
+  const where = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? redactUrl(url) : url;
+  return `${label} is unreachable at ${where} (${reason}). ${HOW_TO_START[service]}`;
 }

@@ -8,12 +8,13 @@ import { revocation } from './revocation.js';
 import type { Scenario } from './scenario.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
+import { throughputCluster } from './throughput-cluster.js';
 import { tracing } from './tracing.js';
 import { usageQuery } from './usage-query.js';
 import { writer } from './writer.js';
 
 /** Every scenario, in the order a full run takes them (cheap and sensitive first). */
-export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, anthropic, endpoints, idleMemory, revocation, authFlood, failover, tracing, writer, usageQuery];
+export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, anthropic, endpoints, idleMemory, revocation, authFlood, failover, tracing, writer, usageQuery, throughputCluster];
 
 export function findScenarios(names: readonly string[]): Scenario[] {
   if (names.length === 0) return [...SCENARIOS];

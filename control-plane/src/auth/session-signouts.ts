@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { GatewayError, waitForReplica } from '@gateway/shared';
 import type { AppContext } from '../context.js';
 import type { Queryable } from '../db/connect.js';
 import { insertSignout, isSessionSignedOut, liveSignouts } from '../db/signouts.js';
@@ -28,6 +28,8 @@ export async function signOutSession(ctx: AppContext, tx: Queryable, userId: str
   const expiresAt = signoutExpiry(ctx, claims);
   await insertSignout(tx, { sessionId: claims.session.id, userId, expiresAt: new Date(expiresAt) });
   await ctx.redis.set(ctx.keys.sessionSignedOut(claims.session.id), '1', 'PX', Math.max(1, expiresAt - Date.now()));
+  // The marker beside it would survive a failover that lost this key: wait for a replica.
+  await waitForReplica(ctx.redis, ctx.keys.sessionSignedOut(claims.session.id));
 }
 
 export async function isSignedOut(ctx: AppContext, sessionId: string): Promise<boolean> {

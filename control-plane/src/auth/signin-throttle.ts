@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { GatewayError, type RedisKeys } from '@gateway/shared';
+import { GatewayError, type RedisKeys, type RedisClient } from '@gateway/shared';
 
 /**
  * Brute-force brake for password sign-ins, shared by every control-plane replica through Redis.
@@ -30,7 +29,7 @@ const GIVE_BACK = `if redis.call('exists', KEYS[1]) == 1 then return redis.call(
 
 export class SigninThrottle {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly limits: ThrottleLimits = DEFAULT_THROTTLE_LIMITS,
   ) {}

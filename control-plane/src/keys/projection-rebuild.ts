@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { decodeKeyRecord, encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, type InvalidationKind, type RedisKeys } from '@gateway/shared';
+import { decodeKeyRecord, encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, scanKeys, type InvalidationKind, type RedisClient, type RedisKeys } from '@gateway/shared';
 import type { Db } from '../db/connect.js';
 import { listLiveProjects, policyOf } from '../db/projects.js';
 
@@ -33,19 +32,9 @@ const BATCH = 500;
 const RELEASE_LUA = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 const EXTEND_LUA = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
 
-/**
- * Every key matching `pattern`, in batches, over SCAN (never KEYS). Same signature as the shared
- * cluster-aware helper, so it can be swapped for it.
- */
-export async function* scanKeys(client: Redis, pattern: string): AsyncIterable<string[]> {
-  for await (const batch of client.scanStream({ match: pattern, count: 1000 }) as AsyncIterable<string[]>) {
-    if (batch.length > 0) yield batch;
-  }
-}
-
 export class ProjectionRebuilder {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly log: Pick<Logger, 'info' | 'warn'>,
   ) {}

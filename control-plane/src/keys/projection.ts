@@ -1,11 +1,14 @@
-import type { Redis } from 'ioredis';
-import { encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, type ProjectPolicy, type RedisKeys } from '@gateway/shared';
+import { deleteKeys, waitForReplica, encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, type ProjectPolicy, type RedisKeys, type RedisClient } from '@gateway/shared';
 
 /**
  * The Redis projection of live API keys, which is all the proxies read. Every change writes the
  * projection first and publishes the invalidation second: a proxy that reacts to the message by
  * re-reading Redis can only find the new state. Deletions are also in the invalidation log
  * (invalidation-log.ts), written with them in PostgreSQL; rebuilds are projection-rebuild.ts.
+ *
+ * On a Redis Cluster a key record and its project's key set sit in different slots, so no write
+ * here spans both in one transaction: the key record is written first and deleted first, which is
+ * the order a proxy (reading only key records) needs; the set only helps find a project's keys.
  */
 /** How long a deletion waits for Redis before answering on the strength of the log alone. */
 export const REDIS_BOUND_MS = 300;
@@ -19,7 +22,7 @@ export interface ProjectedKey {
 
 export class KeyProjection {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {}
 
@@ -27,12 +30,16 @@ export class KeyProjection {
     const multi = this.redis.multi().set(this.keys.apiKey(key.key_hash), encodeKeyRecord(key));
     // Redis forgets an expiring key by itself; the proxy also checks expires_at on every use.
     if (key.expires_at !== null) multi.pexpireat(this.keys.apiKey(key.key_hash), key.expires_at);
-    await multi.sadd(this.keys.projectKeys(key.project_id), key.key_hash).exec();
+    await multi.exec();
+    await this.redis.sadd(this.keys.projectKeys(key.project_id), key.key_hash);
     await this.publish({ kind: 'key.created', key_hash: key.key_hash, key_id: key.id, project_id: key.project_id });
   }
 
   async remove(key: Pick<ProjectedKey, 'id' | 'project_id' | 'key_hash'>): Promise<void> {
-    await this.redis.multi().del(this.keys.apiKey(key.key_hash)).srem(this.keys.projectKeys(key.project_id), key.key_hash).exec();
+    await this.redis.del(this.keys.apiKey(key.key_hash));
+    // A failover right after this answer must not bring the key back (Sentinel or a cluster).
+    await waitForReplica(this.redis, this.keys.apiKey(key.key_hash));
+    await this.redis.srem(this.keys.projectKeys(key.project_id), key.key_hash);
     await this.publish({ kind: 'key.deleted', key_hash: key.key_hash, key_id: key.id, project_id: key.project_id });
   }
 
@@ -40,9 +47,11 @@ export class KeyProjection {
     const setKey = this.keys.projectKeys(projectId);
     const projected = await this.redis.smembers(setKey);
     const all = new Set([...projected, ...hashesFromDb]);
-    const multi = this.redis.multi();
-    for (const hash of all) multi.del(this.keys.apiKey(hash));
-    await multi.del(setKey).del(this.keys.projectPolicy(projectId)).exec();
+    const records = [...all].map((hash) => this.keys.apiKey(hash));
+    await deleteKeys(this.redis, records);
+    await Promise.all(records.map((record) => waitForReplica(this.redis, record)));
+    // The set and the policy share the project's hash tag.
+    await this.redis.multi().del(setKey).del(this.keys.projectPolicy(projectId)).exec();
     await this.publish({ kind: 'project.deleted', key_hash: null, key_id: null, project_id: projectId });
   }
 

@@ -17,10 +17,9 @@ export async function withUsedTokens<T extends Project | Project[]>(ctx: Pick<Ap
   let charged: (string | null)[] = limited.map(() => null);
   if (ctx.redis.status === 'ready') {
     try {
-      const multi = ctx.redis.multi();
-      limited.forEach((p, i) => multi.hget(ctx.keys.quotaLedger(p.id, periods[i]!), 'charged'));
-      const results = (await multi.exec()) ?? [];
-      charged = results.map(([err, value]) => (err ? null : (value as string | null)));
+      // One HGET each, sent together: the ledgers of several projects may sit on several nodes
+      // of a cluster, where one transaction could not name them all.
+      charged = await Promise.all(limited.map((p, i) => ctx.redis.hget(ctx.keys.quotaLedger(p.id, periods[i]!), 'charged').catch(() => null)));
     } catch {
       // Redis away: Postgres's settled count is the best answer there is.
     }

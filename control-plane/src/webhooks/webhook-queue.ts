@@ -1,6 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { RedisKeys } from '@gateway/shared';
+import type { RedisKeys, RedisClient } from '@gateway/shared';
 
 /**
  * The producer side of RedisKeys.webhooksQueue, used by the control plane and the writers. Two
@@ -29,7 +28,7 @@ export interface FailedRequestsJobData {
 export class WebhookQueue {
   readonly queue: Queue;
 
-  constructor(connection: Redis, keys: RedisKeys) {
+  constructor(connection: RedisClient, keys: RedisKeys) {
     this.queue = new Queue(keys.webhooksQueue, { connection, prefix: keys.bullPrefix });
     this.queue.on('error', () => {});
   }

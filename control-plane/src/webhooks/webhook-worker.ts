@@ -1,8 +1,7 @@
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import type { RedisKeys } from '@gateway/shared';
+import type { RedisKeys, RedisClient } from '@gateway/shared';
 import type { WriterDb } from '../writer/writer-db.js';
 import type { Resolver } from './address-policy.js';
 import { claimDelivery, markDelivered, markFailed, markRetrying, markSkipped } from './delivery-store.js';
@@ -68,7 +67,7 @@ export class WebhookWorker {
 
   constructor(
     private readonly db: WriterDb,
-    connection: Redis,
+    connection: RedisClient,
     keys: RedisKeys,
     private readonly queue: WebhookQueue,
     private readonly log: Logger,

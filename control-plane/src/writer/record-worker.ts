@@ -1,8 +1,7 @@
 import { Worker, type Job, type MinimalJob } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { Unpackr } from 'msgpackr';
 import type { Logger } from 'pino';
-import { ContractError, decodeRecordBatch, RECORD_BACKOFF_TYPE, RECORD_BATCH_VERSIONS, type RecordBatch, type RecordBatchVersion, type RedisKeys } from '@gateway/shared';
+import { ContractError, decodeRecordBatch, RECORD_BACKOFF_TYPE, RECORD_BATCH_VERSIONS, type RecordBatch, type RecordBatchVersion, type RedisKeys, type RedisClient } from '@gateway/shared';
 import { writeBatch, type WriteResult } from './batch-writer.js';
 import { isUnavailable } from './postgres-errors.js';
 import { addAuditRows, addUsageRows, emptyAuditRows, emptyUsageRows, rowCount, type RejectedRecord } from './record-rows.js';
@@ -59,7 +58,7 @@ export class RecordWorker {
 
   constructor(
     private readonly db: WriterDb,
-    connection: Redis,
+    connection: RedisClient,
     keys: RedisKeys,
     private readonly metrics: WriterMetrics,
     private readonly log: Logger,

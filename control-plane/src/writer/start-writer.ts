@@ -1,8 +1,7 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { connectRedis, loadWriterConfig, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type RecordBatchVersion, type WriterConfig } from '@gateway/shared';
+import { connectRedis, duplicateRedis, loadWriterConfig, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type RecordBatchVersion, type WriterConfig, type RedisClient } from '@gateway/shared';
 import { migrate } from '../db/migrate.js';
 import { ensurePartitions } from '../db/partitions.js';
 import { createLogger } from '../logger.js';
@@ -58,7 +57,7 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
   // One connection per batch in flight, one for /readyz, two for the webhook worker's short
   // statements (it holds none while an endpoint answers).
   const db = await WriterDb.open(config.databaseUrl, config.concurrency + 3);
-  const opened: { redis?: Redis; probe?: Redis; hooks?: Redis; server?: MetricsServer; queue?: Queue; webhookQueue?: WebhookQueue } = {};
+  const opened: { redis?: RedisClient; probe?: RedisClient; hooks?: RedisClient; server?: MetricsServer; queue?: Queue; webhookQueue?: WebhookQueue } = {};
   try {
     const migrated = await migrate(db.sql);
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
@@ -66,10 +65,10 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
     // the periodic upkeep belongs to the control plane (see control-plane.ts).
     await ensurePartitions(db.sql);
     // BullMQ's blocking connection (duplicated from this one) needs maxRetriesPerRequest null.
-    opened.redis = await connectRedis(config.redisUrl);
+    opened.redis = await connectRedis(config.redis);
     opened.redis.on('error', (err: Error) => log.debug({ err: { message: err.message } }, 'redis connection error'));
     // Scrapes and readiness fail fast while Redis is away instead of queueing behind it.
-    opened.probe = opened.redis.duplicate({ lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    opened.probe = duplicateRedis(opened.redis, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false });
     opened.probe.on('error', () => {});
 
     const keys = new RedisKeys(config.redisPrefix);
@@ -88,7 +87,7 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
     }
 
     // Hand-overs to the webhooks queue fail fast while Redis is away: the sweep makes them later.
-    opened.hooks = opened.redis.duplicate({ maxRetriesPerRequest: 1 });
+    opened.hooks = duplicateRedis(opened.redis, { maxRetriesPerRequest: 1 });
     opened.hooks.on('error', () => {});
     opened.webhookQueue = new WebhookQueue(opened.hooks, keys);
 
@@ -139,7 +138,7 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
 }
 
 /** QUIT waits in the offline queue while Redis is away; a stopping writer does not wait for it. */
-async function quit(client: Redis): Promise<void> {
+async function quit(client: RedisClient): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), 2_000);

@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { ContractError, decodeKeyRecord, hashApiKey, type KeyRecord, type RedisKeys } from '@gateway/shared';
+import { ContractError, decodeKeyRecord, hashApiKey, type KeyRecord, type RedisKeys, type RedisClient } from '@gateway/shared';
 
 /**
  * The proxy's in-process map of API keys (by SHA-256), filled from the Redis projection on a miss
@@ -62,7 +61,7 @@ export class KeyCache {
   private projectionReady = false;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     options: KeyCacheOptions = {},
   ) {

@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { ContractError, decodeProjectPolicy, NO_RATE_LIMITS, type ProjectPolicy, type RedisKeys } from '@gateway/shared';
+import { ContractError, decodeProjectPolicy, NO_RATE_LIMITS, type ProjectPolicy, type RedisKeys, type RedisClient } from '@gateway/shared';
 
 /**
  * Each project's policy (quota, rate limits, allowed models, max_tokens cap), read from the Redis
@@ -14,7 +13,7 @@ export class ProjectPolicies {
   private epoch = 0;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {}
 

@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { GatewayError, quotaPeriodId, type ProjectPolicy, type RedisKeys } from '@gateway/shared';
+import { GatewayError, quotaPeriodId, type ProjectPolicy, type RedisClient, type RedisKeys } from '@gateway/shared';
 
 /**
  * Token quotas without a Redis round trip per request. Each project's quota ledger in Redis (one
@@ -57,9 +56,11 @@ export interface QuotaLeaseOptions {
 
 export const FREE: Reservation = { ledger: null, amount: 0 };
 
-// KEYS[1] ledger hash, KEYS[2] this proxy's alive key
-// ARGV[1] quota, ARGV[2] tokens wanted, ARGV[3] this proxy's lease field, ARGV[4] alive TTL (ms),
-// ARGV[5] ledger TTL (s, 0 = none). Returns { tokens granted (0 when nothing is left), charged }.
+// KEYS[1] ledger hash
+// ARGV[1] quota, ARGV[2] tokens wanted, ARGV[3] this proxy's lease field, ARGV[4] ledger TTL (s,
+// 0 = none). Returns { tokens granted (0 when nothing is left), charged }.
+// The proxy's alive key is set just before, by its own command: on a cluster it lives in another
+// slot than the ledger, and one script may touch only one slot.
 const LEASE_LUA = `
 local total = 0
 local charged = 0
@@ -69,16 +70,15 @@ for i = 1, #fields, 2 do
   total = total + v
   if fields[i] == 'charged' then charged = v end
 end
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
 local avail = tonumber(ARGV[1]) - total
 if avail <= 0 then return { 0, charged } end
 local grant = math.min(tonumber(ARGV[2]), avail)
 redis.call('HINCRBY', KEYS[1], ARGV[3], grant)
-if tonumber(ARGV[5]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[5]) end
+if tonumber(ARGV[4]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[4]) end
 return { grant, charged }
 `;
 
-type LeaseCommand = (ledger: string, alive: string, quota: number, want: number, field: string, aliveTtl: number, ttl: number) => Promise<[number, number]>;
+type LeaseCommand = (ledger: string, quota: number, want: number, field: string, ttl: number) => Promise<[number, number]>;
 
 export class QuotaLeases {
   private readonly ledgers = new Map<string, Ledger>();
@@ -91,13 +91,13 @@ export class QuotaLeases {
   private verifyLeases = false;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly proxyId: string,
     private readonly options: QuotaLeaseOptions,
   ) {
     this.field = `lease:${proxyId}`;
-    redis.defineCommand('gatewayQuotaLease', { numberOfKeys: 2, lua: LEASE_LUA });
+    redis.defineCommand('gatewayQuotaLease', { numberOfKeys: 1, lua: LEASE_LUA });
     const command = (redis as unknown as { gatewayQuotaLease: LeaseCommand }).gatewayQuotaLease.bind(redis);
     this.lease = command;
     redis.on('close', () => {
@@ -132,7 +132,14 @@ export class QuotaLeases {
     const want = estimate - ledger.balance + Math.max(1, Math.min(this.options.blockTokens, Math.floor(ledger.quota / 16)));
     let failed = false;
     let charged = 0;
-    ledger.leasing = this.lease(ledger.key, this.keys.proxyAlive(this.proxyId), ledger.quota, want, this.field, this.options.aliveTtlMs, ledger.ttl).then(
+    // Alive before the lease (sent first on the connection), so the reconciler does not find
+    // this lease without its proxy alive.
+    // A failed one is made again by the next tick.
+    this.lastAlive = Date.now();
+    void this.redis.set(this.keys.proxyAlive(this.proxyId), '1', 'PX', this.options.aliveTtlMs).catch(() => {
+      this.lastAlive = 0;
+    });
+    ledger.leasing = this.lease(ledger.key, ledger.quota, want, this.field, ledger.ttl).then(
       (result) => {
         ledger.balance += Number(result[0]);
         charged = Number(result[1]);
@@ -189,7 +196,11 @@ export class QuotaLeases {
     return ledger;
   }
 
-  /** Writes settled counts and idle leases back to Redis; what fails is kept for the next tick. */
+  /**
+   * Writes settled counts and idle leases back to Redis; what fails is kept for the next tick. One
+   * MULTI per ledger (each moves tokens between two fields of one hash, which must stay in step),
+   * sent together: ledgers of different projects may sit on different nodes of a cluster.
+   */
   private async tick(force = false): Promise<void> {
     if (this.flushing && !force) return;
     this.flushing = true;
@@ -200,8 +211,7 @@ export class QuotaLeases {
         if (this.verifyLeases) return;
       }
       const now = Date.now();
-      const multi = this.redis.multi();
-      const applied: { ledger: Ledger; charge: number; returned: number }[] = [];
+      const writes: Promise<void>[] = [];
       for (const ledger of this.ledgers.values()) {
         const idle = ledger.inFlight === 0 && ledger.leasing === null && now - ledger.lastUsed >= this.options.idleMs;
         // An idle proxy hands back its balance; a negative one (a debt) is added to the ledger.
@@ -211,27 +221,34 @@ export class QuotaLeases {
           if (idle) this.ledgers.delete(ledger.key);
           continue;
         }
+        const multi = this.redis.multi();
         if (charge !== 0) multi.hincrby(ledger.key, 'charged', charge);
         multi.hincrby(ledger.key, this.field, -(charge + returned));
         if (ledger.ttl > 0) multi.expire(ledger.key, ledger.ttl);
         ledger.pendingCharge = 0;
         ledger.balance -= returned;
-        applied.push({ ledger, charge, returned });
+        writes.push(
+          multi.exec().then(
+            () => {},
+            () => {
+              ledger.pendingCharge += charge;
+              ledger.balance += returned;
+            },
+          ),
+        );
       }
       if (now - this.lastAlive > this.options.aliveTtlMs / 3) {
-        multi.set(this.keys.proxyAlive(this.proxyId), '1', 'PX', this.options.aliveTtlMs);
         this.lastAlive = now;
+        writes.push(
+          this.redis.set(this.keys.proxyAlive(this.proxyId), '1', 'PX', this.options.aliveTtlMs).then(
+            () => {},
+            () => {
+              this.lastAlive = 0;
+            },
+          ),
+        );
       }
-      if (applied.length === 0 && multi.length === 0) return;
-      try {
-        await multi.exec();
-      } catch {
-        for (const a of applied) {
-          a.ledger.pendingCharge += a.charge;
-          a.ledger.balance += a.returned;
-        }
-        this.lastAlive = 0;
-      }
+      await Promise.all(writes);
     } finally {
       this.flushing = false;
     }

@@ -52,7 +52,7 @@ describe('rate limits', () => {
     const minute = Math.floor(Date.now() / 60_000);
     for (let i = 0; i < 100; i++) expect(l.check(p, 'k1', 1, Date.now())).toBeNull();
     // Counted locally only: nothing reached Redis yet (the check never returned a promise).
-    const windowKey = keys.rateWindow('project', 'requests', p.id, minute);
+    const windowKey = keys.rateWindow(p.id, 'project', 'requests', p.id, minute);
     expect(Number((await redis.get(windowKey)) ?? 0)).toBeLessThan(100);
     await sleep(80);
     expect(Number(await redis.get(windowKey))).toBe(100);

@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { GatewayError, type ProjectPolicy, type RedisKeys } from '@gateway/shared';
+import { GatewayError, type ProjectPolicy, type RedisClient, type RedisKeys } from '@gateway/shared';
 import { RateWindow } from './rate-window.js';
 
 /**
@@ -17,7 +16,7 @@ import { RateWindow } from './rate-window.js';
  * trade for no per-request state in Redis. Tokens count the request's reservation.
  */
 
-// KEYS: window counters. ARGV: per window (pending, add, limit), then the TTL in seconds.
+// KEYS: window counters, all of one project (one hash slot). ARGV: per window (pending, add, limit), then the TTL in seconds.
 // Adds every window's pending count (already admitted), then counts `add` in all windows, or, if
 // one would pass its limit, in none. Returns {full, total1, total2, …}: full is 0 when admitted,
 // else the 1-based index of the first full window.
@@ -75,7 +74,7 @@ export class RateLimiter {
   private prunedMinute = -1;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly keys: RedisKeys,
     options: RateLimiterOptions = {},
   ) {
@@ -134,7 +133,7 @@ export class RateLimiter {
     const tokens: boolean[] = [];
     const add = (scope: 'key' | 'project', kind: 'requests' | 'tokens', id: string, limit: number | null, label: string) => {
       if (limit === null) return;
-      const base = this.keys.rateWindow(scope, kind, id, 0).slice(0, -1);
+      const base = this.keys.rateWindow(policy.id, scope, kind, id, 0).slice(0, -1);
       const name = `${base}|${limit}`;
       let window = this.windows.get(name);
       if (window === undefined) {

@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
-import type { AuditEvent, ProxyConfig, RedisKeys, UsageRecord } from '@gateway/shared';
+import type { AuditEvent, ProxyConfig, RedisKeys, UsageRecord, RedisClient } from '@gateway/shared';
 import { BatchAssembler } from './batch-assembler.js';
 import { BoundedBacklog } from './bounded-backlog.js';
 import { AUDIT, encodeBatch, USAGE, type OutgoingBatch, type RecordKind } from './outgoing-batch.js';
@@ -23,7 +22,7 @@ export interface RecordBufferOptions {
    * who quits it after close(). With maxRetriesPerRequest null a send waits out a short outage in
    * the client's offline queue; with a number it fails and the buffer retries it.
    */
-  connection: Redis;
+  connection: RedisClient;
   keys: RedisKeys;
   config: Pick<ProxyConfig, 'recordBatchSize' | 'recordFlushMs' | 'recordBufferMax'>;
   registry: Registry;
@@ -44,7 +43,7 @@ export interface RecordBufferOptions {
  * let go. Both states count towards the bound. docs/pipeline.md tells the whole story.
  */
 export class RecordBuffer implements RecordSink {
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
   private readonly log: RecordBufferLog;
   private readonly metrics: RecordBufferMetrics;
   private readonly maxInFlight: number;

@@ -1,6 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { RECORD_JOB_NAME, RECORD_JOB_OPTIONS, type RecordBatchJobData, type RedisKeys } from '@gateway/shared';
+import { RECORD_JOB_NAME, RECORD_JOB_OPTIONS, type RecordBatchJobData, type RedisKeys, type RedisClient } from '@gateway/shared';
 
 const JOB_OPTIONS: Omit<JobsOptions, 'jobId'> = RECORD_JOB_OPTIONS;
 
@@ -10,7 +9,7 @@ export class RecordsQueue {
   private closed = false;
 
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly keys: RedisKeys,
   ) {
     this.queue = this.newQueue();

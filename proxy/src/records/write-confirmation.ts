@@ -1,11 +1,11 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@gateway/shared';
 import type { OutgoingBatch } from './outgoing-batch.js';
 import type { SentBatches } from './sent-batches.js';
 
 const CHECK_MAX = 500;
 
 export interface WriteConfirmationOptions {
-  connection: Redis;
+  connection: RedisClient;
   sent: SentBatches;
   jobKey(jobId: string): string;
   intervalMs: number;
@@ -36,7 +36,8 @@ export class WriteConfirmation {
    * Asks, in one MULTI, for the run_id and whether the oldest sent jobs still exist. A
    * transaction's replies all come from the one server that ran EXEC (a pipeline cut by a
    * reconnect could mix two), so "gone under the run_id it was added to" means completed, never
-   * lost.
+   * lost. On a cluster the transaction runs on the node owning the queue's slot (its keys pick
+   * the node), so the run_id is that node's: a failover to its replica changes it.
    */
   async check(): Promise<void> {
     const { connection, sent, jobKey } = this.options;
@@ -46,6 +47,9 @@ export class WriteConfirmation {
       const checked = sent.oldest(CHECK_MAX);
       const transaction = connection.multi().info('server');
       for (const batch of checked) transaction.exists(jobKey(batch.id));
+      // With no job to ask about, a key of the queue still routes a cluster's transaction to the
+      // queue's node (INFO alone would go to any node, and its run_id would mean nothing).
+      if (checked.length === 0) transaction.exists(jobKey('0'));
       const replies = (await transaction.exec()) ?? [];
       const [infoErr, info] = replies[0] ?? [new Error('no reply'), null];
       if (infoErr || typeof info !== 'string') return;

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { parseTrustedProxies, type TrustedProxies } from '../net/trusted-proxies.js';
+import { redisTarget, type RedisTarget } from '../redis-target.js';
 import { ConfigError, envBool, envInt, envOptional, envPort, envString, envUrl, type Env } from './env.js';
 
 /**
@@ -8,6 +9,8 @@ import { ConfigError, envBool, envInt, envOptional, envPort, envString, envUrl, 
  */
 export interface CommonConfig {
   redisUrl: string;
+  /** Where Redis is: REDIS_URL, or a cluster (REDIS_CLUSTER_NODES) or Sentinel (REDIS_SENTINELS); connect through this. */
+  redis: RedisTarget;
   /** Prefix of every Redis key, channel and queue (RedisKeys). */
   redisPrefix: string;
   logLevel: string;
@@ -89,8 +92,16 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const DEFAULT_ADMIN_PASSWORD_FILE = '.gateway/admin-password';
 
 function common(env: Env): CommonConfig {
+  const redisUrl = envUrl(env, 'REDIS_URL', DEFAULT_REDIS_URL, ['redis:', 'rediss:']);
   return {
-    redisUrl: envUrl(env, 'REDIS_URL', DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
+    redisUrl,
+    redis: redisTarget({
+      url: redisUrl,
+      clusterNodes: envOptional(env, 'REDIS_CLUSTER_NODES'),
+      sentinels: envOptional(env, 'REDIS_SENTINELS'),
+      sentinelName: envOptional(env, 'REDIS_SENTINEL_NAME'),
+      sentinelPassword: envOptional(env, 'REDIS_SENTINEL_PASSWORD'),
+    }),
     redisPrefix: envString(env, 'REDIS_PREFIX', 'gw:'),
     logLevel: envString(env, 'LOG_LEVEL', 'info'),
   };
