@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import { connectRedis, GatewayError, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type ProxyConfig } from '@gateway/shared';
+import { connectRedis, GatewayError, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, type Env, type MetricsServer, type ProxyConfig } from '@gateway/shared';
 import { InFlightRegistry } from './auth/in-flight.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
 import { KeyCache } from './auth/key-cache.js';
@@ -51,6 +51,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
   // Before anything connects: a tracing setting it cannot honour stops the start.
   const tracer = await startTracing(env, providers, log);
 
+  setStartupWait(startupWaitFor(config.startupTimeoutMs, log));
   const opened: Redis[] = [];
   const closeAll = () => Promise.allSettled(opened.map((r) => r.quit()));
   try {

@@ -21,3 +21,4 @@ export * from './run-service.js';
 export * from './metrics-server.js';
 export * from './net/trusted-proxies.js';
 export * from './log-redaction.js';
+export * from './startup-wait.js';

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { connectRedis, loadWriterConfig, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type RecordBatchVersion, type WriterConfig } from '@gateway/shared';
+import { connectRedis, loadWriterConfig, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, type Env, type MetricsServer, type RecordBatchVersion, type WriterConfig } from '@gateway/shared';
 import { migrate } from '../db/migrate.js';
 import { ensurePartitions } from '../db/partitions.js';
 import { createLogger } from '../logger.js';
@@ -57,7 +57,9 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
   const tracer = await startTracing(env, WRITER_SERVICE_NAME, log);
   // One connection per batch in flight, one for /readyz, two for the webhook worker's short
   // statements (it holds none while an endpoint answers).
-  const db = await WriterDb.open(config.databaseUrl, config.concurrency + 3);
+  const wait = startupWaitFor(config.startupTimeoutMs, log);
+  setStartupWait(wait);
+  const db = await WriterDb.open(config.databaseUrl, config.concurrency + 3, wait);
   const opened: { redis?: Redis; probe?: Redis; hooks?: Redis; server?: MetricsServer; queue?: Queue; webhookQueue?: WebhookQueue } = {};
   try {
     const migrated = await migrate(db.sql);
