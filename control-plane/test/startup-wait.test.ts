@@ -63,6 +63,15 @@ describe('start-up wait', () => {
     expect(await child.kill('SIGTERM')).toBe(0);
   });
 
+  it('a process waiting for its dependencies stops at once on SIGTERM, with 0', { timeout: 60_000 }, async () => {
+    await redis.stop();
+    const child = spawnNode('control-plane/dist/writer-main.js', [], { DATABASE_URL: pg.urlFor('gateway'), REDIS_URL: redis.url, WRITER_PORT: '0', LOG_LEVEL: 'warn' });
+    children.push(child);
+    await waitForOutput(child, /waiting for Redis at /);
+    expect(await child.kill('SIGTERM')).toBe(0);
+    expect(child.output()).toContain('writer: SIGTERM while starting; exiting');
+  });
+
   it('gives up after STARTUP_TIMEOUT_MS with the unreachable message', { timeout: 60_000 }, async () => {
     await redis.stop();
     const child = spawnNode('proxy/dist/main.js', [], {
@@ -87,5 +96,13 @@ describe('start-up wait', () => {
     await pg.start();
     expect(await exitCode(child)).toBe(0);
     expect(child.output()).toMatch(/migrations: applied 0001_init\.sql/);
+  });
+
+  it('does not wait when PostgreSQL refuses the role: waiting would not change the answer', async () => {
+    const child = spawnNode('control-plane/dist/migrate-main.js', [], { DATABASE_URL: `postgres://nosuchrole:pw@127.0.0.1:${pg.port}/gateway`, STARTUP_TIMEOUT_MS: '600000' });
+    children.push(child);
+    expect(await exitCode(child)).toBe(1);
+    expect(child.output()).toMatch(/^migrate: PostgreSQL is unreachable at postgres:\/\/nosuchrole:REDACTED@127\.0\.0\.1:\d+\/gateway \(28000\)/m);
+    expect(child.output()).not.toContain('waiting for');
   });
 });
