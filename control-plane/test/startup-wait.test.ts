@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { createConnection } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitCode, eventually, spawnNode, waitForOutput, type Child } from '../../test-support/processes.js';
 import { freePort, startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from '../../test-support/services.js';
@@ -105,4 +107,38 @@ describe('start-up wait', () => {
     expect(child.output()).toMatch(/^migrate: PostgreSQL is unreachable at postgres:\/\/nosuchrole:REDACTED@127\.0\.0\.1:\d+\/gateway \(28000\)/m);
     expect(child.output()).not.toContain('waiting for');
   });
+
+  it('does not wait when Redis refuses the password', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', 'right-pass'], { stdio: 'ignore' });
+    try {
+      await eventually(() => accepts(port), 'redis-server with a password listening');
+      const child = spawnNode('proxy/dist/main.js', [], {
+        REDIS_URL: `redis://:wrong-pass@127.0.0.1:${port}`,
+        STARTUP_TIMEOUT_MS: '600000',
+        PROXY_PORT: '0',
+        METRICS_PORT: '0',
+        PROXY_WORKERS: '1',
+        LOG_LEVEL: 'warn',
+      });
+      children.push(child);
+      expect(await exitCode(child)).toBe(1);
+      expect(child.output()).toMatch(/^proxy: Redis is unreachable at redis:\/\/:REDACTED@127\.0\.0\.1:\d+ \(WRONGPASS/m);
+      expect(child.output()).not.toContain('wrong-pass');
+      expect(child.output()).not.toContain('waiting for');
+    } finally {
+      server.kill('SIGKILL');
+    }
+  });
 });
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
