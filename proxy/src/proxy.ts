@@ -51,7 +51,8 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
   // Before anything connects: a tracing setting it cannot honour stops the start.
   const tracer = await startTracing(env, providers, log);
 
-  setStartupWait(startupWaitFor(config.startupTimeoutMs, log));
+  // Each worker waits for Redis itself; its lines say which worker.
+  setStartupWait(startupWaitFor(config.startupTimeoutMs, options.worker === undefined ? log : log.child({ worker: options.worker })));
   const opened: Redis[] = [];
   const closeAll = () => Promise.allSettled(opened.map((r) => r.quit()));
   try {
