@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { ConfigError, loadControlPlaneConfig, loadServedModels, RedisKeys, StartupError, connectRedis, duplicateRedis, isCluster, type Env } from '@gateway/shared';
+import { ConfigError, loadControlPlaneConfig, loadServedModels, RedisKeys, setStartupWait, startupWaitFor, StartupError, connectRedis, duplicateRedis, isCluster, type Env } from '@gateway/shared';
 import { jwtServiceFromConfig } from './auth/jwt.js';
 import { SigninThrottle } from './auth/signin-throttle.js';
 import type { AppContext } from './context.js';
@@ -51,7 +51,10 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   const seedOptions = seedOptionsFrom(config);
   const servedModels = loadServedModels(env);
   const tracer = await startTracing(env, CONTROL_PLANE_SERVICE_NAME, log);
-  const sql = await connectDb(config.databaseUrl, { createIfMissing: true });
+  // Redis and PostgreSQL may still be starting (a host boots, an orchestrator starts all at once).
+  const wait = startupWaitFor(config.startupTimeoutMs, log);
+  setStartupWait(wait);
+  const sql = await connectDb(config.databaseUrl, { createIfMissing: true, wait });
   let redis;
   try {
     const migrated = await migrate(sql);

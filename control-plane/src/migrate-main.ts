@@ -1,4 +1,4 @@
-import { ConfigError, loadWriterConfig, StartupError } from '@gateway/shared';
+import { ConfigError, loadWriterConfig, StartupError, waitMessage } from '@gateway/shared';
 import { connectDb } from './db/connect.js';
 import { migrate } from './db/migrate.js';
 import { dropPartitionsBefore, ensurePartitions } from './db/partitions.js';
@@ -18,8 +18,13 @@ function dropBefore(argv: string[]): number | null {
 
 try {
   const cutoff = dropBefore(process.argv.slice(2));
-  const { databaseUrl } = loadWriterConfig(process.env);
-  const sql = await connectDb(databaseUrl, { createIfMissing: true, max: 1 });
+  const { databaseUrl, startupTimeoutMs } = loadWriterConfig(process.env);
+  const sql = await connectDb(databaseUrl, {
+    createIfMissing: true,
+    max: 1,
+    // A migration job may start beside its database: wait for it, a line per step on stderr.
+    wait: { timeoutMs: startupTimeoutMs, onWait: (step) => process.stderr.write(`migrate: ${waitMessage(step)}\n`) },
+  });
   try {
     const result = await migrate(sql);
     const created = await ensurePartitions(sql);

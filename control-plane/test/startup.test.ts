@@ -103,20 +103,20 @@ describe('first start on an empty database', () => {
 
 describe('start-up failures name what failed and how to fix it', () => {
   it('control plane: PostgreSQL unreachable', async () => {
-    const child = spawnNode('control-plane/dist/main.js', [], { ...env, DATABASE_URL: 'postgres://postgres:hunter2@127.0.0.1:1/gateway' });
+    const child = spawnNode('control-plane/dist/main.js', [], { ...env, STARTUP_TIMEOUT_MS: '0', DATABASE_URL: 'postgres://postgres:hunter2@127.0.0.1:1/gateway' });
     expect(await exitCode(child)).toBe(1);
     expect(child.output()).toMatch(/PostgreSQL is unreachable at postgres:\/\/postgres:REDACTED@127\.0\.0\.1:1\/gateway \(ECONNREFUSED\)\. Start PostgreSQL/);
     expect(child.output()).not.toContain('hunter2');
   });
 
   it('control plane: Redis unreachable', async () => {
-    const child = spawnNode('control-plane/dist/main.js', [], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
+    const child = spawnNode('control-plane/dist/main.js', [], { ...env, STARTUP_TIMEOUT_MS: '0', REDIS_URL: 'redis://127.0.0.1:1' });
     expect(await exitCode(child)).toBe(1);
     expect(child.output()).toMatch(/Redis is unreachable at redis:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\)\. Start Redis/);
   });
 
   it('proxy: Redis unreachable', async () => {
-    const child = spawnNode('proxy/dist/main.js', [], { REDIS_URL: 'redis://127.0.0.1:1', PROXY_PORT: '0', LOG_LEVEL: 'silent' });
+    const child = spawnNode('proxy/dist/main.js', [], { REDIS_URL: 'redis://127.0.0.1:1', STARTUP_TIMEOUT_MS: '0', PROXY_PORT: '0', LOG_LEVEL: 'silent' });
     expect(await exitCode(child)).toBe(1);
     expect(child.output()).toMatch(/proxy: Redis is unreachable at redis:\/\/127\.0\.0\.1:1/);
   });

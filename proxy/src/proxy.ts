@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
-import { connectRedis, connectSubscriber, GatewayError, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type ProxyConfig, type RedisClient } from '@gateway/shared';
+import { connectRedis, connectSubscriber, GatewayError, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, type Env, type MetricsServer, type ProxyConfig, type RedisClient } from '@gateway/shared';
 import { InFlightRegistry } from './auth/in-flight.js';
 import { InvalidationStream } from './auth/invalidation-stream.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
@@ -51,6 +51,8 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
   // Before anything connects: a tracing setting it cannot honour stops the start.
   const tracer = await startTracing(env, providers, log);
 
+  // Each worker waits for Redis itself; its lines say which worker.
+  setStartupWait(startupWaitFor(config.startupTimeoutMs, options.worker === undefined ? log : log.child({ worker: options.worker })));
   const opened: RedisClient[] = [];
   let stream: InvalidationStream | null = null;
   const closeAll = () => Promise.allSettled([...opened.map((r) => r.quit()), stream?.close()]);

@@ -15,6 +15,7 @@ export * from './config/providers-file.js';
 export * from './config/service-config.js';
 export * from './config/tracing-config.js';
 export * from './startup.js';
+export * from './startup-wait.js';
 export * from './redis-connect.js';
 export * from './redis-target.js';
 export * from './redis-scan.js';

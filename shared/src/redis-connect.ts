@@ -1,6 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { describeRedisTarget, type RedisAddress, type RedisTarget } from './redis-target.js';
-import { StartupError, unreachableMessage } from './startup.js';
+import { currentStartupWait, PermanentStartupFailure, reasonOf, waitForDependency } from './startup-wait.js';
 
 /**
  * A connection to the gateway's Redis, whichever form it takes: one server or a Sentinel-found
@@ -13,9 +13,10 @@ export type RedisClient = Redis | Cluster;
 export type RedisRole = 'commands' | 'subscriber';
 
 /**
- * Opens a Redis connection and proves it answers before the caller goes on, so a process started
- * without Redis exits with a message naming where it looked instead of retrying silently. After
- * that first answer the connection reconnects forever with a capped backoff.
+ * Opens a Redis connection and proves it answers before the caller goes on. A Redis that is not
+ * there yet is waited for (the process's start-up wait, logged per step); one still away at its
+ * end stops the start with a message naming where it looked. After that first answer the
+ * connection reconnects forever with a capped backoff.
  */
 export async function connectRedis(target: string, options?: RedisOptions): Promise<Redis>;
 export async function connectRedis(target: RedisTarget | string, options?: RedisOptions, role?: RedisRole): Promise<RedisClient>;
@@ -30,19 +31,26 @@ export async function connectRedis(target: RedisTarget | string, options: RedisO
     ...options,
   };
   const client = role === 'subscriber' ? createSubscriberClient(target, settings) : createRedisClient(target, settings);
-  // Until the first connect succeeds errors are reported by connect() (the socket's own error,
+  // Until Redis first answers, errors are reasons for the start-up wait (the socket's own error,
   // ECONNREFUSED and the like, says more than ioredis's "Connection is closed"); afterwards the
   // owner watches 'error' events itself, and an unwatched one must not crash the process.
-  let firstError: unknown;
+  let lastError: unknown;
   client.on('error', (err) => {
-    firstError ??= err;
+    lastError = err;
   });
   try {
-    await withTimeout(client.connect(), 4_000);
-    await client.ping();
+    await waitForDependency(
+      'redis',
+      url,
+      () => {
+        lastError = undefined;
+        return answered(client, () => lastError);
+      },
+      currentStartupWait(),
+    );
   } catch (err) {
     client.disconnect();
-    throw new StartupError(unreachableMessage('redis', url, reasonOf(firstError ?? err)));
+    throw err;
   }
   return client;
 }
@@ -174,9 +182,39 @@ function nodeLevel(options: RedisOptions): RedisOptions {
   return rest;
 }
 
-function reasonOf(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  return e.code ?? e.message ?? 'unknown error';
+/**
+ * One attempt of the start-up wait. The first connects; while ioredis reconnects on its own (its
+ * retryStrategy) later ones wait for the outcome of its next try rather than start another.
+ */
+async function answered(client: RedisClient, lastError: () => unknown): Promise<void> {
+  try {
+    if (client.status === 'wait' || client.status === 'end') await withTimeout(client.connect(), 4_000);
+    else if (client.status !== 'ready') await withTimeout(nextOutcome(client), 4_000);
+    await withTimeout(client.ping(), 4_000);
+  } catch (err) {
+    const cause = lastError() ?? err;
+    if (/^(WRONGPASS|NOAUTH)|invalid password/i.test(messageOf(cause))) throw new PermanentStartupFailure(reasonOf(cause));
+    throw Object.assign(new Error(reasonOf(cause)), { code: reasonOf(cause) });
+  }
+}
+
+function nextOutcome(client: RedisClient): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const ready = () => {
+      client.off('error', failed);
+      resolve();
+    };
+    const failed = (err: Error) => {
+      client.off('ready', ready);
+      reject(err);
+    };
+    client.once('ready', ready);
+    client.once('error', failed);
+  });
+}
+
+function messageOf(err: unknown): string {
+  return String((err as Error | undefined)?.message ?? '');
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -14,7 +14,30 @@ export interface RunningService {
 export type ErrorClass = abstract new (...args: never[]) => Error;
 
 export async function runService(name: string, start: () => Promise<RunningService>, operatorErrors: readonly ErrorClass[] = []): Promise<void> {
-  let service: RunningService;
+  // Listening from the first moment: a stop asked for while the service starts (it may be waiting
+  // for Redis or PostgreSQL for a while) ends the process at once with 0, as there is nothing to
+  // drain yet, rather than leave it to the signal's default action.
+  let service: RunningService | null = null;
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    if (service === null) {
+      process.stderr.write(`${name}: ${signal} while starting; exiting\n`);
+      process.exit(0);
+    }
+    const running = service;
+    running.log.info({ signal }, 'draining');
+    running.stop().then(
+      () => process.exit(0),
+      (err: Error) => {
+        running.log.error({ err: { message: err.message } }, 'drain failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
   try {
     service = await start();
   } catch (err) {
@@ -24,19 +47,4 @@ export async function runService(name: string, start: () => Promise<RunningServi
     }
     throw err;
   }
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    service.log.info({ signal }, 'draining');
-    service.stop().then(
-      () => process.exit(0),
-      (err: Error) => {
-        service.log.error({ err: { message: err.message } }, 'drain failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
 }

@@ -1,5 +1,5 @@
 import postgres, { type ISql, type Sql } from 'postgres';
-import { StartupError, unreachableMessage } from '@gateway/shared';
+import { PermanentStartupFailure, reasonOf, waitForDependency, type StartupWait } from '@gateway/shared';
 
 export type Db = Sql<Record<string, never>>;
 
@@ -14,14 +14,28 @@ export interface DbOptions {
    * builds its array literals itself.
    */
   fetchTypes?: boolean;
+  /**
+   * At a process's start: wait for PostgreSQL this way (retries, a log line each). Without it one
+   * attempt, as when a running process replaces its pool.
+   */
+  wait?: StartupWait;
 }
 
 /**
- * Connects to DATABASE_URL, creating the database first when asked. Failures become a
- * StartupError that names the (redacted) URL and how to start PostgreSQL.
+ * Connects to DATABASE_URL, creating the database first when asked, waiting for PostgreSQL when
+ * told to. Failures become a StartupError that names the (redacted) URL and how to start
+ * PostgreSQL; a refused password ends the wait at once.
  */
 export async function connectDb(url: string, options: DbOptions = {}): Promise<Db> {
-  if (options.createIfMissing) await ensureDatabase(url);
+  return waitForDependency('postgres', url, () => connectOnce(url, options), options.wait ?? { timeoutMs: 0 });
+}
+
+async function connectOnce(url: string, options: DbOptions): Promise<Db> {
+  try {
+    if (options.createIfMissing) await ensureDatabase(url);
+  } catch (err) {
+    throw failure(err);
+  }
   const sql = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
@@ -35,9 +49,15 @@ export async function connectDb(url: string, options: DbOptions = {}): Promise<D
     await sql`select 1`;
   } catch (err) {
     await sql.end({ timeout: 1 }).catch(() => {});
-    throw new StartupError(unreachableMessage('postgres', url, reasonOf(err)));
+    throw failure(err);
   }
   return sql;
+}
+
+/** Class 28 (the password or the role refused): waiting will not change the answer. */
+function failure(err: unknown): unknown {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('28') ? new PermanentStartupFailure(reasonOf(err)) : err;
 }
 
 async function ensureDatabase(url: string): Promise<void> {
@@ -56,16 +76,9 @@ async function ensureDatabase(url: string): Promise<void> {
         if ((err as { code?: string }).code !== '42P04') throw err;
       }
     }
-  } catch (err) {
-    throw new StartupError(unreachableMessage('postgres', url, reasonOf(err)));
   } finally {
     await sql.end({ timeout: 1 }).catch(() => {});
   }
-}
-
-function reasonOf(err: unknown): string {
-  const e = err as { code?: string; message?: string };
-  return e.code ?? e.message ?? 'unknown error';
 }
 
 /** The single row a statement that always returns one (insert … returning, count) produced. */

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { connectRedis, duplicateRedis, loadWriterConfig, RedisKeys, startMetricsServer, StartupError, type Env, type MetricsServer, type RecordBatchVersion, type WriterConfig, type RedisClient } from '@gateway/shared';
+import { connectRedis, duplicateRedis, loadWriterConfig, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, type Env, type MetricsServer, type RecordBatchVersion, type WriterConfig, type RedisClient } from '@gateway/shared';
 import { migrate } from '../db/migrate.js';
 import { ensurePartitions } from '../db/partitions.js';
 import { createLogger } from '../logger.js';
@@ -56,7 +56,9 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
   const tracer = await startTracing(env, WRITER_SERVICE_NAME, log);
   // One connection per batch in flight, one for /readyz, two for the webhook worker's short
   // statements (it holds none while an endpoint answers).
-  const db = await WriterDb.open(config.databaseUrl, config.concurrency + 3);
+  const wait = startupWaitFor(config.startupTimeoutMs, log);
+  setStartupWait(wait);
+  const db = await WriterDb.open(config.databaseUrl, config.concurrency + 3, wait);
   const opened: { redis?: RedisClient; probe?: RedisClient; hooks?: RedisClient; server?: MetricsServer; queue?: Queue; webhookQueue?: WebhookQueue } = {};
   try {
     const migrated = await migrate(db.sql);

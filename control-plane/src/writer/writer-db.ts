@@ -1,3 +1,4 @@
+import type { StartupWait } from '@gateway/shared';
 import { connectDb, type Db } from '../db/connect.js';
 
 /** One pool and the signal that tells its users it has been replaced. */
@@ -30,8 +31,9 @@ export class WriterDb {
     return { sql, signal: controller.signal, controller };
   }
 
-  static async open(url: string, max: number): Promise<WriterDb> {
-    return new WriterDb(url, max, await connectDb(url, { max, fetchTypes: false }));
+  /** At start: `wait` says how long PostgreSQL may take to answer. */
+  static async open(url: string, max: number, wait?: StartupWait): Promise<WriterDb> {
+    return new WriterDb(url, max, await connectDb(url, { max, fetchTypes: false, ...(wait ? { wait } : {}) }));
   }
 
   get current(): PoolGeneration {

@@ -14,6 +14,8 @@ export interface CommonConfig {
   /** Prefix of every Redis key, channel and queue (RedisKeys). */
   redisPrefix: string;
   logLevel: string;
+  /** How long a starting process waits for Redis and PostgreSQL before it gives up. */
+  startupTimeoutMs: number;
 }
 
 /** What the HTTP-facing services share. */
@@ -104,6 +106,7 @@ function common(env: Env): CommonConfig {
     }),
     redisPrefix: envString(env, 'REDIS_PREFIX', 'gw:'),
     logLevel: envString(env, 'LOG_LEVEL', 'info'),
+    startupTimeoutMs: envInt(env, 'STARTUP_TIMEOUT_MS', 60_000, 0, 24 * 3_600_000),
   };
 }
 
