@@ -40,6 +40,11 @@ export function formatLogLine(name, line, pending = new Map()) {
     const ms = typeof entry.responseTime === 'number' ? ` ${Math.round(entry.responseTime)}ms` : '';
     return `${prefix}${levelTag(entry.level)}${req.method ?? '?'} ${req.url ?? '?'} ${entry.res.statusCode}${ms}`;
   }
+  // The control plane's own one-line request log (control-plane/src/http/request-log.ts).
+  if (entry.msg === 'request completed' && typeof entry.method === 'string' && typeof entry.status === 'number') {
+    const ms = typeof entry.ms === 'number' ? ` ${Math.round(entry.ms)}ms` : '';
+    return `${prefix}${levelTag(entry.level)}${entry.method} ${entry.url ?? '?'} ${entry.status}${ms}`;
+  }
   const err = entry.err && typeof entry.err.message === 'string' ? `: ${entry.err.message}` : '';
   return `${prefix}${levelTag(entry.level)}${entry.msg ?? ''}${err}${fields(entry)}`;
 }

@@ -19,6 +19,12 @@ describe('npm start log lines', () => {
     );
   });
 
+  it("prints the control plane's one-line request log the same way", () => {
+    expect(formatLogLine('control-plane', line({ reqId: 'r7', method: 'GET', url: '/v1/projects', status: 401, ms: 1.5, msg: 'request completed' }))).toBe(
+      `${at(T)} control-plane GET /v1/projects 401 2ms`,
+    );
+  });
+
   it('lines the service names up, and tags warnings and errors', () => {
     expect(formatLogLine('proxy', line({ level: 40, name: 'proxy', dependency: 'redis', url: 'redis://127.0.0.1:6379', attempt: 2, reason: 'ECONNREFUSED', retryInMs: 500, msg: 'waiting for Redis at redis://127.0.0.1:6379 (ECONNREFUSED); attempt 2, next in 500 ms' }))).toBe(
       `${at(T)} proxy         WARN waiting for Redis at redis://127.0.0.1:6379 (ECONNREFUSED); attempt 2, next in 500 ms`,

@@ -47,7 +47,7 @@ it("counts the current month's usage per project when it adds the month counts",
       insert into usage_records (ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens, total_tokens, latency_ms, finish_reason, stream)
       values (${ts}, ${randomUUID()}, 'req', ${project!.id}, ${randomUUID()}, 'm', 'p', ${tokens}, 0, ${tokens}, 10, 'stop', false)`;
   }
-  expect((await migrate(sql)).applied).toEqual(['0005_webhooks.sql']);
+  expect((await migrate(sql)).applied[0]).toBe('0005_webhooks.sql');
   const period = `m${now.getUTCFullYear()}${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
   expect(await sql`select project_id, period, used_tokens::int as used_tokens from project_usage_periods`).toEqual([
     { project_id: project!.id, period, used_tokens: 340 },
