@@ -51,13 +51,6 @@ export const FORBIDDEN: Record<Role, readonly string[]> = {
   migrate: ['JWT_SECRET', 'JWT_PREVIOUS_SECRETS', 'ADMIN_PASSWORD', 'INTERNAL_TOKEN'],
 };
 
-/**
- * Scale-out settings (Redis Cluster or Sentinel, the control plane's invalidation stream to the
- * proxies) that the deployment files set and whose README rows arrive with the code that reads
- * them.
- */
-export const SCALE_OUT_VARIABLES: readonly string[] = ['INTERNAL_TOKEN', 'CONTROL_PLANE_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS', 'REDIS_SENTINEL_NAME'];
-
 /** After SIGTERM a process drains for DRAIN_TIMEOUT_MS (10 s unless set), then flushes its records. */
 export const DEFAULT_DRAIN_MS = 10_000;
 export const FLUSH_MARGIN_MS = 5_000;

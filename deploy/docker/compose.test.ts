@@ -16,7 +16,6 @@ import {
   providerFileVariables,
   REQUIRED,
   roleOfCommand,
-  SCALE_OUT_VARIABLES,
   serves,
   WRITER_CLOSE_MS,
   type Role,
@@ -94,7 +93,7 @@ describe('the compose stack', () => {
 
   it('gives each role the variables it needs, only variables the gateway reads, and no credential it does not use', () => {
     const providers = readFileSync(join(DIR, 'providers.yaml'), 'utf8');
-    const known = new Set([...documentedVariables(), ...SCALE_OUT_VARIABLES, ...providerFileVariables(providers)]);
+    const known = new Set([...documentedVariables(), ...providerFileVariables(providers)]);
     const problems = gateway.flatMap(({ name, role, env }) => [
       ...[...env.keys()].filter((v) => !known.has(v)).map((v) => `${name}: ${v} is not a variable the gateway reads`),
       ...REQUIRED[role].filter((v) => !env.has(v)).map((v) => `${name}: the ${role} needs ${v}`),

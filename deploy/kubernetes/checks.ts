@@ -1,4 +1,4 @@
-import { DEFAULT_DRAIN_MS, FLUSH_MARGIN_MS, FORBIDDEN, LISTENERS, listenerPort, REQUIRED, roleOfCommand, SCALE_OUT_VARIABLES, serves, WRITER_CLOSE_MS, type Role } from '../roles.js';
+import { DEFAULT_DRAIN_MS, FLUSH_MARGIN_MS, FORBIDDEN, LISTENERS, listenerPort, REQUIRED, roleOfCommand, serves, WRITER_CLOSE_MS, type Role } from '../roles.js';
 import type { K8sObject } from './schema-check.js';
 
 /**
@@ -193,7 +193,7 @@ export function checkProbes(objects: readonly K8sObject[], examples: readonly K8
 /** Every variable a gateway container gets is one the code reads; each role gets what it needs, and no credential it does not use. */
 export function checkEnv(objects: readonly K8sObject[], examples: readonly K8sObject[], documented: ReadonlySet<string>, providerVariables: ReadonlySet<string>): string[] {
   const problems: string[] = [];
-  const known = new Set([...documented, ...SCALE_OUT_VARIABLES]);
+  const known = new Set(documented);
   for (const { workload, container, role } of gatewayContainers(objects)) {
     const where = `${workload.kind}/${workload.name} ${container.name}`;
     const env = containerEnv(objects, examples, container);
