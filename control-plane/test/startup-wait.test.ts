@@ -104,7 +104,7 @@ describe('start-up wait', () => {
     const child = spawnNode('control-plane/dist/migrate-main.js', [], { DATABASE_URL: `postgres://nosuchrole:pw@127.0.0.1:${pg.port}/gateway`, STARTUP_TIMEOUT_MS: '600000' });
     children.push(child);
     expect(await exitCode(child)).toBe(1);
-    expect(child.output()).toMatch(/^migrate: PostgreSQL is unreachable at postgres:\/\/nosuchrole:REDACTED@127\.0\.0\.1:\d+\/gateway \(28000\)/m);
+    expect(child.output()).toMatch(/^migrate: PostgreSQL at postgres:\/\/nosuchrole:REDACTED@127\.0\.0\.1:\d+\/gateway refused the connection's credentials \(28000\)\. Check the user and password in DATABASE_URL/m);
     expect(child.output()).not.toContain('waiting for');
   });
 
@@ -123,7 +123,7 @@ describe('start-up wait', () => {
       });
       children.push(child);
       expect(await exitCode(child)).toBe(1);
-      expect(child.output()).toMatch(/^proxy: Redis is unreachable at redis:\/\/:REDACTED@127\.0\.0\.1:\d+ \(WRONGPASS/m);
+      expect(child.output()).toMatch(/^proxy: Redis at redis:\/\/:REDACTED@127\.0\.0\.1:\d+ refused the connection's credentials \(WRONGPASS/m);
       expect(child.output()).not.toContain('wrong-pass');
       expect(child.output()).not.toContain('waiting for');
     } finally {

@@ -77,7 +77,7 @@ describe('waitForDependency', () => {
       throw new PermanentStartupFailure('28P01');
     };
     await expect(waitForDependency('postgres', 'postgres://postgres@127.0.0.1:5432/gateway', attempt, { timeoutMs: 60_000 })).rejects.toThrow(
-      'PostgreSQL is unreachable at postgres://postgres@127.0.0.1:5432/gateway (28P01)',
+      "PostgreSQL at postgres://postgres@127.0.0.1:5432/gateway refused the connection's credentials (28P01). Check the user and password in DATABASE_URL.",
     );
     expect(calls).toBe(1);
   });

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { redactUrl } from './config/env.js';
-import { StartupError, unreachableMessage } from './startup.js';
+import { refusedMessage, StartupError, unreachableMessage } from './startup.js';
 
 /**
  * Waiting for Redis and PostgreSQL at start. Processes are started in any order (an orchestrator
@@ -67,7 +67,8 @@ export async function waitForDependency<T>(dependency: Dependency, url: string, 
     } catch (err) {
       const reason = reasonOf(err);
       const left = deadline - Date.now();
-      if (err instanceof PermanentStartupFailure || left <= 0) throw new StartupError(unreachableMessage(dependency, url, reason));
+      if (err instanceof PermanentStartupFailure) throw new StartupError(refusedMessage(dependency, url, reason));
+      if (left <= 0) throw new StartupError(unreachableMessage(dependency, url, reason));
       const retryInMs = Math.min(left, backoffDelay(n, wait.initialDelayMs, wait.maxDelayMs));
       wait.onWait?.({ dependency, url: redactUrl(url), attempt: n, reason, waitedMs: Date.now() - started, retryInMs });
       await sleep(retryInMs);

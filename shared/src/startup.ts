@@ -22,3 +22,11 @@ export function unreachableMessage(service: 'redis' | 'postgres', url: string, r
   const where = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? redactUrl(url) : url;
   return `${label} is unreachable at ${where} (${reason}). ${HOW_TO_START[service]}`;
 }
+
+/** The dependency answered but refused who we are: waiting or starting it would not help. */
+export function refusedMessage(service: 'redis' | 'postgres', url: string, reason: string): string {
+  const label = service === 'redis' ? 'Redis' : 'PostgreSQL';
+  const where = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? redactUrl(url) : url;
+  const setting = service === 'redis' ? 'REDIS_URL' : 'DATABASE_URL';
+  return `${label} at ${where} refused the connection's credentials (${reason}). Check the user and password in ${setting}.`;
+}
