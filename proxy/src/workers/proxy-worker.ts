@@ -16,7 +16,18 @@ try {
   const proxy = await startProxy({ ...start.env, PROXY_PORT: String(start.port) }, { worker: start.index });
   port.on('message', (msg: ToWorker) => {
     if (msg.type === 'drain') {
-      void proxy.drain().finally(() => port.close());
+      // Drained means answered, flushed and disconnected: the thread ends here rather than when its
+      // event loop empties, which a Redis Cluster client's timers can hold up for seconds.
+      void proxy.drain().then(
+        () => {
+          port.close();
+          process.exit(0);
+        },
+        () => {
+          port.close();
+          process.exit(1);
+        },
+      );
     } else if (msg.what === 'metrics') {
       void proxy.deps.metrics.registry.getMetricsAsJSON().then((metrics) => send({ type: 'answer', id: msg.id, metrics }));
     } else {
