@@ -7,12 +7,14 @@ import { currentCursor, firstPage, Pager } from '../components/pager.js';
 import { DeliveryStatusBadge } from '../components/webhook-badges.js';
 import { formatDateTime } from '../lib/format.js';
 import { useAsync } from '../lib/use-async.js';
+import '../components/record-views.css';
 
 /**
  * One webhook's delivery log, newest first, paged with the API's cursors like the other record
  * tables. Failed deliveries are marked as the audit page marks failures: a row edge, an icon and
- * the word, and a count on the page. The parent keys this by webhook, so the filter and the
- * page start afresh for each.
+ * the word, and a count on the page. On a phone each delivery is a card of labelled values, as
+ * the audit page's events are (record-views.css). The parent keys this by webhook, so the filter
+ * and the page start afresh for each.
  */
 const PAGE_SIZE = 50;
 
@@ -82,7 +84,7 @@ export function DeliveryLog({ webhook, headingRef }: { webhook: Webhook; heading
       )}
       {rows.length > 0 && (
         <div class="table-scroll" role="region" aria-labelledby="delivery-log-heading" tabIndex={0}>
-          <table class="deliveries">
+          <table class="records card-table deliveries">
             <thead>
               <tr>
                 <th scope="col">Event time</th>
@@ -102,26 +104,33 @@ export function DeliveryLog({ webhook, headingRef }: { webhook: Webhook; heading
             <tbody>
               {rows.map((d) => (
                 <tr key={d.id} class={d.status === 'failed' ? 'row-failed' : undefined}>
-                  <td>
+                  <td data-label="Event time">
                     <DateTime value={d.created_at} />
                   </td>
-                  <td>
-                    <code>{d.event_type}</code>
-                    <br />
-                    <code class="small muted" title="The webhook-id header: the same on every attempt">
-                      {d.event_id}
-                    </code>
+                  <td data-label="Event" class="card-wide">
+                    <span class="delivery-event">
+                      <code>{d.event_type}</code>
+                      <code class="small muted" title="The webhook-id header: the same on every attempt">
+                        {d.event_id}
+                      </code>
+                    </span>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <DeliveryStatusBadge status={d.status} />
                   </td>
-                  <td class="num">{d.attempts}</td>
-                  <td class="num">{d.last_status ?? '—'}</td>
-                  <td class="cell-error">{d.last_error ?? '—'}</td>
-                  <td>
+                  <td class="num" data-label="Attempts">
+                    {d.attempts}
+                  </td>
+                  <td class="num" data-label="Last HTTP status">
+                    {d.last_status ?? '—'}
+                  </td>
+                  <td class="cell-error card-wide" data-label="Last error">
+                    {d.last_error ?? '—'}
+                  </td>
+                  <td data-label="Last attempt" class="card-wide">
                     <DateTime value={d.last_attempt_at} />
                   </td>
-                  <td>
+                  <td data-label="Next attempt" class="card-wide">
                     <DateTime value={d.next_attempt_at} />
                   </td>
                 </tr>
@@ -142,14 +151,17 @@ export function DeliveryLog({ webhook, headingRef }: { webhook: Webhook; heading
   );
 }
 
-/** Date and time may go onto two lines when the table is tight, but neither breaks inside. */
+/**
+ * Date and time may go onto two lines when the table is tight, but neither breaks inside. One
+ * element, so a phone's card puts it opposite its label as a whole.
+ */
 function DateTime({ value }: { value: string | null }) {
   const [date, time] = formatDateTime(value).split(' ');
   return time === undefined ? (
-    <>{date}</>
+    <span>{date}</span>
   ) : (
-    <>
+    <span>
       <span class="nowrap">{date}</span> <span class="nowrap">{time}</span>
-    </>
+    </span>
   );
 }

@@ -38,7 +38,7 @@ export function NewWebhookDialog({ created, onClose }: { created: NewWebhook | n
       </p>
       <div class="field">
         <label for="created-webhook-secret">Signing secret</label>
-        <div class="secret-row">
+        <div class="secret-row new-webhook-secret-row">
           <input
             id="created-webhook-secret"
             ref={field}

@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks';
 import { WEBHOOK_EVENT_TYPES, type NewWebhook, type WebhookEventType } from '../api/types.js';
 import { useApi } from '../auth/session-context.js';
 import { ErrorBanner } from '../components/error-banner.js';
-import { FieldProblem } from '../components/field.js';
+import { FieldProblem, useFieldErrors } from '../components/field.js';
+import { fieldErrorFrom } from '../lib/field-errors.js';
 
 /** What each event means, beside its checkbox (docs/webhooks.md#events). */
 export const EVENT_HELP: Record<WebhookEventType, string> = {
@@ -13,15 +14,13 @@ export const EVENT_HELP: Record<WebhookEventType, string> = {
   'gateway.request.failed': 'gateway requests failed (batched: at most one event every 10 s)',
 };
 
-interface Problems {
-  url?: string;
-  events?: string;
-  secret?: string;
-}
+type Problems = Partial<Record<'url' | 'events' | 'secret', string>>;
+/** The API's `param` for a refused value is the body's field name, the same as the form's. */
+const FORM_FIELDS = { url: 'url', events: 'events', secret: 'secret' };
 
 /**
- * Checks that spare a round trip; the API has the last word (private addresses, the secret's
- * length) and its refusal is shown above the form.
+ * Checks that spare a round trip; the API has the last word (private addresses, credentials in
+ * the URL, the secret's length), and its refusal is shown on the field it names.
  */
 function problemsOf(url: string, events: readonly WebhookEventType[], secret: string): Problems {
   const problems: Problems = {};
@@ -39,26 +38,34 @@ function problemsOf(url: string, events: readonly WebhookEventType[], secret: st
   return problems;
 }
 
+function focusFirst(found: Problems): void {
+  const first = found.url ? 'new-webhook-url' : found.events ? `new-webhook-event-${WEBHOOK_EVENT_TYPES[0]}` : 'new-webhook-secret';
+  document.getElementById(first)?.focus();
+}
+
 export function NewWebhookForm({ projectId, onCreated }: { projectId: string; onCreated: (webhook: NewWebhook) => void }) {
   const api = useApi();
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<WebhookEventType[]>([]);
   const [secret, setSecret] = useState('');
-  const [problems, setProblems] = useState<Problems>({});
+  const fields = useFieldErrors(FORM_FIELDS);
+  const problems: Problems = fields.errors;
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
-  const toggle = (type: WebhookEventType, on: boolean) =>
+  const toggle = (type: WebhookEventType, on: boolean) => {
     setEvents((current) => WEBHOOK_EVENT_TYPES.filter((t) => (t === type ? on : current.includes(t))));
+    fields.clear('events');
+  };
 
   const submit = async (event: Event) => {
     event.preventDefault();
     if (busy) return;
     const found = problemsOf(url, events, secret);
-    setProblems(found);
+    fields.reset();
+    for (const [field, message] of Object.entries(found)) fields.set(field, message);
     if (Object.keys(found).length > 0) {
-      const first = found.url ? 'new-webhook-url' : found.events ? `new-webhook-event-${WEBHOOK_EVENT_TYPES[0]}` : 'new-webhook-secret';
-      document.getElementById(first)?.focus();
+      focusFirst(found);
       return;
     }
     setBusy(true);
@@ -71,7 +78,10 @@ export function NewWebhookForm({ projectId, onCreated }: { projectId: string; on
       setSecret('');
       onCreated(created);
     } catch (err) {
-      setError(err);
+      if (fields.fromApi(err)) {
+        const placed = fieldErrorFrom(err, FORM_FIELDS);
+        if (placed !== null) focusFirst({ [placed.field]: placed.message });
+      } else setError(err);
     } finally {
       setBusy(false);
     }
@@ -91,8 +101,11 @@ export function NewWebhookForm({ projectId, onCreated }: { projectId: string; on
             required
             maxLength={2048}
             value={url}
-            onInput={(e) => setUrl(e.currentTarget.value)}
-            aria-invalid={problems.url !== undefined}
+            onInput={(e) => {
+              setUrl(e.currentTarget.value);
+              fields.clear('url');
+            }}
+            aria-invalid={problems.url !== undefined ? true : undefined}
             aria-describedby={problems.url ? 'new-webhook-url-hint new-webhook-url-problem' : 'new-webhook-url-hint'}
             autocomplete="off"
             spellcheck={false}
@@ -136,8 +149,11 @@ export function NewWebhookForm({ projectId, onCreated }: { projectId: string; on
             class="mono"
             maxLength={200}
             value={secret}
-            onInput={(e) => setSecret(e.currentTarget.value)}
-            aria-invalid={problems.secret !== undefined}
+            onInput={(e) => {
+              setSecret(e.currentTarget.value);
+              fields.clear('secret');
+            }}
+            aria-invalid={problems.secret !== undefined ? true : undefined}
             aria-describedby={problems.secret ? 'new-webhook-secret-hint new-webhook-secret-problem' : 'new-webhook-secret-hint'}
             autocomplete="off"
             spellcheck={false}

@@ -10,16 +10,18 @@ import { WebhookStateBadge } from '../components/webhook-badges.js';
 import { formatDateTime } from '../lib/format.js';
 import { href, Link, navigate, useLocation } from '../lib/router.js';
 import { useAsync } from '../lib/use-async.js';
-import { roleAtLeast, useProjectRole } from '../lib/use-project-role.js';
+import { useProjectPermissions } from '../lib/use-project-role.js';
 import { DeliveryLog } from './delivery-log.js';
 import { NewWebhookDialog } from './new-webhook-dialog.js';
 import { NewWebhookForm } from './new-webhook-form.js';
+import './webhooks-page.css';
 
 /**
  * A project's webhooks and the delivery log of one of them (`?webhook=`, else the first). Every
  * member reads them; only project admins and owners add, switch and delete them, so the controls
- * are left out for the other roles, as the member list says (useProjectRole). Should that list
- * be unreadable, the controls are shown and the API's refusal is shown where it happens.
+ * are left out for the other roles, as the member list says (useProjectPermissions). While that
+ * list is unknown or unreadable, the controls are shown and the API's refusal is shown where it
+ * happens. On a phone each webhook is a card (webhooks-page.css).
  */
 export function WebhooksPage() {
   const api = useApi();
@@ -27,8 +29,8 @@ export function WebhooksPage() {
   const { query } = useLocation();
   const selected = useSelectedProject({ required: true });
   const projectId = selected.projectId;
-  const role = useProjectRole(projectId);
-  const manage = role.role === undefined ? role.error !== null : roleAtLeast(role.role, 'admin');
+  const role = useProjectPermissions(projectId);
+  const manage = role.can('webhook.manage');
 
   const webhooks = useAsync(
     () => (projectId === null ? Promise.resolve([] as Webhook[]) : api.get<List<Webhook>>(`/v1/projects/${projectId}/webhooks`).then((l) => l.data)),
@@ -132,7 +134,7 @@ export function WebhooksPage() {
             {list?.length === 0 && <p class="empty">This project has no webhooks.</p>}
             {list !== undefined && list.length > 0 && (
               <div class="table-scroll" role="region" aria-labelledby="webhook-list-heading" tabIndex={0}>
-                <table class="webhooks">
+                <table class="webhooks table-stack">
                   <thead>
                     <tr>
                       <th scope="col">Endpoint URL</th>
@@ -150,7 +152,7 @@ export function WebhooksPage() {
                         <th scope="row" class="cell-url wrap-anywhere">
                           <code>{webhook.url}</code>
                         </th>
-                        <td>
+                        <td data-label="Events">
                           <ul class="event-list">
                             {webhook.events.map((type) => (
                               <li key={type}>
@@ -159,13 +161,15 @@ export function WebhooksPage() {
                             ))}
                           </ul>
                         </td>
-                        <td>
+                        <td data-label="State">
                           <WebhookStateBadge enabled={webhook.enabled} />
                           {!webhook.enabled && (
                             <p class="small state-reason">{webhook.disabled_reason === null ? 'Disabled by hand.' : `By the gateway: ${webhook.disabled_reason}`}</p>
                           )}
                         </td>
-                        <td class="nowrap">{formatDateTime(webhook.created_at)}</td>
+                        <td class="nowrap" data-label="Created">
+                          {formatDateTime(webhook.created_at)}
+                        </td>
                         <td class="cell-actions">
                           <div class="row-actions">
                             <button type="button" aria-pressed={webhook.id === shown?.id} onClick={() => showLog(webhook)}>
