@@ -31,12 +31,13 @@ describe('API errors on form fields', () => {
   });
 
   it('never shows a schema path, and always ends a sentence', () => {
-    for (const message of ['body.name must NOT have fewer than 1 characters', 'body.email is required', 'body.name must be string', 'query.limit must be <= 1000']) {
+    for (const message of ['body.name must NOT have fewer than 1 characters', 'body.email is required', 'body.name must be string', 'query.limit must be <= 1000', 'body.url: its host could not be resolved']) {
       const text = readableProblem(refused(message, 'x'));
       expect(text, message).not.toMatch(/body\.|query\./);
       expect(text, message).toMatch(/^[A-Z].*\.$/);
     }
     expect(readableProblem(refused('body.name must NOT have fewer than 1 characters', 'name'))).toBe('Fill this in.');
+    expect(readableProblem(refused('body.url: its host could not be resolved', 'url'))).toBe('Its host could not be resolved.');
     expect(readableProblem(refused('No account has this email; …', 'email', 'NOT_FOUND', 404))).toContain('Accounts page');
   });
 

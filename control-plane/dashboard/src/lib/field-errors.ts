@@ -29,7 +29,7 @@ export function readableProblem(err: ApiError): string {
   if (err.code === 'NOT_FOUND' && err.param === 'email') return 'No account has this email. An account admin can create one on the Accounts page.';
   // The API's own sentences ("An account with this email already exists.", "The current password
   // is wrong.") read well already; a schema message loses its "body.field" prefix.
-  const stripped = text.replace(/^(body|query|params)(\.[\w.]+)?\s+/, '');
+  const stripped = text.replace(/^(body|query|params)(\.[\w.]+)?(:\s*|\s+)/, '');
   return stripped.charAt(0).toUpperCase() + stripped.slice(1) + (/[.!?]$/.test(stripped) ? '' : '.');
 }
 
