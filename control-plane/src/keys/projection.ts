@@ -12,6 +12,8 @@ import { deleteKeys, waitForReplica, encodeInvalidation, encodeKeyRecord, encode
  */
 /** How long a deletion waits for Redis before answering on the strength of the log alone. */
 export const REDIS_BOUND_MS = 300;
+/** How long a key creation waits for its projection before it is withdrawn (answered 503). */
+export const PUT_BOUND_MS = 3_000;
 
 export interface ProjectedKey {
   id: string;
@@ -75,6 +77,27 @@ export class KeyProjection {
     // Known to be disconnected: do not even queue the commands; the rebuild after the reconnect repairs.
     if (this.redis.status !== 'ready') return false;
     return bounded(this.remove(key), boundMs);
+  }
+
+  /**
+   * putPolicy() within `boundMs`, for a change already committed in PostgreSQL: false when Redis
+   * did not confirm in time (or is known to be away). The rebuild that follows every reconnect
+   * writes the committed policy and announces it, so the change still reaches the proxies.
+   */
+  async tryPutPolicy(policy: Omit<ProjectPolicy, 'v'>, boundMs = REDIS_BOUND_MS): Promise<boolean> {
+    if (this.redis.status !== 'ready') return false;
+    return bounded(this.putPolicy(policy), boundMs);
+  }
+
+  /** put() within `boundMs`: false when Redis did not confirm in time (or is known to be away). */
+  async tryPut(key: ProjectedKey, boundMs = PUT_BOUND_MS): Promise<boolean> {
+    if (this.redis.status !== 'ready') return false;
+    return bounded(this.put(key), boundMs);
+  }
+
+  /** Redis answers commands now (a management call that needs it can fail fast otherwise). */
+  get reachable(): boolean {
+    return this.redis.status === 'ready';
   }
 
   /** removeProject() within `boundMs`; see tryRemove. */

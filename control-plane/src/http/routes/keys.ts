@@ -57,6 +57,9 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
         throw new GatewayError('INVALID_REQUEST', 'body.expires_at must be in the future', { param: 'expires_at' });
       }
+      // A key the proxies cannot look up is no key: while Redis is away, say so at once rather
+      // than create it and wait.
+      if (!ctx.projection.reachable) throw new GatewayError('UNAVAILABLE', 'Keys cannot be created while the gateway cannot reach Redis; retry shortly.', { retryAfter: 1 });
       const generated = generateApiKey();
       const facts = requestFacts(req, reply);
       const key = await ctx.sql.begin(async (tx) => {
@@ -73,17 +76,17 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
         await writeAudit(tx, { type: 'key.created', outcome: 'success', status: 201, projectId: created.project_id, keyId: created.id, actor: principal.userId }, facts);
         return created;
       });
-      try {
-        await ctx.projection.put({ id: key.id, project_id: key.project_id, key_hash: key.key_hash, expires_at: expiresAt?.getTime() ?? null });
-      } catch (err) {
+      if (!(await ctx.projection.tryPut({ id: key.id, project_id: key.project_id, key_hash: key.key_hash, expires_at: expiresAt?.getTime() ?? null }))) {
         // A key the proxies cannot see must not look created: take it back and say so. Logged as
-        // a deletion, since part of the projection may have reached Redis.
+        // a deletion, since part of the projection may have reached Redis (or may still: the
+        // removal queued behind the put on the same connection lands after it).
         await ctx.sql.begin(async (tx) => {
           if (await markKeyDeleted(tx, key.project_id, key.id)) await appendInvalidations(tx, [deletionEntry(key)]);
         });
         ctx.invalidations.wake();
-        req.log.error({ err: { message: (err as Error).message }, key_id: key.id }, 'key projection failed; key withdrawn');
-        throw new GatewayError('UNAVAILABLE', 'The key could not be published to the gateway; nothing was created. Retry shortly.');
+        void ctx.projection.remove(key).catch(() => {});
+        req.log.error({ key_id: key.id }, 'key projection failed or timed out; key withdrawn');
+        throw new GatewayError('UNAVAILABLE', 'The key could not be published to the gateway; nothing was created. Retry shortly.', { retryAfter: 1 });
       }
       // A deletion of the key or its project that committed meanwhile may have cleaned the
       // projection before this put landed: check again, so a dead key is never left projected.

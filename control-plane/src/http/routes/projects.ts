@@ -68,7 +68,7 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
         await writeAudit(tx, { type: 'project.created', outcome: 'success', status: 201, projectId: created.id, actor: principal.userId }, requestFacts(req, reply));
         return created;
       });
-      await ctx.projection.putPolicy(policyOf(project));
+      if (!(await ctx.projection.tryPutPolicy(policyOf(project)))) req.log.warn({ project_id: project.id }, 'project created while Redis is unreachable; its policy is projected at the next rebuild');
       return reply.status(201).send(await withUsedTokens(ctx, project));
     },
   );
@@ -115,7 +115,9 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
         await writeAudit(tx, { type: 'project.updated', outcome: 'success', status: 200, projectId: project.id, actor: principal.userId }, requestFacts(req, reply));
         return project;
       });
-      await ctx.projection.putPolicy(policyOf(updated));
+      // Committed: while Redis is away the change waits for the rebuild after the reconnect, which
+      // projects it and tells the proxies (they keep the policy they hold meanwhile).
+      if (!(await ctx.projection.tryPutPolicy(policyOf(updated)))) req.log.warn({ project_id: updated.id }, 'project changed while Redis is unreachable; the change reaches the proxies at the next rebuild');
       const { used_tokens: _used, ...project } = updated;
       await ctx.webhooks.emit({ projectId: updated.id, type: 'project.updated', data: { project, changed: Object.keys(req.body), actor: principal.userId } });
       return withUsedTokens(ctx, updated);
