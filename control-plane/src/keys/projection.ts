@@ -74,9 +74,7 @@ export class KeyProjection {
    * command may still land once Redis is back, and the next rebuild removes whatever it left.
    */
   async tryRemove(key: Pick<ProjectedKey, 'id' | 'project_id' | 'key_hash'>, boundMs = REDIS_BOUND_MS): Promise<boolean> {
-    // Known to be disconnected: do not even queue the commands; the rebuild after the reconnect repairs.
-    if (this.redis.status !== 'ready') return false;
-    return bounded(this.remove(key), boundMs);
+    return this.within(() => this.remove(key), boundMs);
   }
 
   /**
@@ -85,14 +83,12 @@ export class KeyProjection {
    * writes the committed policy and announces it, so the change still reaches the proxies.
    */
   async tryPutPolicy(policy: Omit<ProjectPolicy, 'v'>, boundMs = REDIS_BOUND_MS): Promise<boolean> {
-    if (this.redis.status !== 'ready') return false;
-    return bounded(this.putPolicy(policy), boundMs);
+    return this.within(() => this.putPolicy(policy), boundMs);
   }
 
   /** put() within `boundMs`: false when Redis did not confirm in time (or is known to be away). */
   async tryPut(key: ProjectedKey, boundMs = PUT_BOUND_MS): Promise<boolean> {
-    if (this.redis.status !== 'ready') return false;
-    return bounded(this.put(key), boundMs);
+    return this.within(() => this.put(key), boundMs);
   }
 
   /** Redis answers commands now (a management call that needs it can fail fast otherwise). */
@@ -102,20 +98,23 @@ export class KeyProjection {
 
   /** removeProject() within `boundMs`; see tryRemove. */
   async tryRemoveProject(projectId: string, hashesFromDb: string[], boundMs = REDIS_BOUND_MS): Promise<boolean> {
-    if (this.redis.status !== 'ready') return false;
-    return bounded(this.removeProject(projectId, hashesFromDb), boundMs);
+    return this.within(() => this.removeProject(projectId, hashesFromDb), boundMs);
+  }
+
+  /**
+   * True when `work` succeeded within `ms`; false on failure or time-out (never throws). Known to
+   * be disconnected: the commands are not even queued; the rebuild after the reconnect repairs.
+   */
+  private async within(work: () => Promise<unknown>, ms: number): Promise<boolean> {
+    if (!this.reachable) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    });
+    return Promise.race([work().then(() => true, () => false), timeout]).finally(() => clearTimeout(timer));
   }
 
   private async publish(msg: Parameters<typeof encodeInvalidation>[0]): Promise<void> {
     await this.redis.publish(this.keys.invalidationChannel, encodeInvalidation(msg));
   }
-}
-
-/** True when `work` succeeded within `ms`; false on failure or time-out (never throws). */
-function bounded(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  return Promise.race([work.then(() => true, () => false), timeout]).finally(() => clearTimeout(timer));
 }
