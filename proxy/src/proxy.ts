@@ -6,7 +6,7 @@ import { InFlightRegistry } from './auth/in-flight.js';
 import { InvalidationStream } from './auth/invalidation-stream.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
 import { KeyCache } from './auth/key-cache.js';
-import type { GatewayDeps } from './chat/gateway-call.js';
+import type { GatewayDeps } from './pipeline/context.js';
 import { startProxyServer, type ProxyServer } from './http/server.js';
 import { loadUws } from './http/uws.js';
 import { createProxyMetrics, registerCooldowns, registerQueueDepth } from './metrics.js';

@@ -62,6 +62,36 @@ export class GatewayError extends Error {
   }
 }
 
+/**
+ * Named factories for the errors the data plane raises in more than one place or on its request
+ * path, so one wording serves every endpoint and a test or the docs can name them (Fastify's
+ * `lib/errors.js`). Messages never carry a secret.
+ */
+export const Errors = {
+  noApiKey: () => new GatewayError('UNAUTHORIZED', 'No API key. Send it as x-api-key or Authorization: Bearer.'),
+  invalidApiKey: () => new GatewayError('UNAUTHORIZED', 'The API key is not valid.'),
+  keyDeleted: () => new GatewayError('UNAUTHORIZED', 'The API key was deleted.'),
+  keyExpired: () => new GatewayError('UNAUTHORIZED', 'The API key has expired.'),
+  keysUnverifiable: () => new GatewayError('UNAVAILABLE', 'Keys cannot be verified right now; retry shortly.', { retryAfter: 1 }),
+  policyUnreadable: () => new GatewayError('UNAVAILABLE', 'The project policy cannot be read right now; retry shortly.', { retryAfter: 1 }),
+  shuttingDown: () => new GatewayError('UNAVAILABLE', 'The gateway is shutting down; retry.', { retryAfter: 1 }),
+  bodyTooLarge: (maxBytes: number) => new GatewayError('PAYLOAD_TOO_LARGE', `The body is larger than ${maxBytes} bytes.`),
+  bodyNotJsonType: () => new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'The body must be JSON: send content-type: application/json.'),
+  bodyNotJson: () => new GatewayError('INVALID_REQUEST', 'The body is not valid JSON.', { param: 'body' }),
+  bodyNotUtf8: () => new GatewayError('INVALID_REQUEST', 'The body is not valid UTF-8.', { param: 'body' }),
+  nestedTooDeeply: () => new GatewayError('INVALID_REQUEST', 'The body is nested too deeply.', { param: 'body' }),
+  /** A request field the endpoint refuses; `message` names the field and what it must be. */
+  invalidField: (param: string, message: string) => new GatewayError('INVALID_REQUEST', message, { param }),
+  modelNotAllowed: (model: string) => new GatewayError('MODEL_NOT_ALLOWED', `The model \`${model}\` is not allowed for this project.`, { param: 'model' }),
+  modelNotFound: (model: string) => new GatewayError('MODEL_NOT_FOUND', `The model \`${model}\` is not served by this gateway.`, { param: 'model' }),
+  maxTokensOverCap: (cap: number) => new GatewayError('INVALID_REQUEST', `max_tokens may be at most ${cap} for this project.`, { param: 'max_tokens' }),
+  providerFailed: (provider: string, cause?: unknown) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed.`, { cause }),
+  noProviderTried: () => new GatewayError('UNAVAILABLE', 'No provider could be tried.', { retryAfter: 1 }),
+  methodNotAllowed: (method: string, path: string) => new GatewayError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}.`),
+  noRoute: (method: string, path: string) => new GatewayError('NOT_FOUND', `No route for ${method} ${path}.`),
+  internal: (cause?: unknown) => new GatewayError('INTERNAL', undefined, { cause }),
+} as const;
+
 export function isGatewayError(err: unknown): err is GatewayError {
   return err instanceof GatewayError;
 }

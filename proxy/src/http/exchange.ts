@@ -1,4 +1,5 @@
 import { GatewayError, statusLine } from '@gateway/shared';
+import { readBody } from './body-reader.js';
 import type { HttpResponse } from './uws.js';
 
 /**
@@ -26,6 +27,11 @@ export class Exchange {
       this.writable?.();
       this.onAbortCallback?.();
     });
+  }
+
+  /** Collects the body, refused the moment it passes `limit` bytes (body-reader.ts). */
+  readBody(limit: number, onBody: (body: Buffer) => void, onTooLarge: () => void): void {
+    readBody(this.res, limit, onBody, onTooLarge);
   }
 
   set onAbort(callback: () => void) {

@@ -1,20 +1,15 @@
-import { clientAddress, GatewayError, requestIdFrom, type TrustedProxies } from '@gateway/shared';
-import { EmbeddingsCall } from '../chat/embeddings-call.js';
-import { InferenceCall } from '../chat/inference-call.js';
-import { openAiChat } from '../protocols/openai-chat/openai-chat.js';
-import { openAiResponses } from '../protocols/openai-responses/openai-responses.js';
-import { anthropicMessages } from '../protocols/anthropic-messages/anthropic-messages.js';
-import { CountTokensCall } from '../chat/count-tokens-call.js';
-import type { InboundProtocol } from '../protocols/protocol.js';
-import type { GatewayCall, GatewayDeps, RequestInfo } from '../chat/gateway-call.js';
-import { ModelsCall } from '../chat/models-call.js';
-import { readBody } from './body-reader.js';
+import { clientAddress, Errors, requestIdFrom, type TrustedProxies } from '@gateway/shared';
+import { RequestContext, type GatewayDeps, type RequestInfo } from '../pipeline/context.js';
+import type { Endpoint } from '../pipeline/endpoint.js';
+import { buildEndpoints } from '../pipeline/endpoints.js';
+import type { ErrorShape } from '../protocols/protocol.js';
 import { Exchange } from './exchange.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
 /**
  * Routes of the data plane. Everything the request line and headers say is read synchronously in
- * the uWebSockets.js callback (the request object dies when it returns); the rest is the calls'.
+ * the uWebSockets.js callback (the request object dies when it returns); the rest is the
+ * endpoint's chain of steps (pipeline/endpoints.ts).
  */
 export interface ProxyServer {
   app: TemplatedApp;
@@ -28,21 +23,6 @@ export interface HealthProbe {
 }
 
 const BEARER = /^Bearer\s+(.+)$/i;
-
-/** Inference endpoints and the protocol each speaks. */
-const INFERENCE_ROUTES: readonly (readonly [string, InboundProtocol])[] = [
-  ['/v1/chat/completions', openAiChat],
-  ['/v1/responses', openAiResponses],
-  ['/v1/messages', anthropicMessages],
-];
-
-/** Anthropic's token counting, answered by the gateway itself. */
-const COUNT_TOKENS = '/v1/messages/count_tokens';
-
-/** A call that reads a JSON body: every inference endpoint, and token counting. */
-type BodyCall = GatewayCall & { clientGone(): void; tooLarge(): void; onBody(raw: Buffer): Promise<void> };
-
-const EMBEDDINGS_PATH = '/v1/embeddings';
 
 /** application/json, or a JSON suffix type; an absent content-type is taken as JSON (curl, old SDKs). */
 function declaresJson(contentType: string): boolean {
@@ -66,6 +46,7 @@ function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxie
     clientIp: clientIp(res, req, trusted),
     userAgent: req.getHeader('user-agent'),
     jsonBody: declaresJson(req.getHeader('content-type')),
+    contentLength: Number(req.getHeader('content-length') || '0'),
   };
 }
 
@@ -84,49 +65,28 @@ function asciiText(bytes: ArrayBuffer): string {
 export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number): Promise<ProxyServer> {
   const uws = loadUws();
   const app = uws.App();
-  const limit = deps.config.maxBodyBytes;
+  const endpoints = buildEndpoints();
+  const routes: readonly (readonly [method: 'post' | 'get', path: string, endpoint: Endpoint])[] = [
+    ['post', '/v1/chat/completions', endpoints.chatCompletions],
+    ['post', '/v1/responses', endpoints.responses],
+    ['post', '/v1/messages', endpoints.messages],
+    ['post', '/v1/messages/count_tokens', endpoints.countTokens],
+    ['post', '/v1/embeddings', endpoints.embeddings],
+    ['get', '/v1/models', endpoints.models],
+  ];
+  const errorShapes = new Map<string, ErrorShape>(routes.map(([, path, endpoint]) => [path, endpoint.errors]));
 
-  const refuseWhileDraining = (ex: Exchange, call: GatewayCall): boolean => {
-    if (!deps.state.draining) return false;
-    call.identify();
-    call.fail(new GatewayError('UNAVAILABLE', 'The gateway is shutting down; retry.', { retryAfter: 1 }), 'error');
-    return true;
-  };
-
-  /** A POST endpoint with a body: key check while it arrives, then the call's own work. */
-  const withBody = (path: string, newCall: (ex: Exchange, info: RequestInfo) => BodyCall) =>
-    app.post(path, (res, req) => {
+  for (const [method, path, endpoint] of routes) {
+    const verb = method.toUpperCase();
+    app[method](path, (res, req) => {
       const info = requestInfo(res, req, deps.config.trustProxy);
-      const declared = Number(req.getHeader('content-length') || '0');
       const ex = new Exchange(res, info.requestId);
-      const call = newCall(ex, info);
-      if (deps.tracer !== null) call.trace = deps.tracer.start(call, req, 'POST', path);
-      ex.onAbort = () => call.clientGone();
-      if (refuseWhileDraining(ex, call)) return;
-      call.authenticate();
-      if (declared > limit) return call.tooLarge();
-      readBody(
-        res,
-        limit,
-        (body) => void call.onBody(body).catch((err: unknown) => call.crashed(err)),
-        () => call.tooLarge(),
-      );
+      const ctx = new RequestContext(deps, ex, info, endpoint);
+      if (deps.tracer !== null) ctx.trace = deps.tracer.start(ctx, req, verb, path);
+      ex.onAbort = () => ctx.clientGone();
+      ctx.run();
     });
-  // A model endpoint: the same path for every inbound protocol, which only parses and renders.
-  for (const [path, protocol] of INFERENCE_ROUTES) withBody(path, (ex, info) => new InferenceCall(deps, ex, info, protocol));
-  withBody(COUNT_TOKENS, (ex, info) => new CountTokensCall(deps, ex, info));
-  withBody(EMBEDDINGS_PATH, (ex, info) => new EmbeddingsCall(deps, ex, info));
-
-  app.get('/v1/models', (res, req) => {
-    const info = requestInfo(res, req, deps.config.trustProxy);
-    const ex = new Exchange(res, info.requestId);
-    const call = new ModelsCall(deps, ex, info);
-    if (deps.tracer !== null) call.trace = deps.tracer.start(call, req, 'GET', '/v1/models');
-    ex.onAbort = () => call.clientGone();
-    if (refuseWhileDraining(ex, call)) return;
-    call.authenticate();
-    void call.run().catch((err: unknown) => call.crashed(err));
-  });
+  }
 
   app.get('/healthz', (res) => {
     res.writeHeader('content-type', 'application/json').end('{"status":"ok"}');
@@ -144,13 +104,10 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     const method = req.getMethod();
     const url = req.getUrl();
     // A known path answers in its own protocol's error shape.
-    const shape = url === COUNT_TOKENS ? anthropicMessages : INFERENCE_ROUTES.find(([path]) => path === url)?.[1];
-    const known = url === '/v1/models' || url === EMBEDDINGS_PATH || shape !== undefined;
-    const err = known
-      ? new GatewayError('METHOD_NOT_ALLOWED', `${method.toUpperCase()} is not allowed on ${url}.`)
-      : new GatewayError('NOT_FOUND', `No route for ${method.toUpperCase()} ${url}.`);
+    const shape = errorShapes.get(url);
+    const err = shape !== undefined ? Errors.methodNotAllowed(method.toUpperCase(), url) : Errors.noRoute(method.toUpperCase(), url);
     const ex = new Exchange(res, requestIdFrom(req.getHeader('x-request-id') || undefined));
-    ex.send(err.status, 'application/json', (shape ?? openAiChat).errorBody(err));
+    ex.send(err.status, 'application/json', (shape ?? endpoints.chatCompletions.errors).errorBody(err));
   });
 
   return new Promise((resolve, reject) => {

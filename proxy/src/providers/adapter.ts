@@ -103,6 +103,8 @@ export interface EmbeddingsRequest {
   /** The model name this provider is sent. */
   upstreamModel: string;
   requestId: string;
+  /** Trace context for the provider (traceparent, tracestate) when the request is traced. */
+  traceHeaders?: Record<string, string>;
 }
 
 export interface EmbeddingsResult {

@@ -1,9 +1,9 @@
 import { defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { GatewayError, type AuditOutcome } from '@gateway/shared';
-import type { UsageOutcome } from '../chat/request-records.js';
+import type { UsageOutcome } from '../pipeline/request-records.js';
 import type { HttpRequest } from '../http/uws.js';
-import type { ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../providers/adapter.js';
+import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../providers/adapter.js';
 import { chunkText, completionText, inputMessages, outputMessages } from './content-capture.js';
 import { ATTR, CONTENT_EVENT, genAiProviderName, OPERATION } from './genai.js';
 import type { GatewayTracer, RequestTrace, TracedCall } from './request-trace.js';
@@ -83,14 +83,14 @@ class OtelRequestTrace implements RequestTrace {
     this.context = trace.setSpan(ROOT_CONTEXT, span);
   }
 
-  attempt(adapter: ProviderAdapter, request: ChatRequest): void {
+  attempt(adapter: ProviderAdapter, request: ChatRequest | EmbeddingsRequest): void {
     if (!this.span.isRecording()) {
       // Not sampled: no attempt spans, but the provider still learns the trace (flag unsampled).
       request.traceHeaders = inject(this.context);
       return;
     }
     if (this.current !== null) this.closeAttempt('failover');
-    if (this.attempts === 0) this.requestFacts(request);
+    if (this.attempts === 0 && 'stream' in request) this.requestFacts(request);
     this.attempts++;
     const server = this.owner.servers.get(adapter.name);
     const attributes: Attributes = {
@@ -118,9 +118,10 @@ class OtelRequestTrace implements RequestTrace {
     attempt.span.setStatus({ code: SpanStatusCode.ERROR, message: type });
   }
 
-  answered(result: CompletionResult | StreamResult): void {
+  answered(result: CompletionResult | StreamResult | EmbeddingsResult): void {
     if (!this.span.isRecording() || this.current === null) return;
     this.current.state = 'answered';
+    if (!('status' in result) && !('events' in result)) return;
     if ('body' in result) {
       const facts = completionFacts(result.body);
       this.responseId = facts.id;

@@ -1,7 +1,7 @@
 import type { AuditOutcome, GatewayEndpoint } from '@gateway/shared';
-import type { UsageOutcome } from '../chat/request-records.js';
+import type { UsageOutcome } from '../pipeline/request-records.js';
 import type { HttpRequest } from '../http/uws.js';
-import type { ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../providers/adapter.js';
+import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../providers/adapter.js';
 
 /**
  * What the request path tells tracing, at a few points of a request's life. With tracing off the
@@ -33,11 +33,11 @@ export interface RequestTrace {
    * A provider attempt begins: its span starts, and `request.traceHeaders` is set to the context
    * the provider receives (traceparent, tracestate).
    */
-  attempt(adapter: ProviderAdapter, request: ChatRequest): void;
+  attempt(adapter: ProviderAdapter, request: ChatRequest | EmbeddingsRequest): void;
   /** The attempt failed (the route may go on to the next provider: the next attempt says so). */
   attemptFailed(err: unknown): void;
   /** The attempt's provider accepted the request; a stream's events may be wrapped to watch them. */
-  answered(result: CompletionResult | StreamResult): void;
+  answered(result: CompletionResult | StreamResult | EmbeddingsResult): void;
   /** The request finished, on whichever way out (GatewayCall.finish). */
   end(outcome: AuditOutcome, status: number, errorCode: string | null, usage: UsageOutcome | undefined): void;
 }

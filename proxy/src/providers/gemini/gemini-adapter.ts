@@ -87,7 +87,7 @@ export class GeminiAdapter implements ProviderAdapter {
   async embed(request: EmbeddingsRequest, cancel: Cancel): Promise<EmbeddingsResult> {
     const model = upstreamName(request.upstreamModel);
     const batch = toGeminiEmbeddings(request, model);
-    const res = await this.send(`${this.prefix}${encodeURIComponent(model)}:batchEmbedContents`, Buffer.from(JSON.stringify(batch)), cancel, null);
+    const res = await this.send(`${this.prefix}${encodeURIComponent(model)}:batchEmbedContents`, Buffer.from(JSON.stringify(batch)), cancel, request);
     let body: Buffer;
     try {
       body = await res.body();
@@ -143,7 +143,7 @@ export class GeminiAdapter implements ProviderAdapter {
     return this.connection.queueDepth();
   }
 
-  private send(path: string, payload: Buffer, cancel: Cancel, request: ChatRequest | null): Promise<UpstreamResponse> {
+  private send(path: string, payload: Buffer, cancel: Cancel, request: { traceHeaders?: Record<string, string> } | null): Promise<UpstreamResponse> {
     return this.connection.post(path, payload, cancel, request, (status, text, res) => geminiStatusError(this.name, status, text, res.header('retry-after'), this.secret));
   }
 

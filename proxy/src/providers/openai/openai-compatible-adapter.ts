@@ -172,7 +172,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     const refused = this.embeddingsRefusal(request);
     if (refused !== null) throw refused;
     const payload = request.upstreamModel === request.model ? request.raw : Buffer.from(JSON.stringify({ ...request.body, model: request.upstreamModel }));
-    const res = await this.send(this.path(request.upstreamModel, 'embeddings'), payload, cancel, null);
+    const res = await this.send(this.path(request.upstreamModel, 'embeddings'), payload, cancel, request);
     let body: Buffer;
     try {
       body = await res.body();

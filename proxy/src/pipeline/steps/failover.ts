@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { GatewayError } from '@gateway/shared';
-import type { Cancel } from '../providers/cancel.js';
-import type { ProxyMetrics } from '../metrics.js';
-import type { Target } from '../routing/model-router.js';
+import type { Cancel } from '../../providers/cancel.js';
+import type { ProxyMetrics } from '../../metrics.js';
+import type { Target } from '../../routing/model-router.js';
 
 /**
  * Tries a route's targets in order until one answers, for every request path that calls a

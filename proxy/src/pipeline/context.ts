@@ -1,0 +1,184 @@
+import { performance } from 'node:perf_hooks';
+import { newRecordId, type AuditOutcome, type GatewayEndpoint, type GatewayError, type KeyRecord, type ModelPrice, type ProjectPolicy, type ProxyConfig } from '@gateway/shared';
+import type { Logger } from 'pino';
+import type { InFlightRegistry, Revocable } from '../auth/in-flight.js';
+import type { InvalidationSubscriber } from '../auth/invalidation-subscriber.js';
+import type { KeyCache } from '../auth/key-cache.js';
+import type { Exchange } from '../http/exchange.js';
+import type { ProxyMetrics } from '../metrics.js';
+import type { ProjectPolicies } from '../policy/project-policies.js';
+import type { QuotaLeases, Reservation } from '../policy/quota-leases.js';
+import type { RateLimiter } from '../policy/rate-limiter.js';
+import type { Cancel } from '../providers/cancel.js';
+import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, EmbeddingsResult, StreamMeta, StreamResult } from '../providers/adapter.js';
+import type { ParsedRequest, StreamWriter } from '../protocols/protocol.js';
+import type { RecordSink } from '../records/record-sink.js';
+import type { ModelRouter, Route } from '../routing/model-router.js';
+import type { GatewayTracer, RequestTrace } from '../tracing/request-trace.js';
+import type { Endpoint } from './endpoint.js';
+import type { UsageOutcome } from './request-records.js';
+import { run } from './run.js';
+import { clientGone, crashed, fail, finish, revoke } from './exits.js';
+
+/** Everything a gateway request needs, built once at start. */
+export interface GatewayDeps {
+  config: ProxyConfig;
+  cache: KeyCache;
+  subscriber: InvalidationSubscriber;
+  inFlight: InFlightRegistry;
+  router: ModelRouter;
+  records: RecordSink;
+  metrics: ProxyMetrics;
+  log: Logger;
+  policies: ProjectPolicies;
+  quotas: QuotaLeases;
+  rateLimiter: RateLimiter;
+  /** Output tokens reserved for a request that sets no max_tokens (and has no cap). */
+  defaultReservation: number;
+  /** Longest time cached keys are served while the invalidation channel is down. */
+  keyStaleBoundMs: number;
+  /** draining: refuse new requests; active: requests not yet finished. */
+  state: { draining: boolean; active: number };
+  /** Null when tracing is off. */
+  tracer: GatewayTracer | null;
+}
+
+/** What the HTTP layer read from the request line and headers (only valid inside its callback). */
+export interface RequestInfo {
+  requestId: string;
+  /** The request id came from the client (else it is a fresh UUIDv7, reused as the record id). */
+  clientRequestId: boolean;
+  apiKey: string;
+  clientIp: string;
+  userAgent: string;
+  /** The body is declared JSON, or its type is not declared (a form or text body is refused). */
+  jsonBody: boolean;
+  /** The declared content-length (0 when none). */
+  contentLength: number;
+}
+
+/** The outcome of a key check: the record, the refusal, or a promise of either (Redis asked). */
+export type KeyCheck = KeyRecord | GatewayError | Promise<KeyRecord | GatewayError>;
+
+/**
+ * The one object a request carries through its endpoint's steps (endpoints.ts). Steps read and
+ * fill its fields in order; nothing else holds request state. Every field exists from the start
+ * (null until its step sets it), so every request has the same shape whatever its endpoint.
+ * The ways out (fail, finish, revoke, client gone) are exits.ts, shared by every endpoint.
+ */
+export class RequestContext implements Revocable {
+  /** Record id of the audit event and usage record: the generated request id when there is one. */
+  readonly id: string;
+  readonly startedAt = performance.now();
+  /** Index of the step running now (run.ts resumes from it). */
+  step = 0;
+  finished = false;
+  /** The key was adopted: from now on a client leaving stops the provider (which ends the request). */
+  admitted = false;
+  revoked = false;
+  registered = false;
+
+  // authenticate
+  auth: KeyCheck | null = null;
+  authEpoch = -1;
+  key: KeyRecord | null = null;
+  /**
+   * The presented key's record when the proxy already knows it, even if the request is refused
+   * before admission (keys unverifiable, draining): the project's audit trail must show it.
+   */
+  knownKey: KeyRecord | null = null;
+
+  // parse
+  raw: Buffer | null = null;
+  json: unknown = null;
+  model: string | null = null;
+  parsed: ParsedRequest | null = null;
+  embeddings: EmbeddingsBody | null = null;
+  route: Route | null = null;
+
+  // admission
+  policy: ProjectPolicy | null = null;
+  /** Prompt tokens plus the output the request may produce: what rate limits and quota are charged. */
+  estimate = 0;
+  /** The bytes sent to the provider when it takes the internal request as it is. */
+  forward: Buffer | null = null;
+  /** Tokens reserved against the project's quota; settled to the true count when the request finishes. */
+  reservation: Reservation | null = null;
+
+  // route + failover + provider
+  provider: string | null = null;
+  attempts = 0;
+  /** Providers tried, in order. */
+  readonly tried: string[] = [];
+  /** Stops the provider call (set once one is made). */
+  cancel: Cancel | null = null;
+  /** The request the provider tried last was sent (null: no provider was called). */
+  request: ChatRequest | EmbeddingsRequest | null = null;
+  /** The price of the model at the provider tried last (the one that served, if one did). */
+  price: ModelPrice | null = null;
+  result: CompletionResult | StreamResult | EmbeddingsResult | null = null;
+
+  // respond
+  meta: StreamMeta | null = null;
+  writer: StreamWriter | null = null;
+
+  /** This request's trace; null when tracing is off. */
+  trace: RequestTrace | null = null;
+
+  // how it ended (set once by finish, read by the closing steps)
+  outcome: AuditOutcome = 'success';
+  status = 0;
+  errorCode: string | null = null;
+  usage: UsageOutcome | undefined = undefined;
+  /** Milliseconds from arrival to finish. */
+  elapsedMs = 0;
+
+  constructor(
+    readonly deps: GatewayDeps,
+    readonly ex: Exchange,
+    readonly info: RequestInfo,
+    /** The endpoint's chain of steps (endpoints.ts). */
+    readonly chain: Endpoint,
+  ) {
+    this.id = info.clientRequestId ? newRecordId() : info.requestId;
+    deps.state.active++;
+  }
+
+  /** The inbound API (null: not a model request). */
+  get endpoint(): GatewayEndpoint | null {
+    return this.chain.name;
+  }
+
+  get keyId(): string {
+    return this.key?.id ?? '';
+  }
+
+  get projectId(): string {
+    return this.key?.project_id ?? '';
+  }
+
+  /** Runs the endpoint's steps from `from` on (run.ts). */
+  run(from = 0): void {
+    run(this, from);
+  }
+
+  fail(err: GatewayError, outcome: AuditOutcome, usage?: UsageOutcome): void {
+    fail(this, err, outcome, usage);
+  }
+
+  finish(outcome: AuditOutcome, status: number, errorCode: string | null, usage?: UsageOutcome): void {
+    finish(this, outcome, status, errorCode, usage);
+  }
+
+  revoke(reason?: GatewayError): void {
+    revoke(this, reason);
+  }
+
+  clientGone(): void {
+    clientGone(this);
+  }
+
+  crashed(err: unknown): void {
+    crashed(this, err);
+  }
+}

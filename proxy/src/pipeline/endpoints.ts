@@ -1,0 +1,112 @@
+import type { InboundProtocol } from '../protocols/protocol.js';
+import { anthropicMessages } from '../protocols/anthropic-messages/anthropic-messages.js';
+import { openAiChat } from '../protocols/openai-chat/openai-chat.js';
+import { openAiResponses } from '../protocols/openai-responses/openai-responses.js';
+import type { Endpoint, Step } from './endpoint.js';
+import { present, type Seams } from './seams.js';
+import { estimateChat, estimateEmbeddings, maxTokensCap, modelAllowed, projectPolicy, quota, rateLimit } from './steps/admission.js';
+import { authenticate, checkKey } from './steps/authenticate.js';
+import { parseJson, readBody, refuseWhileDraining } from './steps/body.js';
+import { countRequest, endTrace, settle, writeRecords } from './steps/closing.js';
+import { chatUsage, embeddingsUsage } from './steps/meter.js';
+import { parseCountTokens, parseEmbeddings, parseWith } from './steps/parse.js';
+import { callEmbeddings, callModel } from './steps/provider.js';
+import { respondEmbeddings, respondModels, respondTokenCount, respondWith } from './steps/respond.js';
+
+/**
+ * Every endpoint of the data plane as its list of steps, top to bottom (run.ts runs them; the
+ * context they share is context.ts). The steps up to `readBody` run inside the uWebSockets.js
+ * callback; the rest from the body's last chunk on, synchronously up to the provider call and
+ * from its answer to the response. Built once at start-up, with the optional features' seams.
+ */
+export interface Endpoints {
+  chatCompletions: Endpoint;
+  messages: Endpoint;
+  responses: Endpoint;
+  embeddings: Endpoint;
+  countTokens: Endpoint;
+  models: Endpoint;
+}
+
+export function buildEndpoints(seams: Seams = {}): Endpoints {
+  const closing = present(seams.cacheStore, settle, countRequest, writeRecords, endTrace);
+
+  /** A model request in any inbound protocol, which only parses and renders. */
+  const model = (protocol: InboundProtocol): Endpoint => ({
+    name: protocol.endpoint,
+    errors: protocol,
+    meter: chatUsage,
+    steps: present<Step>(
+      // authenticate (started with the headers, adopted once the body is in)
+      refuseWhileDraining,
+      checkKey,
+      readBody,
+      authenticate,
+      // parse: the protocol's wire format into the internal request; the model's route
+      parseJson,
+      parseWith(protocol),
+      seams.tags,
+      seams.cacheLookup,
+      seams.guardrailsIn,
+      // admission
+      projectPolicy,
+      modelAllowed,
+      maxTokensCap,
+      estimateChat,
+      rateLimit,
+      quota,
+      seams.budgets,
+      // route + failover + provider
+      callModel,
+      seams.guardrailsOut,
+      respondWith(protocol),
+    ),
+    // settle → records (on every way out)
+    closing,
+  });
+
+  return {
+    chatCompletions: model(openAiChat),
+    messages: model(anthropicMessages),
+    responses: model(openAiResponses),
+    embeddings: {
+      name: 'embeddings',
+      errors: openAiChat,
+      meter: embeddingsUsage,
+      steps: present<Step>(
+        refuseWhileDraining,
+        checkKey,
+        readBody,
+        authenticate,
+        parseJson,
+        parseEmbeddings,
+        seams.tags,
+        projectPolicy,
+        modelAllowed,
+        estimateEmbeddings,
+        rateLimit,
+        quota,
+        seams.budgets,
+        callEmbeddings,
+        respondEmbeddings,
+      ),
+      closing,
+    },
+    // Counted by the gateway itself: no provider, no quota, no rate limit spent.
+    countTokens: {
+      // Not a model request: recorded without an endpoint, as the models list is.
+      name: null,
+      errors: anthropicMessages,
+      meter: null,
+      steps: [refuseWhileDraining, checkKey, readBody, authenticate, parseJson, parseCountTokens, projectPolicy, modelAllowed, respondTokenCount],
+      closing,
+    },
+    models: {
+      name: null,
+      errors: openAiChat,
+      meter: null,
+      steps: [refuseWhileDraining, checkKey, authenticate, projectPolicy, respondModels],
+      closing,
+    },
+  };
+}

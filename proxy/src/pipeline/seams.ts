@@ -1,0 +1,27 @@
+import type { ClosingStep, Step } from './endpoint.js';
+
+/**
+ * The named points of a model request's chain where optional features plug in as steps. A
+ * feature the gateway does not run leaves its point empty: the step is not in the list at all
+ * (no call, no allocation, no Redis command, no promise). A step that is plugged in returns at
+ * once for a project that does not use it (one field read of its policy).
+ */
+export interface Seams {
+  /** After parse: request tags (cost attribution) read from the headers and body. */
+  tags?: Step;
+  /** After parse: a cached answer served without calling a provider. */
+  cacheLookup?: Step;
+  /** Before admission: the prompt checked by input guardrails. */
+  guardrailsIn?: Step;
+  /** In admission, after the quota: spending budgets. */
+  budgets?: Step;
+  /** After the provider, before respond: the answer checked by output guardrails. */
+  guardrailsOut?: Step;
+  /** First of the closing steps: a successful answer stored for later lookups. */
+  cacheStore?: ClosingStep;
+}
+
+/** The steps given, without the empty seams: resolved once, at start-up. */
+export function present<S>(...steps: readonly (S | undefined)[]): readonly S[] {
+  return steps.filter((step): step is S => step !== undefined);
+}

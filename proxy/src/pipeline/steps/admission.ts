@@ -1,0 +1,107 @@
+import { Errors, GatewayError, type ProjectPolicy } from '@gateway/shared';
+import type { Reservation } from '../../policy/quota-leases.js';
+import { estimatePromptTokens } from '../../policy/token-estimate.js';
+import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
+import type { RequestContext } from '../context.js';
+import type { ParsedRequest } from '../../protocols/protocol.js';
+import type { EmbeddingsBody } from '../../providers/adapter.js';
+
+/**
+ * admission: the project's say on a request, in order — its policy (a Map lookup, read from
+ * Redis once per project), the model allow-list, the max-tokens cap, the token estimate, the
+ * rate limits and the quota reservation (both local in the common case: policy/). A refusal is
+ * answered here (audit outcome `policy_blocked`, or `error` when Redis could not tell).
+ */
+
+export function projectPolicy(ctx: RequestContext): void | Promise<void> {
+  let found: ProjectPolicy | Promise<ProjectPolicy>;
+  try {
+    found = ctx.deps.policies.get(ctx.projectId);
+  } catch {
+    return unreadable(ctx);
+  }
+  if (!(found instanceof Promise)) {
+    ctx.policy = found;
+    return;
+  }
+  return found.then(
+    (policy) => {
+      ctx.policy = policy;
+    },
+    () => unreadable(ctx),
+  );
+}
+
+function unreadable(ctx: RequestContext): void {
+  ctx.fail(Errors.policyUnreadable(), 'error');
+}
+
+/** Whether the project may use the model: 403 MODEL_NOT_ALLOWED if not. */
+export function modelAllowed(ctx: RequestContext): void {
+  const allowed = (ctx.policy as ProjectPolicy).allowed_models;
+  const model = ctx.model as string;
+  if (allowed === null || allowed.includes(model)) return;
+  ctx.fail(Errors.modelNotAllowed(model), 'policy_blocked');
+}
+
+/**
+ * The project's max_tokens cap: a request over it is refused; one that sets none is given the cap
+ * (then its client bytes can no longer be forwarded as they are).
+ */
+export function maxTokensCap(ctx: RequestContext): void {
+  const cap = (ctx.policy as ProjectPolicy).max_tokens_cap;
+  if (cap === null) return;
+  const parsed = ctx.parsed as ParsedRequest;
+  if (parsed.maxTokens !== null) {
+    if (parsed.maxTokens > cap) ctx.fail(Errors.maxTokensOverCap(cap), 'policy_blocked');
+    return;
+  }
+  parsed.chat.max_tokens = cap;
+  parsed.maxTokens = cap;
+  ctx.forward = null;
+}
+
+/**
+ * The prompt's token estimate plus the output the request may produce. Made once: the
+ * reservation, a stream's opening usage and a usage record without the provider's counts read it.
+ */
+export function estimateChat(ctx: RequestContext): void {
+  const parsed = ctx.parsed as ParsedRequest;
+  parsed.promptTokens = estimatePromptTokens(parsed.chat);
+  ctx.estimate = parsed.promptTokens + (parsed.maxTokens ?? ctx.deps.defaultReservation);
+}
+
+/** An embeddings request produces no output: its input is the whole estimate. */
+export function estimateEmbeddings(ctx: RequestContext): void {
+  ctx.estimate = estimateEmbeddingsTokens((ctx.embeddings as EmbeddingsBody).input);
+}
+
+/** Rate limits, charged the estimate; counted locally, asked of Redis only near a limit. */
+export function rateLimit(ctx: RequestContext): void | Promise<void> {
+  const rate = ctx.deps.rateLimiter.check(ctx.policy as ProjectPolicy, ctx.keyId, ctx.estimate, Date.now());
+  if (rate === null) return;
+  if (!(rate instanceof Promise)) return refused(ctx, rate);
+  return rate.then((result) => refused(ctx, result));
+}
+
+function refused(ctx: RequestContext, refusal: GatewayError | null): void {
+  if (refusal === null || ctx.finished) return;
+  ctx.fail(refusal, refusal.code === 'RATE_LIMITED' ? 'policy_blocked' : 'error');
+}
+
+/**
+ * The quota reservation of the estimate, from this proxy's lease (settled to the true count when
+ * the request finishes; given back unused if the request ended meanwhile).
+ */
+export function quota(ctx: RequestContext): void | Promise<void> {
+  const reserved = ctx.deps.quotas.reserve(ctx.policy as ProjectPolicy, ctx.estimate, Date.now());
+  if (!(reserved instanceof Promise)) return reserve(ctx, reserved);
+  return reserved.then((result) => reserve(ctx, result));
+}
+
+function reserve(ctx: RequestContext, reservation: Reservation | GatewayError): void {
+  if (reservation instanceof GatewayError) return ctx.fail(reservation, reservation.code === 'QUOTA_EXCEEDED' ? 'policy_blocked' : 'error');
+  // Revoked or abandoned while the lease was taken: nothing was used.
+  if (ctx.finished) return ctx.deps.quotas.settle(reservation, 0);
+  ctx.reservation = reservation;
+}

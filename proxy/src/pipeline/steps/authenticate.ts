@@ -1,0 +1,87 @@
+import { Errors, GatewayError, looksLikeApiKey, type KeyRecord } from '@gateway/shared';
+import type { KeyCheck, RequestContext } from '../context.js';
+
+/**
+ * authenticate: the presented key is checked as soon as the headers are read (a Map lookup for a
+ * known key, one Redis GET otherwise, while the body arrives), and adopted once the request is
+ * ready to run. Nothing here waits unless Redis was asked.
+ */
+
+/** Starts the key check (first step of every endpoint, inside the uWebSockets.js callback). */
+export function checkKey(ctx: RequestContext): void {
+  ctx.auth = lookUp(ctx);
+}
+
+/**
+ * Adopts the key and registers the request for revocation. If any invalidation was applied since
+ * the key was looked up, the lookup is repeated first: the key may be the one deleted.
+ */
+export function authenticate(ctx: RequestContext): void | Promise<void> {
+  const auth = ctx.auth ?? lookUp(ctx);
+  if (auth instanceof Promise) return auth.then((result) => recheck(ctx, result));
+  return recheck(ctx, auth);
+}
+
+/** Attributes the request to its key if the proxy knows it, without asking Redis (refused before admission). */
+export function identify(ctx: RequestContext): void {
+  const apiKey = ctx.info.apiKey;
+  if (ctx.key === null && ctx.knownKey === null && apiKey !== '' && looksLikeApiKey(apiKey)) {
+    ctx.knownKey = ctx.deps.cache.peekPresented(apiKey);
+  }
+}
+
+/** The key when it is known now, without waiting (a refusal before the body is read uses it). */
+export function knownNow(ctx: RequestContext): KeyRecord | null {
+  const auth = ctx.auth;
+  return auth === null || auth instanceof GatewayError || auth instanceof Promise ? null : auth;
+}
+
+function recheck(ctx: RequestContext, result: KeyRecord | GatewayError): void | Promise<void> {
+  if (ctx.finished) return;
+  if (!(result instanceof GatewayError) && ctx.authEpoch !== ctx.deps.cache.currentEpoch) {
+    const again = lookUp(ctx);
+    if (again instanceof Promise) return again.then((record) => adopt(ctx, record));
+    return adopt(ctx, again);
+  }
+  return adopt(ctx, result);
+}
+
+function adopt(ctx: RequestContext, result: KeyRecord | GatewayError): void {
+  if (ctx.finished) return;
+  if (result instanceof GatewayError) return ctx.fail(result, result.code === 'UNAVAILABLE' ? 'error' : 'auth_failed');
+  ctx.key = result;
+  ctx.admitted = true;
+  // An expiring key dies at its moment with no message to announce it, streams included: the
+  // registry holds one timer per expiring key with requests in flight.
+  ctx.deps.inFlight.add(ctx, result.expires_at);
+  ctx.registered = true;
+}
+
+function lookUp(ctx: RequestContext): KeyCheck {
+  const { deps } = ctx;
+  const apiKey = ctx.info.apiKey;
+  if (apiKey === '') return Errors.noApiKey();
+  if (!looksLikeApiKey(apiKey)) return Errors.invalidApiKey();
+  const now = Date.now();
+  if (!deps.subscriber.trusted(now, deps.keyStaleBoundMs)) {
+    ctx.knownKey = deps.cache.peekPresented(apiKey);
+    return Errors.keysUnverifiable();
+  }
+  ctx.authEpoch = deps.cache.currentEpoch;
+  const found = deps.cache.lookupPresented(apiKey, now);
+  if (found === null) return invalidKey(ctx, apiKey);
+  if (!(found instanceof Promise)) return found;
+  return found.then(
+    (record) => {
+      ctx.authEpoch = deps.cache.currentEpoch;
+      return record ?? invalidKey(ctx, apiKey);
+    },
+    () => Errors.keysUnverifiable(),
+  );
+}
+
+/** 401; a key this proxy knows was deleted still names its project and key in the audit event. */
+function invalidKey(ctx: RequestContext, apiKey: string): GatewayError {
+  ctx.knownKey = ctx.deps.cache.deadRecord(apiKey);
+  return Errors.invalidApiKey();
+}

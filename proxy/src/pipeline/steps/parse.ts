@@ -1,0 +1,39 @@
+import type { InboundProtocol } from '../../protocols/protocol.js';
+import { validateEmbeddingsRequest } from '../../protocols/openai-embeddings/validate-embeddings.js';
+import { parseMessagesRequest } from '../../protocols/anthropic-messages/parse-request.js';
+import { estimatePromptTokens } from '../../policy/token-estimate.js';
+import type { RequestContext } from '../context.js';
+import type { Step } from '../endpoint.js';
+
+/**
+ * parse: the endpoint's protocol turns the JSON body into the internal request, and the model's
+ * route is found (404 before any policy is read). A GatewayError thrown here is the client's
+ * fault and answered as it is (run.ts).
+ */
+
+/** The protocol's parse (validation included) into the internal request; made once per endpoint. */
+export function parseWith(protocol: InboundProtocol): Step {
+  return (ctx) => {
+    const parsed = protocol.parse(ctx.json, ctx.raw as Buffer);
+    ctx.parsed = parsed;
+    ctx.model = parsed.model;
+    ctx.forward = parsed.raw;
+    ctx.route = ctx.deps.router.route(parsed.model);
+  };
+}
+
+export function parseEmbeddings(ctx: RequestContext): void {
+  const body = validateEmbeddingsRequest(ctx.json);
+  ctx.embeddings = body;
+  ctx.model = body.model;
+  ctx.route = ctx.deps.router.embeddingsRoute(body.model);
+}
+
+/** A Messages request to count: parsed as one, its model served, its prompt estimated. */
+export function parseCountTokens(ctx: RequestContext): void {
+  const parsed = parseMessagesRequest(ctx.json, ctx.raw as Buffer, 'count');
+  ctx.parsed = parsed;
+  ctx.model = parsed.model;
+  ctx.deps.router.route(parsed.model);
+  ctx.estimate = estimatePromptTokens(parsed.chat);
+}

@@ -1,0 +1,96 @@
+import { Errors, GatewayError } from '@gateway/shared';
+import { Cancel } from '../../providers/cancel.js';
+import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, StreamResult, EmbeddingsResult } from '../../providers/adapter.js';
+import type { ParsedRequest } from '../../protocols/protocol.js';
+import type { Route, Target } from '../../routing/model-router.js';
+import type { RequestContext } from '../context.js';
+import { CLIENT_CLOSED } from '../exits.js';
+import { tryTargets, type Served } from './failover.js';
+
+/**
+ * route + failover + provider: the route's plan (its providers in order, cooling ones last), each
+ * tried in turn until one answers (failover.ts), each attempt traced with its own span and its
+ * trace context sent to the provider. The one step of a model request that always waits.
+ */
+
+/** A chat model request (chat completions, messages, responses): complete or stream. */
+export function callModel(ctx: RequestContext): Promise<void> {
+  const cancel = startCancel(ctx);
+  const parsed = ctx.parsed as ParsedRequest;
+  // A translated (or capped) request has no client bytes to forward as they are.
+  const raw = ctx.forward ?? Buffer.from(JSON.stringify(parsed.chat));
+  const base: ChatRequest = {
+    body: parsed.chat,
+    raw,
+    model: parsed.model,
+    upstreamModel: parsed.model,
+    stream: parsed.stream,
+    clientWantsUsage: parsed.wantsUsage,
+    requestId: ctx.info.requestId,
+    ...(parsed.native === undefined ? {} : { native: parsed.native }),
+  };
+  return attempt<CompletionResult | StreamResult>(ctx, cancel, (target) => {
+    const request = target.entry.upstream === base.model ? base : { ...base, upstreamModel: target.entry.upstream };
+    begin(ctx, target, request);
+    return base.stream ? target.adapter.stream(request, cancel) : target.adapter.complete(request, cancel);
+  });
+}
+
+/** An embeddings request, over the model's providers that have embeddings. */
+export function callEmbeddings(ctx: RequestContext): Promise<void> {
+  const cancel = startCancel(ctx);
+  const body = ctx.embeddings as EmbeddingsBody;
+  const base: EmbeddingsRequest = { body, raw: ctx.raw as Buffer, model: body.model, upstreamModel: body.model, requestId: ctx.info.requestId };
+  return attempt<EmbeddingsResult>(ctx, cancel, (target) => {
+    const request = target.entry.upstream === base.model ? base : { ...base, upstreamModel: target.entry.upstream };
+    begin(ctx, target, request);
+    // Never thrown: the route holds only providers with embeddings (ModelRouter.embeddingsRoute).
+    if (target.adapter.embed === undefined) throw new GatewayError('INTERNAL', `Provider ${target.adapter.name} has no embeddings.`);
+    return target.adapter.embed(request, cancel);
+  });
+}
+
+function startCancel(ctx: RequestContext): Cancel {
+  const cancel = (ctx.cancel = new Cancel());
+  if (ctx.ex.aborted) cancel.abort();
+  return cancel;
+}
+
+function begin(ctx: RequestContext, target: Target, request: ChatRequest | EmbeddingsRequest): void {
+  ctx.request = request;
+  ctx.price = target.entry.price;
+  ctx.trace?.attempt(target.adapter, request);
+}
+
+function attempt<R extends CompletionResult | StreamResult | EmbeddingsResult>(ctx: RequestContext, cancel: Cancel, send: (target: Target) => Promise<R>): Promise<void> {
+  const trace = ctx.trace;
+  const call =
+    trace === null
+      ? send
+      : (target: Target) =>
+          send(target).catch((err: unknown) => {
+            trace.attemptFailed(err);
+            throw err;
+          });
+  return tryTargets((ctx.route as Route).plan(Date.now()), cancel, ctx, ctx.deps.metrics, call).then((served: Served<R>) => {
+    if (!served.ok) return upstreamFailed(ctx, served.error, !served.counted);
+    ctx.result = served.result;
+    ctx.trace?.answered(served.result);
+  });
+}
+
+/**
+ * The provider failed (every target, or a stream after its start). Before the first byte the
+ * provider produced nothing to bill; after it, what streamed counts.
+ */
+export function upstreamFailed(ctx: RequestContext, err: unknown, count = true): void {
+  if (ctx.finished) return;
+  const { ex } = ctx;
+  const meter = ctx.chain.meter!;
+  if (ex.aborted) return ctx.finish('cancelled', ex.headersSent ? 200 : CLIENT_CLOSED, null, meter(ctx, 'cancelled'));
+  const gatewayError = err instanceof GatewayError ? err : Errors.providerFailed(ctx.provider ?? '', err);
+  if (count) ctx.deps.metrics.upstreamErrors.inc({ provider: ctx.provider ?? 'none', code: gatewayError.code });
+  ctx.fail(gatewayError, 'error', ex.headersSent ? meter(ctx, 'error') : meter(ctx, 'error', NOTHING));
+}
+
+const NOTHING = { input: 0, output: 0 } as const;

@@ -1,0 +1,80 @@
+import type { CompletionResult, EmbeddingsResult, StreamResult } from '../../providers/adapter.js';
+import type { InboundProtocol, ParsedRequest } from '../../protocols/protocol.js';
+import type { ProjectPolicy } from '@gateway/shared';
+import type { RequestContext } from '../context.js';
+import type { Step } from '../endpoint.js';
+import { CLIENT_CLOSED } from '../exits.js';
+import { upstreamFailed } from './provider.js';
+
+/**
+ * respond: the answer in the endpoint's protocol, whole (sent synchronously from the provider's
+ * answer) or streamed event by event with backpressure, then `finish` (the closing steps). A
+ * client gone meanwhile is recorded as cancelled, with what the provider used.
+ */
+
+/** A chat model answer in `protocol`'s format; made once per endpoint. */
+export function respondWith(protocol: InboundProtocol): Step {
+  return (ctx) => {
+    const result = ctx.result as CompletionResult | StreamResult;
+    if ('events' in result) return streamOut(ctx, protocol, result);
+    completeOnce(ctx, protocol, result);
+  };
+}
+
+function completeOnce(ctx: RequestContext, protocol: InboundProtocol, result: CompletionResult): void {
+  const meter = ctx.chain.meter!;
+  if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled', result.usage));
+  ctx.ex.send(200, 'application/json', protocol.render(result, ctx.parsed as ParsedRequest));
+  ctx.finish('success', 200, null, meter(ctx, result.finishReason, result.usage, result.rawFinishReason ?? null));
+}
+
+async function streamOut(ctx: RequestContext, protocol: InboundProtocol, result: StreamResult): Promise<void> {
+  const { ex } = ctx;
+  const meter = ctx.chain.meter!;
+  ctx.meta = result.meta;
+  const writer = protocol.streamWriter(ctx.parsed as ParsedRequest, ctx.info.requestId, result.native === true);
+  ctx.writer = writer;
+  ex.startStream();
+  const opening = writer.start();
+  if (opening !== '') ex.write(opening);
+  try {
+    for await (const data of result.events) {
+      if (ctx.finished || ex.aborted) break;
+      const text = writer.chunk(data);
+      if (text !== '' && !ex.write(text)) await ex.drain();
+    }
+  } catch (err) {
+    return upstreamFailed(ctx, err);
+  }
+  if (ctx.finished) return;
+  if (ex.aborted) {
+    ctx.cancel?.abort();
+    return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled'));
+  }
+  ex.endStream(writer.end(result.meta));
+  ctx.finish('success', 200, null, meter(ctx, result.meta.finishReason ?? 'stop', undefined, result.meta.rawFinishReason ?? null));
+}
+
+/** OpenAI's embeddings answer, as the adapter made it. */
+export function respondEmbeddings(ctx: RequestContext): void {
+  const result = ctx.result as EmbeddingsResult;
+  const meter = ctx.chain.meter!;
+  const usage = { input: result.usage.input, output: 0 };
+  if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled', usage));
+  ctx.ex.send(200, 'application/json', result.body);
+  ctx.finish('success', 200, null, meter(ctx, 'stop', usage));
+}
+
+/** `{"input_tokens": n}`: the gateway's estimate, the figure its quota would reserve. */
+export function respondTokenCount(ctx: RequestContext): void {
+  if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null);
+  ctx.ex.send(200, 'application/json', JSON.stringify({ input_tokens: ctx.estimate }));
+  ctx.finish('success', 200, null);
+}
+
+/** The models this key's project may use. */
+export function respondModels(ctx: RequestContext): void {
+  if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null);
+  ctx.ex.send(200, 'application/json', ctx.deps.router.modelsListFor((ctx.policy as ProjectPolicy).allowed_models));
+  ctx.finish('success', 200, null);
+}
