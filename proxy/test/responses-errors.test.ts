@@ -142,7 +142,7 @@ describe('a stream that fails after it started', () => {
     const [error, failed] = list.slice(-2);
     expect(error?.data).toMatchObject({ type: 'error', code: 'UPSTREAM_ERROR', error: { code: 'UPSTREAM_ERROR', type: 'api_error' } });
     expect(error?.data.message).toContain('mid-stream');
-    expect(failed?.data.response).toMatchObject({ id: list[0]?.data.response.id, status: 'failed', error: { code: 'UPSTREAM_ERROR' } });
+    expect(failed?.data.response).toMatchObject({ id: list[0]?.data.response.id, status: 'failed', error: { code: 'server_error', gateway_code: 'UPSTREAM_ERROR' } });
     const { audit, usage } = await recordsOf('resp-broken-stream');
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ outcome: 'error', status: 200, error_code: 'UPSTREAM_ERROR' });
@@ -200,7 +200,7 @@ describe('a key deleted while its stream runs', () => {
     expect(list.map((e) => e.event).slice(-2)).toEqual(['error', 'response.failed']);
     expect(list.map((e) => e.event)).not.toContain('response.completed');
     expect(list.at(-2)?.data).toMatchObject({ code: 'UNAUTHORIZED', error: { code: 'UNAUTHORIZED', type: 'authentication_error' } });
-    expect(list.at(-1)?.data.response).toMatchObject({ status: 'failed', error: { code: 'UNAUTHORIZED' } });
+    expect(list.at(-1)?.data.response).toMatchObject({ status: 'failed', error: { code: 'server_error', gateway_code: 'UNAUTHORIZED' } });
     await expectError(await post(hello, { 'x-api-key': doomed.key }), 401, 'UNAUTHORIZED');
     const { audit, usage } = await recordsOf('resp-revoked');
     expect(audit).toHaveLength(1);

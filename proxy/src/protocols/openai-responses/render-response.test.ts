@@ -26,7 +26,7 @@ describe('chat.completion → Response', () => {
       metadata: { a: 'b' },
       store: false,
       output: [{ type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hello there', annotations: [] }] }],
-      usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 0 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 },
+      usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 },
     });
     expect(response.id).toMatch(/^resp_[0-9a-f]{48}$/);
     expect(response.output[0].id).toMatch(/^msg_/);

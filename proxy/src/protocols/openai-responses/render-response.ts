@@ -44,7 +44,7 @@ export function renderResponse(result: CompletionResult, model: string, echo: Re
     output.push(functionCallItem(newId('fc'), typeof c.id === 'string' && c.id !== '' ? c.id : newId('call'), name, args, itemStatus));
   }
 
-  const counts = countsFromChatUsage(completion.usage) ?? { input: 0, output: 0, cached: 0, reasoning: 0 };
+  const counts = countsFromChatUsage(completion.usage) ?? { input: 0, output: 0, cached: 0, cacheWrite: 0, reasoning: 0 };
   // The adapter's counts are the ones billed: the Response reports the same.
   counts.input = result.usage.input;
   counts.output = result.usage.output;

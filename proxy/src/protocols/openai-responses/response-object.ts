@@ -30,17 +30,25 @@ export interface TokenCounts {
   input: number;
   output: number;
   cached: number;
+  /** Prompt tokens written to the provider's prompt cache (0 when it reports none). */
+  cacheWrite: number;
   reasoning: number;
 }
 
 /** Token counts from a Chat Completions `usage` object, or null when it holds none. */
 export function countsFromChatUsage(usage: unknown): TokenCounts | null {
   if (typeof usage !== 'object' || usage === null) return null;
-  const u = usage as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null; completion_tokens_details?: { reasoning_tokens?: unknown } | null };
+  const u = usage as {
+    prompt_tokens?: unknown;
+    completion_tokens?: unknown;
+    prompt_tokens_details?: { cached_tokens?: unknown; cache_write_tokens?: unknown } | null;
+    completion_tokens_details?: { reasoning_tokens?: unknown } | null;
+  };
   return {
     input: count(u.prompt_tokens),
     output: count(u.completion_tokens),
     cached: count(u.prompt_tokens_details?.cached_tokens),
+    cacheWrite: count(u.prompt_tokens_details?.cache_write_tokens),
     reasoning: count(u.completion_tokens_details?.reasoning_tokens),
   };
 }
@@ -49,7 +57,8 @@ export function usageObject(counts: TokenCounts | null): Record<string, unknown>
   if (counts === null) return null;
   return {
     input_tokens: counts.input,
-    input_tokens_details: { cached_tokens: Math.min(counts.cached, counts.input) },
+    // Both required by OpenAI's ResponseUsage schema.
+    input_tokens_details: { cached_tokens: Math.min(counts.cached, counts.input), cache_write_tokens: Math.min(counts.cacheWrite, counts.input) },
     output_tokens: counts.output,
     output_tokens_details: { reasoning_tokens: Math.min(counts.reasoning, counts.output) },
     total_tokens: counts.input + counts.output,
@@ -68,6 +77,24 @@ export function outcomeOf(finishReason: string | null | undefined): Outcome {
   return { status: 'completed', incompleteDetails: null };
 }
 
+/**
+ * A failed Response's `error`. OpenAI's ResponseError schema closes `code` over its own enum
+ * (ResponseErrorCode): the gateway's code is mapped into it (a rate or quota refusal is
+ * `rate_limit_exceeded`, anything else `server_error`) and kept whole as `gateway_code`, which the
+ * schema allows beside it. The `error` event before `response.failed` carries the gateway's code
+ * as its own `code` (a free string there).
+ */
+export interface FailedError {
+  code: 'server_error' | 'rate_limit_exceeded';
+  message: string;
+  gateway_code: string;
+}
+
+export function failedError(err: { code: string; message: string }): FailedError {
+  const code = err.code === 'RATE_LIMITED' || err.code === 'QUOTA_EXCEEDED' ? 'rate_limit_exceeded' : 'server_error';
+  return { code, message: err.message, gateway_code: err.code };
+}
+
 export interface ResponseState {
   id: string;
   createdAt: number;
@@ -75,7 +102,7 @@ export interface ResponseState {
   model: string;
   output: Record<string, unknown>[];
   incompleteDetails?: Outcome['incompleteDetails'];
-  error?: { code: string; message: string } | null;
+  error?: FailedError | null;
   usage: TokenCounts | null;
 }
 

@@ -60,7 +60,7 @@ describe('Responses stream writer', () => {
       incomplete_details: null,
       error: null,
       output: [{ type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hello', annotations: [] }] }],
-      usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 2 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 1 }, total_tokens: 14 },
+      usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 1 }, total_tokens: 14 },
     });
     expect(done.id).toMatch(/^resp_/);
     expect(done.output[0].id).toMatch(/^msg_/);
@@ -132,7 +132,7 @@ describe('Responses stream writer', () => {
     expect(error?.event).toBe('error');
     expect(error?.data).toMatchObject({ code: 'UNAUTHORIZED', message: 'The API key was deleted.', param: null, error: { type: 'authentication_error', code: 'UNAUTHORIZED', message: 'The API key was deleted.' } });
     expect(failed?.event).toBe('response.failed');
-    expect(failed?.data.response).toMatchObject({ status: 'failed', error: { code: 'UNAUTHORIZED', message: 'The API key was deleted.' }, output: [{ type: 'message', status: 'incomplete', content: [{ text: 'Hel' }] }] });
+    expect(failed?.data.response).toMatchObject({ status: 'failed', error: { code: 'server_error', message: 'The API key was deleted.', gateway_code: 'UNAUTHORIZED' }, output: [{ type: 'message', status: 'incomplete', content: [{ text: 'Hel' }] }] });
     expect(list.map((e) => e.event)).not.toContain('response.completed');
   });
 

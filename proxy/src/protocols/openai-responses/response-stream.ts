@@ -5,12 +5,14 @@ import { isObject } from './checks.js';
 import {
   contentPartObject,
   countsFromChatUsage,
+  failedError,
   functionCallItem,
   messageItem,
   newId,
   outcomeOf,
   responseObject,
   type ContentPart,
+  type FailedError,
   type ItemStatus,
   type Outcome,
   type ResponseState,
@@ -119,7 +121,7 @@ export class ResponseStreamWriter implements StreamWriter {
     if (this.ended) return '';
     this.ended = true;
     const error = { type: err.type, code: err.code, message: err.message, param: err.param };
-    const failed = this.snapshot({ status: 'failed', error: { code: err.code, message: err.message } });
+    const failed = this.snapshot({ status: 'failed', error: failedError(err) });
     return this.event('error', { code: err.code, message: err.message, param: err.param, error }) + this.event('response.failed', { response: failed });
   }
 
@@ -205,10 +207,10 @@ export class ResponseStreamWriter implements StreamWriter {
   private usage(meta: StreamMeta): TokenCounts | null {
     const billed = meta.usage;
     if (billed === null) return this.counts;
-    return { input: billed.input, output: billed.output, cached: billed.cached ?? this.counts?.cached ?? 0, reasoning: this.counts?.reasoning ?? 0 };
+    return { input: billed.input, output: billed.output, cached: billed.cached ?? this.counts?.cached ?? 0, cacheWrite: this.counts?.cacheWrite ?? 0, reasoning: this.counts?.reasoning ?? 0 };
   }
 
-  private snapshot(state: { status: ResponseState['status']; incompleteDetails?: Outcome['incompleteDetails']; error?: { code: string; message: string }; usage?: TokenCounts | null }): Record<string, unknown> {
+  private snapshot(state: { status: ResponseState['status']; incompleteDetails?: Outcome['incompleteDetails']; error?: FailedError; usage?: TokenCounts | null }): Record<string, unknown> {
     // Items still open when a response fails were cut short.
     const open: ItemStatus = state.status === 'in_progress' ? 'in_progress' : 'incomplete';
     const output = this.items.map((item) => {
