@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
-import { startAnthropicWireMock } from '../src/providers/anthropic/anthropic-wire-mock.case.js';
+import { startAnthropicWireMock } from './wire-mocks/anthropic-wire-mock.js';
 import { startHarness, type Harness } from './harness.js';
 
 /**

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDER_KEY, SCENARIOS } from '../src/providers/conformance.case.js';
-import { EXTRA, startAnthropicWireMock } from '../src/providers/anthropic/anthropic-wire-mock.case.js';
+import { EXTRA, startAnthropicWireMock } from './wire-mocks/anthropic-wire-mock.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
 import { startHarness, type Harness } from './harness.js';

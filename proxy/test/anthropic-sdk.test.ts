@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
-import { startOpenAiWireMock } from '../src/providers/openai/openai-wire-mock.case.js';
+import { startOpenAiWireMock } from './wire-mocks/openai-wire-mock.js';
 import { startHarness, type Harness } from './harness.js';
 
 /**

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeProjectPolicy, NO_RATE_LIMITS } from '@gateway/shared';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
-import { startAzureWireMock } from '../src/providers/azure/azure-wire-mock.case.js';
+import { startAzureWireMock } from './wire-mocks/azure-wire-mock.js';
 import { startHarness, type Harness } from './harness.js';
 
 /** The official SDK, unmodified, against the proxy in front of a wire-faithful Azure OpenAI mock. */

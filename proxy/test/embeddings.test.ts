@@ -7,15 +7,15 @@ import type { RunningWireMock } from '../../test-support/wire-mock.js';
 import { estimateEmbeddingsTokens } from '../src/policy/embeddings-estimate.js';
 import { countTokens } from '../src/providers/mock/mock-tokens.js';
 import { mockVector } from '../src/providers/mock/mock-embeddings.js';
-import { WIRE_TOKENS_PER_INPUT, wireVector } from '../src/providers/openai/openai-embeddings-wire.case.js';
-import { startOpenAiWireMock } from '../src/providers/openai/openai-wire-mock.case.js';
-import { startGeminiWireMock } from '../src/providers/gemini/gemini-wire-mock.case.js';
+import { WIRE_TOKENS_PER_INPUT, wireVector } from './wire-mocks/openai-embeddings-wire.js';
+import { startOpenAiWireMock } from './wire-mocks/openai-wire-mock.js';
+import { startGeminiWireMock } from './wire-mocks/gemini-wire-mock.js';
 import { startHarness, type Harness } from './harness.js';
 
 /**
  * POST /v1/embeddings end to end: the official openai SDK, unmodified, against a real proxy serving
  * the built-in mock provider and openai-typed providers on OpenAI's wire format (steered by the
- * upstream model name, openai-embeddings-wire.case.ts), with the chat path's guarantees: failover,
+ * upstream model name, test/wire-mocks/openai-embeddings-wire.ts), with the chat path's guarantees: failover,
  * provider errors, project policy, quota, revocation in flight, and one audit event and one usage
  * record per request.
  */

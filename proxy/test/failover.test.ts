@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEvent, UsageRecord } from '@gateway/shared';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
 import { startWireMock, type RunningWireMock } from '../../test-support/wire-mock.js';
-import { startOpenAiWireMock } from '../src/providers/openai/openai-wire-mock.case.js';
+import { startOpenAiWireMock } from './wire-mocks/openai-wire-mock.js';
 import { startHarness, type Harness } from './harness.js';
 
 /**

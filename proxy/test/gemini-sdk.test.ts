@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
-import { startGeminiWireMock } from '../src/providers/gemini/gemini-wire-mock.case.js';
+import { startGeminiWireMock } from './wire-mocks/gemini-wire-mock.js';
 import { startHarness, type Harness } from './harness.js';
 
 /** The official SDK, unmodified, against the proxy in front of a Gemini-wire upstream. */

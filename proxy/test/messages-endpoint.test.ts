@@ -4,7 +4,7 @@ import { encodeProjectPolicy, NO_RATE_LIMITS, type ProjectPolicy } from '@gatewa
 import { eventually } from '../../test-support/processes.js';
 import { deleteTestKey, projectTestKey, type TestKey } from '../../test-support/redis.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
-import { startOpenAiWireMock } from '../src/providers/openai/openai-wire-mock.case.js';
+import { startOpenAiWireMock } from './wire-mocks/openai-wire-mock.js';
 import { startHarness, type Harness } from './harness.js';
 
 /**

@@ -5,7 +5,7 @@ import { loadProvidersConfig } from '@gateway/shared';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../../test-support/otlp-receiver.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
-import { startOpenAiWireMock } from '../src/providers/openai/openai-wire-mock.case.js';
+import { startOpenAiWireMock } from './wire-mocks/openai-wire-mock.js';
 import { PROVIDER_TYPES } from '../src/providers/registry.js';
 import { startTracing } from '../src/tracing/start-tracing.js';
 import { startHarness, type Harness } from './harness.js';

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../test-support/otlp-receiver.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
-import { startAnthropicWireMock } from '../src/providers/anthropic/anthropic-wire-mock.case.js';
-import { startAzureWireMock } from '../src/providers/azure/azure-wire-mock.case.js';
-import { startGeminiWireMock } from '../src/providers/gemini/gemini-wire-mock.case.js';
-import { startOpenAiWireMock } from '../src/providers/openai/openai-wire-mock.case.js';
+import { startAnthropicWireMock } from './wire-mocks/anthropic-wire-mock.js';
+import { startAzureWireMock } from './wire-mocks/azure-wire-mock.js';
+import { startGeminiWireMock } from './wire-mocks/gemini-wire-mock.js';
+import { startOpenAiWireMock } from './wire-mocks/openai-wire-mock.js';
 import { startHarness, type Harness } from './harness.js';
 
 /**

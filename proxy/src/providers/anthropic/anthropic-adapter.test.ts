@@ -5,7 +5,7 @@ import { Cancel } from '../cancel.js';
 import { chatRequest, PROVIDER_KEY, runAdapterConformance, SCENARIOS, TOOL } from '../conformance.case.js';
 import { createAdapter, PROVIDER_TYPES } from '../registry.js';
 import { ANTHROPIC_VERSION, AnthropicAdapter } from './anthropic-adapter.js';
-import { EXTRA, startAnthropicWireMock } from './anthropic-wire-mock.case.js';
+import { EXTRA, startAnthropicWireMock } from '../../../test/wire-mocks/anthropic-wire-mock.js';
 
 let mock: RunningWireMock;
 beforeAll(async () => {

@@ -5,9 +5,9 @@ import { Cancel } from '../cancel.js';
 import { chatRequest, PROVIDER_KEY, runAdapterConformance, SCENARIOS } from '../conformance.case.js';
 import { floatsToBase64 } from '../embeddings-answer.js';
 import { embeddingsRequest, parseAnswer } from '../embeddings-request.case.js';
-import { WIRE_TOKENS_PER_INPUT, wireVector } from '../openai/openai-embeddings-wire.case.js';
+import { WIRE_TOKENS_PER_INPUT, wireVector } from '../../../test/wire-mocks/openai-embeddings-wire.js';
 import { AzureAdapter, DEFAULT_AZURE_API_VERSION } from './azure-adapter.js';
-import { AZURE_SCENARIOS, startAzureWireMock } from './azure-wire-mock.case.js';
+import { AZURE_SCENARIOS, startAzureWireMock } from '../../../test/wire-mocks/azure-wire-mock.js';
 
 let mock: RunningWireMock;
 const built: AzureAdapter[] = [];

@@ -7,7 +7,7 @@ import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
 import { floatsToBase64 } from '../embeddings-answer.js';
 import { embeddingsRequest, parseAnswer } from '../embeddings-request.case.js';
 import { GeminiAdapter } from './gemini-adapter.js';
-import { GEMINI_WIRE_DIMENSIONS, startGeminiWireMock } from './gemini-wire-mock.case.js';
+import { GEMINI_WIRE_DIMENSIONS, startGeminiWireMock } from '../../../test/wire-mocks/gemini-wire-mock.js';
 
 let mock: RunningWireMock;
 beforeAll(async () => {

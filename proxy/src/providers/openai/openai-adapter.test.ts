@@ -7,8 +7,8 @@ import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
 import { floatsToBase64 } from '../embeddings-answer.js';
 import { embeddingsRequest, parseAnswer } from '../embeddings-request.case.js';
 import { OpenAiAdapter } from './openai-adapter.js';
-import { WIRE_TOKENS_PER_INPUT, wireVector } from './openai-embeddings-wire.case.js';
-import { startOpenAiWireMock } from './openai-wire-mock.case.js';
+import { WIRE_TOKENS_PER_INPUT, wireVector } from '../../../test/wire-mocks/openai-embeddings-wire.js';
+import { startOpenAiWireMock } from '../../../test/wire-mocks/openai-wire-mock.js';
 
 let mock: RunningWireMock;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { sendJson, sendSse, startWireMock, type RunningWireMock, type WireRequest } from '../../../../test-support/wire-mock.js';
-import { SCENARIOS } from '../conformance.case.js';
+import { sendJson, sendSse, startWireMock, type RunningWireMock, type WireRequest } from '../../../test-support/wire-mock.js';
+import { SCENARIOS } from '../../src/providers/conformance.case.js';
 
 /**
  * Anthropic's Messages wire format (API reference, version 2023-06-01): the message object, the

@@ -1,6 +1,6 @@
-import { sendJson, startWireMock, type RunningWireMock } from '../../../../test-support/wire-mock.js';
-import { openAiEmbeddingsAnswer } from '../openai/openai-embeddings-wire.case.js';
-import { openAiAnswer, sendPlan, WIRE_USAGE, type WirePlan } from '../openai/openai-wire-mock.case.js';
+import { sendJson, startWireMock, type RunningWireMock } from '../../../test-support/wire-mock.js';
+import { openAiEmbeddingsAnswer } from './openai-embeddings-wire.js';
+import { openAiAnswer, sendPlan, WIRE_USAGE, type WirePlan } from './openai-wire-mock.js';
 
 /**
  * Azure OpenAI's wire format: OpenAI's answers (the scenarios of openai-wire-mock.case.ts, by

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { sendJson, sendSse, startWireMock, type RunningWireMock } from '../../../../test-support/wire-mock.js';
-import { SCENARIOS } from '../conformance.case.js';
+import { sendJson, sendSse, startWireMock, type RunningWireMock } from '../../../test-support/wire-mock.js';
+import { SCENARIOS } from '../../src/providers/conformance.case.js';
 
 /**
  * The Gemini API's wire format as its reference documents it: `POST

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import { sendJson, sendSse, startWireMock, type RunningWireMock } from '../../../../test-support/wire-mock.js';
-import { SCENARIOS } from '../conformance.case.js';
-import { openAiEmbeddingsAnswer } from './openai-embeddings-wire.case.js';
+import { sendJson, sendSse, startWireMock, type RunningWireMock } from '../../../test-support/wire-mock.js';
+import { SCENARIOS } from '../../src/providers/conformance.case.js';
+import { openAiEmbeddingsAnswer } from './openai-embeddings-wire.js';
 
 /**
  * OpenAI's Chat Completions wire format (the API reference's fields, chunk shapes, error body),

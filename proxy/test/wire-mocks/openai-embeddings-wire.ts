@@ -1,6 +1,6 @@
-import { SCENARIOS } from '../conformance.case.js';
-import { floatsToBase64 } from '../embeddings-answer.js';
-import { openAiError, type WirePlan } from './openai-wire-mock.case.js';
+import { SCENARIOS } from '../../src/providers/conformance.case.js';
+import { floatsToBase64 } from '../../src/providers/embeddings-answer.js';
+import { openAiError, type WirePlan } from './openai-wire-mock.js';
 
 /**
  * OpenAI's `POST /v1/embeddings` as its API reference documents it: `{object: "list", data:
