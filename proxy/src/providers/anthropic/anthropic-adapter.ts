@@ -1,4 +1,4 @@
-import { createSseDecoder, GatewayError, sseData, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import { GatewayError, sseData, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
@@ -11,6 +11,7 @@ import { toChatCompletion } from './anthropic-response.js';
 import { StreamTranslator } from './anthropic-stream.js';
 import type { AnthropicResponse } from './anthropic-types.js';
 import { ProviderConnection } from '../provider-connection.js';
+import { readSse } from '../sse-reader.js';
 
 /**
  * Anthropic's Messages API behind the OpenAI Chat Completions interface: each request is
@@ -84,56 +85,31 @@ export class AnthropicAdapter implements ProviderAdapter {
    * The provider's events translated into OpenAI chunks; or, `native`, forwarded as the frames
    * Anthropic sent (the translation still runs, for the usage and finish reason it reads).
    */
-  private async *events(res: UpstreamResponse, translator: StreamTranslator, meta: StreamMeta, cancel: Cancel, native: boolean): AsyncGenerator<string> {
-    const text = new TextDecoder();
-    const queue: string[] = [];
-    const frames: string[] = [];
-    let head = 0;
-    const out: string[] = [];
+  private events(res: UpstreamResponse, translator: StreamTranslator, meta: StreamMeta, cancel: Cancel, native: boolean): AsyncGenerator<string> {
+    const provider = this.name;
     let started = false;
-    const sse = createSseDecoder((event) => {
-      queue.push(event.data);
-      if (native) frames.push(event.event === undefined ? sseData(event.data) : `event: ${event.event}\n${sseData(event.data)}`);
-    });
-    try {
-      for await (const chunk of res.stream()) {
-        sse.feed(text.decode(chunk, { stream: true }));
-        while (head < queue.length) {
-          const frame = frames[head];
-          const data = queue[head++] as string;
+    // A native stream forwards the provider's frames; the translation runs for its counts only.
+    const unused: string[] = [];
+    return readSse(res, provider, cancel, {
+      event(event, out) {
+        const data = event.data;
+        if (native) {
+          translator.translate(data, unused);
+          unused.length = 0;
+          if (meta.failed) throw anthropicStreamError(provider, data, started);
+          out.push(event.event === undefined ? sseData(data) : `event: ${event.event}\n${sseData(data)}`);
+        } else {
           translator.translate(data, out);
-          if (meta.failed) throw anthropicStreamError(this.name, data, started);
-          if (native) {
-            started = true;
-            yield frame as string;
-          } else {
-            for (let i = 0; i < out.length; i++) {
-              started = true;
-              yield out[i] as string;
-            }
-          }
-          out.length = 0;
-          if (translator.finished) break;
+          if (meta.failed) throw anthropicStreamError(provider, data, started);
         }
-        queue.length = 0;
-        frames.length = 0;
-        head = 0;
-        if (translator.finished) {
-          // The message is whole at message_stop: the client's answer ends now; the rest of the
-          // provider's body is dropped in the background and the pooled connection kept.
-          res.release();
-          break;
-        }
-      }
-    } catch (err) {
-      if (translator.finished && !cancel.aborted) return;
-      res.destroy();
-      throw transportError(this.name, err, cancel.aborted);
-    } finally {
-      // The consumer left early (client gone, key revoked): stop the provider too.
-      if (!translator.finished) res.destroy();
-    }
-    if (!translator.finished) throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} ended the stream before it was complete.`);
+        if (out.length > 0) started = true;
+        // The message is whole at message_stop: the client's answer ends now.
+        return translator.finished;
+      },
+      end() {
+        throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ended the stream before it was complete.`);
+      },
+    });
   }
 
   private payload(request: ChatRequest): Buffer {

@@ -1,4 +1,4 @@
-import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import { GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
@@ -12,6 +12,7 @@ import { toChatCompletion, type AnswerContext } from './gemini-response.js';
 import { GeminiStreamTranslator } from './gemini-stream.js';
 import type { GeminiResponse } from './gemini-wire.js';
 import { ProviderConnection } from '../provider-connection.js';
+import { readSse } from '../sse-reader.js';
 
 /**
  * Google's Gemini API (`generateContent`, `streamGenerateContent?alt=sse`) behind the OpenAI
@@ -97,29 +98,17 @@ export class GeminiAdapter implements ProviderAdapter {
     return fromGeminiEmbeddings(this.name, body, request, batch.requests.length);
   }
 
-  private async *events(res: UpstreamResponse, translator: GeminiStreamTranslator, cancel: Cancel): AsyncGenerator<string> {
-    const text = new TextDecoder();
-    const queue: string[] = [];
-    const sse = createSseDecoder((event) => queue.push(event.data));
-    let ended = false;
-    try {
-      for await (const chunk of res.stream()) {
-        sse.feed(text.decode(chunk, { stream: true }));
-        for (let i = 0; i < queue.length; i++) {
-          for (const out of translator.push(queue[i] as string)) yield out;
-        }
-        queue.length = 0;
-      }
-      ended = true;
-    } catch (err) {
-      res.destroy();
-      if (err instanceof GatewayError) throw err;
-      throw transportError(this.name, err, cancel.aborted);
-    } finally {
-      // The consumer left early (client gone, key revoked): stop the provider too.
-      if (!ended) res.destroy();
-    }
-    for (const out of translator.close()) yield out;
+  /** Gemini marks no end of stream: the answer is whole when the body ends (sse-reader.ts). */
+  private events(res: UpstreamResponse, translator: GeminiStreamTranslator, cancel: Cancel): AsyncGenerator<string> {
+    return readSse(res, this.name, cancel, {
+      event(event, out) {
+        for (const chunk of translator.push(event.data)) out.push(chunk);
+        return false;
+      },
+      end(out) {
+        for (const chunk of translator.close()) out.push(chunk);
+      },
+    });
   }
 
   private payload(request: ChatRequest): Buffer {

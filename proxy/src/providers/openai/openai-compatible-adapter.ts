@@ -1,4 +1,4 @@
-import { createSseDecoder, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import { GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { readOpenAiEmbeddings } from './embeddings-read.js';
@@ -9,6 +9,7 @@ import { scanCompletion } from './completion-scan.js';
 import { mapFinishReason } from './finish-reason.js';
 import { limitNeedsMove, moveLimit, tokenLimitField, tokenLimitOption, type TokenLimitField } from './token-limit-field.js';
 import { ProviderConnection } from '../provider-connection.js';
+import { readSse } from '../sse-reader.js';
 
 /** What differs between providers speaking OpenAI's Chat Completions wire format. */
 export interface OpenAiEndpoint {
@@ -96,52 +97,28 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     return { meta, events: this.events(res, meta, request.clientWantsUsage, cancel, this.chunkRewrite()) };
   }
 
-  private async *events(res: UpstreamResponse, meta: StreamMeta, clientWantsUsage: boolean, cancel: Cancel, rewrite: ChunkRewrite | null): AsyncGenerator<string> {
-    const text = new TextDecoder();
-    const queue: string[] = [];
-    let head = 0;
-    let done = false;
-    const sse = createSseDecoder((event) => queue.push(event.data));
-    try {
-      for await (const chunk of res.stream()) {
-        sse.feed(text.decode(chunk, { stream: true }));
-        while (head < queue.length) {
-          let data: string | null = queue[head++] as string;
-          if (data === '[DONE]') {
-            done = true;
-            break;
-          }
-          if (rewrite !== null) {
-            data = rewrite(data);
-            if (data === null) continue;
-          }
-          const forward = inspectChunk(data, meta, clientWantsUsage);
-          // An error event is the provider's word that the answer failed: the client gets the
-          // gateway's one error event (scrubbed), and the request is recorded as an error.
-          if (meta.failed) throw streamErrorEvent(this.name, data);
-          if (forward !== null) yield forward;
+  /** The provider's chunks, inspected for usage and the finish reason, up to [DONE] (sse-reader.ts). */
+  private events(res: UpstreamResponse, meta: StreamMeta, clientWantsUsage: boolean, cancel: Cancel, rewrite: ChunkRewrite | null): AsyncGenerator<string> {
+    const provider = this.name;
+    return readSse(res, provider, cancel, {
+      event(event, out) {
+        let data: string | null = event.data;
+        if (data === '[DONE]') return true;
+        if (rewrite !== null) {
+          data = rewrite(data);
+          if (data === null) return false;
         }
-        queue.length = 0;
-        head = 0;
-        if (done) {
-          // The answer is whole at [DONE]: the client's stream ends now, not when the provider
-          // closes its body; the rest of that body is dropped in the background (the pooled
-          // connection is kept).
-          res.release();
-          break;
-        }
-      }
-    } catch (err) {
-      if (done && !cancel.aborted) return;
-      res.destroy();
-      throw transportError(this.name, err, cancel.aborted);
-    } finally {
-      // The consumer left early (client gone, key revoked): stop the provider too.
-      if (!done) res.destroy();
-    }
-    if (!done && meta.finishReason === null) {
-      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} ended the stream before it was complete.`);
-    }
+        const forward = inspectChunk(data, meta, clientWantsUsage);
+        // An error event is the provider's word that the answer failed: the client gets the
+        // gateway's one error event (scrubbed), and the request is recorded as an error.
+        if (meta.failed) throw streamErrorEvent(provider, data);
+        if (forward !== null) out.push(forward);
+        return false;
+      },
+      end() {
+        if (meta.finishReason === null) throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ended the stream before it was complete.`);
+      },
+    });
   }
 
   /**
