@@ -75,7 +75,8 @@ function isContentOnly(data: string): boolean {
 }
 
 /** Length of the JSON string value after `key` (escapes counted as written), 0 when absent. */
-function stringLength(data: string, key: string): number {
+/** Length of the JSON string value after `key` (escapes counted as written), found by a scan, not a parse. */
+export function stringLength(data: string, key: string): number {
   const at = data.indexOf(key);
   if (at < 0) return 0;
   const start = at + key.length;

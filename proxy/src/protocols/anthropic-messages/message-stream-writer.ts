@@ -1,8 +1,8 @@
 import type { StreamMeta } from '../../providers/adapter.js';
 import type { StreamWriter } from '../protocol.js';
 import { sseEvent } from './anthropic-errors.js';
-import { anthropicUsage } from './render-message.js';
-import { messageId, stopReason } from './stop-reason.js';
+import { anthropicUsage, stopReason } from '../../conversion/anthropic-openai.js';
+import { messageId } from './message-id.js';
 
 /**
  * The internal chunk stream as Anthropic's event sequence: message_start; for each content block

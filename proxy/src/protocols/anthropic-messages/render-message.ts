@@ -1,24 +1,12 @@
 import type { CompletionResult, Usage } from '../../providers/adapter.js';
-import { messageId, stopReason } from './stop-reason.js';
+import { anthropicUsage, stopReason } from '../../conversion/anthropic-openai.js';
+import { messageId } from './message-id.js';
 
 /**
  * The internal answer (an OpenAI chat.completion) as an Anthropic message: the text as one text
  * block, then each tool call as a tool_use block whose `input` is the parsed arguments. Counts
  * come from the adapter's usage (already read from the answer), never from a second reading.
  */
-export interface AnthropicUsage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_input_tokens: number;
-  cache_creation_input_tokens: number;
-}
-
-/** Anthropic counts cached prompt tokens apart from input_tokens; the internal count includes them. */
-export function anthropicUsage(usage: Usage): AnthropicUsage {
-  const cached = Math.min(usage.cached ?? 0, usage.input);
-  return { input_tokens: usage.input - cached, output_tokens: usage.output, cache_read_input_tokens: cached, cache_creation_input_tokens: 0 };
-}
-
 interface CompletionMessage {
   content?: unknown;
   refusal?: unknown;

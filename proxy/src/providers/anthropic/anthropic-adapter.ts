@@ -12,6 +12,8 @@ import { StreamTranslator } from './anthropic-stream.js';
 import type { AnthropicResponse } from './anthropic-types.js';
 import { ProviderConnection } from '../provider-connection.js';
 import { readSse } from '../sse-reader.js';
+import { mapStopReason, usageFrom } from '../../conversion/anthropic-openai.js';
+import { NativeStreamMeter } from './native-stream-meter.js';
 
 /**
  * Anthropic's Messages API behind the OpenAI Chat Completions interface: each request is
@@ -60,9 +62,13 @@ export class AnthropicAdapter implements ProviderAdapter {
     if (typeof message !== 'object' || message === null || Array.isArray(message)) {
       throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not a JSON message.`);
     }
+    if (isNative(request)) {
+      // An Anthropic client gets Anthropic's own answer: only its counts and stop reason are read.
+      const answer = message as AnthropicResponse;
+      const finish = mapStopReason(answer.stop_reason);
+      return { status: 200, body, native: true, usage: usageFrom(answer.usage), finishReason: finish.gateway, rawFinishReason: finish.raw };
+    }
     const { body: completion, usage, finish } = toChatCompletion(message as AnthropicResponse, request.upstreamModel);
-    // An Anthropic client gets Anthropic's own answer; the translation only measured it.
-    if (isNative(request)) return { status: 200, body, native: true, usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
     return { status: 200, body: Buffer.from(JSON.stringify(completion)), usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
   }
 
@@ -74,41 +80,41 @@ export class AnthropicAdapter implements ProviderAdapter {
   async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
     const res = await this.send(this.payload(request), cancel, request);
     const meta = newStreamMeta();
-    const translator = new StreamTranslator(meta, request.clientWantsUsage, request.requestId, request.upstreamModel);
     const native = isNative(request);
-    const events = this.events(res, translator, meta, cancel, native);
+    const events = native ? this.nativeEvents(res, new NativeStreamMeter(meta), meta, cancel) : this.events(res, new StreamTranslator(meta, request.clientWantsUsage, request.requestId, request.upstreamModel), meta, cancel);
     const first = await events.next();
     return { meta, events: first.done ? events : startingWith(first.value, events), native };
   }
 
-  /**
-   * The provider's events translated into OpenAI chunks; or, `native`, forwarded as the frames
-   * Anthropic sent (the translation still runs, for the usage and finish reason it reads).
-   */
-  private events(res: UpstreamResponse, translator: StreamTranslator, meta: StreamMeta, cancel: Cancel, native: boolean): AsyncGenerator<string> {
+  /** The provider's events translated into OpenAI chunks (sse-reader.ts reads them). */
+  private events(res: UpstreamResponse, translator: StreamTranslator, meta: StreamMeta, cancel: Cancel): AsyncGenerator<string> {
     const provider = this.name;
     let started = false;
-    // A native stream forwards the provider's frames; the translation runs for its counts only.
-    const unused: string[] = [];
     return readSse(res, provider, cancel, {
       event(event, out) {
-        const data = event.data;
-        if (native) {
-          translator.translate(data, unused);
-          unused.length = 0;
-          if (meta.failed) throw anthropicStreamError(provider, data, started);
-          out.push(event.event === undefined ? sseData(data) : `event: ${event.event}\n${sseData(data)}`);
-        } else {
-          translator.translate(data, out);
-          if (meta.failed) throw anthropicStreamError(provider, data, started);
-        }
+        translator.translate(event.data, out);
+        if (meta.failed) throw anthropicStreamError(provider, event.data, started);
         if (out.length > 0) started = true;
         // The message is whole at message_stop: the client's answer ends now.
         return translator.finished;
       },
-      end() {
-        throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ended the stream before it was complete.`);
+      end: () => incomplete(provider),
+    });
+  }
+
+  /** An Anthropic client's stream: the frames as Anthropic sent them, metered, never translated. */
+  private nativeEvents(res: UpstreamResponse, meter: NativeStreamMeter, meta: StreamMeta, cancel: Cancel): AsyncGenerator<string> {
+    const provider = this.name;
+    let started = false;
+    return readSse(res, provider, cancel, {
+      event(event, out) {
+        meter.read(event.event, event.data);
+        if (meta.failed) throw anthropicStreamError(provider, event.data, started);
+        out.push(event.event === undefined ? sseData(event.data) : `event: ${event.event}\n${sseData(event.data)}`);
+        started = true;
+        return meter.finished;
       },
+      end: () => incomplete(provider),
     });
   }
 
@@ -161,3 +167,7 @@ export const anthropicFactory: AdapterFactory = {
   usesBaseUrl: true,
   create: (config) => new AnthropicAdapter(config),
 };
+
+function incomplete(provider: string): never {
+  throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ended the stream before it was complete.`);
+}

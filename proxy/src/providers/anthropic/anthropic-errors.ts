@@ -1,4 +1,5 @@
 import { GatewayError } from '@gateway/shared';
+import { statusOfAnthropicError } from '../../conversion/anthropic-openai.js';
 import { providerErrorDetail, providerStatusError, streamErrorEvent } from '../upstream-error.js';
 
 /**
@@ -17,20 +18,6 @@ export function anthropicStatusError(provider: string, status: number, bodyText:
   return providerStatusError(provider, status, bodyText, retryAfter);
 }
 
-/** The HTTP status Anthropic documents for each error type, for error events inside a stream. */
-const STATUS_OF_TYPE = new Map<string, number>([
-  ['invalid_request_error', 400],
-  ['authentication_error', 401],
-  ['billing_error', 402],
-  ['permission_error', 403],
-  ['not_found_error', 404],
-  ['request_too_large', 413],
-  ['rate_limit_error', 429],
-  ['api_error', 500],
-  ['timeout_error', 504],
-  ['overloaded_error', 529],
-]);
-
 /**
  * An `error` event in a stream. Before the stream reached the client it is what the same error
  * as a status would be (an `overloaded_error` is a 529, retryable: another provider may answer);
@@ -44,6 +31,6 @@ export function anthropicStreamError(provider: string, data: string, started: bo
   } catch {
     type = undefined;
   }
-  const status = typeof type === 'string' ? STATUS_OF_TYPE.get(type) : undefined;
+  const status = statusOfAnthropicError(type);
   return status === undefined ? streamErrorEvent(provider, data) : anthropicStatusError(provider, status, data);
 }

@@ -1,7 +1,6 @@
 import type { Usage } from '../adapter.js';
-import { mapStopReason, type MappedFinish } from './anthropic-finish.js';
+import { mapStopReason, openAiUsage, usageFrom, type MappedFinish } from '../../conversion/anthropic-openai.js';
 import type { AnthropicResponse } from './anthropic-types.js';
-import { openAiUsage, usageFrom } from './anthropic-usage.js';
 
 /**
  * A whole Anthropic message as an OpenAI chat.completion: its text blocks joined into `content`,

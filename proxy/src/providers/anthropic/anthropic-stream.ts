@@ -1,9 +1,8 @@
 import { GatewayError } from '@gateway/shared';
 import type { StreamMeta } from '../adapter.js';
 import { estimateTokens } from '../stream-inspector.js';
-import { mapStopReason } from './anthropic-finish.js';
+import { mapStopReason, mergeUsage, openAiUsage, usageFrom } from '../../conversion/anthropic-openai.js';
 import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-types.js';
-import { openAiUsage, usageFrom } from './anthropic-usage.js';
 
 /**
  * Anthropic's Messages stream events as OpenAI chat.completion.chunk payloads, one event at a
@@ -151,13 +150,8 @@ export class StreamTranslator {
     out.push(this.chunk(`{"content":${JSON.stringify(text)}}`));
   }
 
-  /** Counts present in a later event replace earlier ones: Anthropic's are cumulative. */
   private addUsage(usage: AnthropicUsage | undefined): void {
-    if (usage === undefined || usage === null) return;
-    for (const field of ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const) {
-      const value = usage[field];
-      if (typeof value === 'number') this.usage[field] = value;
-    }
+    mergeUsage(this.usage, usage);
   }
 
   private chunk(delta: string): string {
