@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
-import { connectRedis, connectSubscriber, GatewayError, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, type Env, type MetricsServer, type ProxyConfig, type RedisClient } from '@gateway/shared';
+import { Errors, connectRedis, connectSubscriber, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, type Env, type MetricsServer, type ProxyConfig, type RedisClient } from '@gateway/shared';
 import { InFlightRegistry } from './auth/in-flight.js';
 import { InvalidationStream } from './auth/invalidation-stream.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
@@ -151,7 +151,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         server.stopListening();
         const deadline = Date.now() + config.drainTimeoutMs;
         while (deps.state.active > 0 && Date.now() < deadline) await sleep(25);
-        const shuttingDown = new GatewayError('UNAVAILABLE', 'The gateway is shutting down; retry.', { retryAfter: 1 });
+        const shuttingDown = Errors.shuttingDown();
         for (const call of inFlight.all()) call.revoke(shuttingDown);
         await quotas.close();
         await rateLimiter.close();

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, GatewayError, statusLine, toGatewayError, type ErrorCode } from './errors.js';
+import { ERROR_CODES, Errors, GatewayError, statusLine, toGatewayError, type ErrorCode } from './errors.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -38,5 +38,18 @@ describe('error table', () => {
 
   it('has a status line for every status it can send', () => {
     for (const { status } of Object.values(ERROR_CODES)) expect(statusLine(status)).not.toMatch(/Unknown/);
+  });
+
+  it('makes each named error a fresh GatewayError of a listed code, with a message of its own', () => {
+    const args: Record<string, unknown[]> = {};
+    for (const [name, make] of Object.entries(Errors) as [string, (...a: unknown[]) => GatewayError][]) {
+      const err = make(...(args[name] ?? Array.from({ length: make.length }, (_, i) => (i === 0 ? 'p' : 1))));
+      expect(err, name).toBeInstanceOf(GatewayError);
+      expect(ERROR_CODES[err.code], name).toBeDefined();
+      expect(err.message, name).not.toBe('');
+      expect(make(...Array.from({ length: make.length }, () => 'x')), name).not.toBe(err);
+    }
+    expect(Errors.modelNotAllowed('gpt-x')).toMatchObject({ code: 'MODEL_NOT_ALLOWED', status: 403, param: 'model', message: 'The model `gpt-x` is not allowed for this project.' });
+    expect(Errors.providerStatus('p', 504, '', true)).toMatchObject({ code: 'UPSTREAM_TIMEOUT', retryable: true });
   });
 });

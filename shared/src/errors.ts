@@ -90,6 +90,32 @@ export const Errors = {
   methodNotAllowed: (method: string, path: string) => new GatewayError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}.`),
   noRoute: (method: string, path: string) => new GatewayError('NOT_FOUND', `No route for ${method} ${path}.`),
   internal: (cause?: unknown) => new GatewayError('INTERNAL', undefined, { cause }),
+  modelHasNoEmbeddings: (model: string) => new GatewayError('INVALID_REQUEST', `The model \`${model}\` is served by a provider that has no embeddings.`, { param: 'model' }),
+  rateLimited: (window: string, retryAfter: number) => new GatewayError('RATE_LIMITED', `Rate limit reached: ${window}. Retry in ${retryAfter} s.`, { retryAfter }),
+
+  // A provider's failures: never the client's fault, except a refusal of what the client sent.
+  /** The provider refused the request as the client sent it (its 400/422), naming the field when it does. */
+  providerRefused: (provider: string, detail: string, param: string | null = null) => new GatewayError('INVALID_REQUEST', `Provider ${provider} refused the request${detail}`, { param }),
+  providerTooLarge: (provider: string, detail: string) => new GatewayError('PAYLOAD_TOO_LARGE', `Provider ${provider} refused the request as too large${detail}`),
+  providerRateLimited: (provider: string, detail: string, retryAfter: number, retryable: boolean) =>
+    new GatewayError('RATE_LIMITED', `Provider ${provider} is rate-limiting requests${detail}`, { retryAfter, retryable }),
+  providerStatus: (provider: string, status: number, detail: string, retryable: boolean) =>
+    new GatewayError(status === 408 || status === 504 ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_ERROR', `Provider ${provider} answered ${status}${detail}`, { retryable }),
+  providerTimeout: (provider: string, what: string, cause: unknown, retryable: boolean) => new GatewayError('UPSTREAM_TIMEOUT', `Provider ${provider} ${what}.`, { cause, retryable }),
+  providerUnreachable: (provider: string, code: string, cause: unknown, retryable: boolean) =>
+    new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed (${code || 'connection error'}).`, { cause, retryable }),
+  /** A 401/403 or an API-key error from a provider: the gateway's provider key, not the client's. */
+  providerKeyRefused: (provider: string, what: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ${what}`),
+  providerFailedMidStream: (provider: string, message: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed mid-stream${message ? `: ${message}` : ''}`),
+  providerNotJson: (provider: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent a response that is not JSON.`),
+  /** An answer that parsed but is not what the provider's API documents (`what`: "an object", "a JSON message"). */
+  providerSentNot: (provider: string, what: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent a response that is not ${what}.`),
+  providerEventNotJson: (provider?: string) => new GatewayError('UPSTREAM_ERROR', provider === undefined ? 'The provider sent a stream event that is not JSON.' : `Provider ${provider} sent a stream event that is not JSON.`),
+  providerEventNotObject: (provider: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent a stream event that is not an object.`),
+  providerStreamIncomplete: (provider: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ended the stream before it was complete.`),
+  providerNoCandidate: (provider: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} answered with no candidate.`),
+  providerEmbeddingsCount: (provider: string, got: number | null, expected: number) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent ${got ?? 'no'} embeddings for ${expected} inputs.`),
+  providerNotAnEmbedding: (provider: string, where: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent an embedding that is not one (${where}).`),
 } as const;
 
 export function isGatewayError(err: unknown): err is GatewayError {

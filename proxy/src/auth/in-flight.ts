@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 
 /**
  * Requests in flight, findable by key and by project, so a deletion can end them at once rather
@@ -78,7 +78,7 @@ export class InFlightRegistry {
         if (this.byKey.has(keyId)) this.watchExpiry(keyId, expiresAt);
         return;
       }
-      this.revokeKey(keyId, new GatewayError('UNAUTHORIZED', 'The API key has expired.'));
+      this.revokeKey(keyId, Errors.keyExpired());
     }, Math.min(Math.max(0, remaining), MAX_TIMER_MS));
     timer.unref();
     this.expiries.set(keyId, { expiresAt, timer });

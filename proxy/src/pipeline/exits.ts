@@ -78,5 +78,5 @@ export function crashed(ctx: RequestContext, err: unknown): void {
     return;
   }
   ctx.deps.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'request failed unexpectedly');
-  fail(ctx, new GatewayError('INTERNAL'), 'error');
+  fail(ctx, Errors.internal(err), 'error');
 }

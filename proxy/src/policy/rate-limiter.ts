@@ -1,4 +1,4 @@
-import { GatewayError, type ProjectPolicy, type RedisClient, type RedisKeys } from '@gateway/shared';
+import { Errors, GatewayError, type ProjectPolicy, type RedisClient, type RedisKeys } from '@gateway/shared';
 import { RateWindow } from './rate-window.js';
 
 /**
@@ -178,7 +178,7 @@ export class RateLimiter {
     if (full === 0) return null;
     const window = windows[full - 1]!;
     const retryAfter = Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000));
-    return new GatewayError('RATE_LIMITED', `Rate limit reached: ${window.label}. Retry in ${retryAfter} s.`, { retryAfter });
+    return Errors.rateLimited(window.label, retryAfter);
   }
 
   /** Every window counted or looked at since the last sync, sent back to back on one connection. */

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 import { UpstreamAborted, type UpstreamResponse } from './upstream-request.js';
 
 /**
@@ -61,20 +61,19 @@ export function providerStatusError(provider: string, status: number, bodyText: 
   const detail = message ? `: ${message}` : '';
   const retryable = RETRYABLE_STATUS.has(status);
   if (status === 400 || status === 422) {
-    return new GatewayError('INVALID_REQUEST', `Provider ${provider} refused the request${detail}`, { param });
+    return Errors.providerRefused(provider, detail, param);
   }
-  if (status === 413) return new GatewayError('PAYLOAD_TOO_LARGE', `Provider ${provider} refused the request as too large${detail}`);
+  if (status === 413) return Errors.providerTooLarge(provider, detail);
   if (status === 429) {
-    return new GatewayError('RATE_LIMITED', `Provider ${provider} is rate-limiting requests${detail}`, { retryAfter: retryAfterSeconds(retryAfter) ?? 1, retryable });
+    return Errors.providerRateLimited(provider, detail, retryAfterSeconds(retryAfter) ?? 1, retryable);
   }
-  if (status === 408 || status === 504) return new GatewayError('UPSTREAM_TIMEOUT', `Provider ${provider} answered ${status}${detail}`, { retryable });
-  return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} answered ${status}${detail}`, { retryable });
+  return Errors.providerStatus(provider, status, detail, retryable);
 }
 
 /** An error event inside a provider's stream, as the gateway error it stands for. */
 export function streamErrorEvent(provider: string, data: string): GatewayError {
   const { message } = providerErrorDetail(data);
-  return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed mid-stream${message ? `: ${message}` : ''}`);
+  return Errors.providerFailedMidStream(provider, message);
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
@@ -88,9 +87,9 @@ export function transportError(provider: string, err: unknown, aborted: boolean)
   const code = (err as { code?: string }).code ?? '';
   if (TIMEOUT_CODES.has(code)) {
     const what = code === 'UND_ERR_BODY_TIMEOUT' ? 'stopped sending' : code === 'UND_ERR_HEADERS_TIMEOUT' ? 'did not answer in time' : 'could not be reached in time';
-    return new GatewayError('UPSTREAM_TIMEOUT', `Provider ${provider} ${what}.`, { cause: err, retryable: RETRYABLE_CODES.has(code) });
+    return Errors.providerTimeout(provider, what, err, RETRYABLE_CODES.has(code));
   }
-  return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed (${code || 'connection error'}).`, { cause: err, retryable: RETRYABLE_CODES.has(code) });
+  return Errors.providerUnreachable(provider, code, err, RETRYABLE_CODES.has(code));
 }
 
 /** At most `limit` bytes of an error body (a provider may send a whole HTML page); the rest is not read. */

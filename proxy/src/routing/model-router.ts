@@ -1,4 +1,4 @@
-import { GatewayError, type ModelEntry, type ProvidersConfig, type RouteConfig } from '@gateway/shared';
+import { Errors, type ModelEntry, type ProvidersConfig, type RouteConfig } from '@gateway/shared';
 import type { ProviderAdapter } from '../providers/adapter.js';
 import { createAdapter } from '../providers/registry.js';
 import { TargetHealth } from './target-health.js';
@@ -117,7 +117,7 @@ export class ModelRouter {
 
   route(model: string): Route {
     const route = this.routes.get(model);
-    if (route === undefined) throw new GatewayError('MODEL_NOT_FOUND', `The model \`${model}\` is not served by this gateway.`, { param: 'model' });
+    if (route === undefined) throw Errors.modelNotFound(model);
     return route;
   }
 
@@ -125,7 +125,7 @@ export class ModelRouter {
   embeddingsRoute(model: string): Route {
     const route = this.embeddingRoutes.get(model);
     if (route === undefined) return this.route(model);
-    if (route === null) throw new GatewayError('INVALID_REQUEST', `The model \`${model}\` is served by a provider that has no embeddings.`, { param: 'model' });
+    if (route === null) throw Errors.modelHasNoEmbeddings(model);
     return route;
   }
 

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 import type { Cancel } from '../../providers/cancel.js';
 import type { ProxyMetrics } from '../../metrics.js';
 import type { Target } from '../../routing/model-router.js';
@@ -56,5 +56,5 @@ export async function tryTargets<R>(plan: readonly Target[], cancel: Cancel, log
     target.health.succeeded();
     return { ok: true, result, target };
   }
-  return last ?? { ok: false, error: new GatewayError('UNAVAILABLE', 'No provider could be tried.', { retryAfter: 1 }), counted: false };
+  return last ?? { ok: false, error: Errors.noProviderTried(), counted: false };
 }

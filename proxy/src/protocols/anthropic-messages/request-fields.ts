@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 
 /**
  * The small vocabulary the Messages parser validates with. Paths are written the way Anthropic
@@ -6,7 +6,7 @@ import { GatewayError } from '@gateway/shared';
  * the message, as in Anthropic's own "max_tokens: Field required".
  */
 export function invalid(path: string, problem: string): GatewayError {
-  return new GatewayError('INVALID_REQUEST', problem, { param: path });
+  return Errors.invalidField(path, problem);
 }
 
 /** A field the internal (OpenAI-shaped) request has no room for: refused rather than dropped. */

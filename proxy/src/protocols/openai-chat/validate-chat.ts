@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 
 /**
  * Checks a chat-completion body against DESIGN §3 without copying it: unknown fields pass through
@@ -16,7 +16,7 @@ export interface ValidChatRequest {
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
 function invalid(param: string, message: string): GatewayError {
-  return new GatewayError('INVALID_REQUEST', message, { param });
+  return Errors.invalidField(param, message);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 import type { EmbeddingsBody } from '../../providers/adapter.js';
 
 /**
@@ -13,7 +13,7 @@ export const MAX_EMBEDDING_INPUTS = 2048;
 const MAX_MODEL = 256;
 
 function invalid(param: string, message: string): GatewayError {
-  return new GatewayError('INVALID_REQUEST', message, { param });
+  return Errors.invalidField(param, message);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

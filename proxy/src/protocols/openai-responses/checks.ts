@@ -1,8 +1,8 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 
 /** The small checks every part of a Responses request is validated with; the first problem names its field. */
 export function invalid(param: string, message: string): GatewayError {
-  return new GatewayError('INVALID_REQUEST', message, { param: clip(param) });
+  return Errors.invalidField(clip(param), message);
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

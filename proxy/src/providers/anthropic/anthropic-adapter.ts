@@ -1,4 +1,4 @@
-import { GatewayError, sseData, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import { Errors, sseData, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
@@ -60,7 +60,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       // Not JSON: refused below with the other shapes that are no message.
     }
     if (typeof message !== 'object' || message === null || Array.isArray(message)) {
-      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not a JSON message.`);
+      throw Errors.providerSentNot(this.name, 'a JSON message');
     }
     if (isNative(request)) {
       // An Anthropic client gets Anthropic's own answer: only its counts and stop reason are read.
@@ -169,5 +169,5 @@ export const anthropicFactory: AdapterFactory = {
 };
 
 function incomplete(provider: string): never {
-  throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ended the stream before it was complete.`);
+  throw Errors.providerStreamIncomplete(provider);
 }

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 import { statusOfAnthropicError } from '../../conversion/anthropic-openai.js';
 import { providerErrorDetail, providerStatusError, streamErrorEvent } from '../upstream-error.js';
 
@@ -13,7 +13,7 @@ export function anthropicStatusError(provider: string, status: number, bodyText:
   if (status === 401 || status === 403) {
     const { message } = providerErrorDetail(bodyText);
     const what = status === 401 ? 'refused the gateway\'s API key' : 'does not allow the gateway\'s API key this request';
-    return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ${what} (${status}${message ? `: ${message}` : ''}); check its api_key in the providers file.`);
+    return Errors.providerKeyRefused(provider, `${what} (${status}${message ? `: ${message}` : ''}); check its api_key in the providers file.`);
   }
   return providerStatusError(provider, status, bodyText, retryAfter);
 }

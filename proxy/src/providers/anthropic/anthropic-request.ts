@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 import type {
   AnthropicBlock,
   AnthropicDocumentBlock,
@@ -32,7 +32,7 @@ type Json = Record<string, unknown>;
 export const MAX_TEMPERATURE = 1;
 
 function invalid(param: string, message: string): GatewayError {
-  return new GatewayError('INVALID_REQUEST', message, { param });
+  return Errors.invalidField(param, message);
 }
 
 function isObject(value: unknown): value is Json {

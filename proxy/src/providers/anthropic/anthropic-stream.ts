@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import type { StreamMeta } from '../adapter.js';
 import { estimateTokens } from '../stream-inspector.js';
 import { mapStopReason, mergeUsage, openAiUsage, usageFrom } from '../../conversion/anthropic-openai.js';
@@ -56,7 +56,7 @@ export class StreamTranslator {
     try {
       event = JSON.parse(data) as AnthropicStreamEvent;
     } catch {
-      throw new GatewayError('UPSTREAM_ERROR', 'The provider sent a stream event that is not JSON.');
+      throw Errors.providerEventNotJson();
     }
     if (typeof event !== 'object' || event === null) return;
     switch (event.type) {

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import { mapStopReason, mergeUsage, usageFrom } from '../../conversion/anthropic-openai.js';
 import type { StreamMeta } from '../adapter.js';
 import { estimateTokens, stringLength } from '../stream-inspector.js';
@@ -39,7 +39,7 @@ export class NativeStreamMeter {
     try {
       event = JSON.parse(data) as AnthropicStreamEvent;
     } catch {
-      throw new GatewayError('UPSTREAM_ERROR', 'The provider sent a stream event that is not JSON.');
+      throw Errors.providerEventNotJson();
     }
     if (typeof event !== 'object' || event === null) return;
     switch (event.type) {

@@ -1,4 +1,4 @@
-import { GatewayError, type ProviderConfig } from '@gateway/shared';
+import { Errors, GatewayError, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, EmbeddingsRequest } from '../adapter.js';
 import { checkKnownOptions } from '../openai/adapter-options.js';
 import { OpenAiCompatibleAdapter, type ChunkRewrite, type OpenAiOperation } from '../openai/openai-compatible-adapter.js';
@@ -55,7 +55,7 @@ export class AzureAdapter extends OpenAiCompatibleAdapter {
   protected override embeddingsRefusal(request: EmbeddingsRequest): GatewayError | null {
     const dimensions = request.body.dimensions;
     if (this.takesDimensions || dimensions === undefined || dimensions === null) return null;
-    return new GatewayError('INVALID_REQUEST', `Provider ${this.name} uses an Azure OpenAI API version without \`dimensions\` (it came with ${AZURE_DIMENSIONS_SINCE}).`, { param: 'dimensions' });
+    return Errors.invalidField('dimensions', `Provider ${this.name} uses an Azure OpenAI API version without \`dimensions\` (it came with ${AZURE_DIMENSIONS_SINCE}).`);
   }
 
   protected override statusError(status: number, bodyText: string, res: UpstreamResponse): GatewayError {

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 import { providerErrorDetail } from '../upstream-error.js';
 
 /**
@@ -16,7 +16,7 @@ export function contentFilterRefusal(provider: string, bodyText: string): Gatewa
   }
   if (code !== 'content_filter') return null;
   const { message } = providerErrorDetail(bodyText);
-  return new GatewayError('INVALID_REQUEST', `Provider ${provider} refused the request${message ? `: ${message}` : ''}`, { param: 'messages' });
+  return Errors.providerRefused(provider, message ? `: ${message}` : '', 'messages');
 }
 
 /**

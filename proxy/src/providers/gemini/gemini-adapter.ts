@@ -1,4 +1,4 @@
-import { GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import { Errors, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
@@ -59,9 +59,9 @@ export class GeminiAdapter implements ProviderAdapter {
     try {
       response = JSON.parse(body.toString('utf8')) as GeminiResponse;
     } catch {
-      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not JSON.`);
+      throw Errors.providerNotJson(this.name);
     }
-    if (response === null || typeof response !== 'object') throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not an object.`);
+    if (response === null || typeof response !== 'object') throw Errors.providerSentNot(this.name, 'an object');
     const answer = toChatCompletion(response, this.context(request, response.responseId), this.name);
     return {
       status: 200,

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 import type { GeminiContent, GeminiPart } from './gemini-wire.js';
 
 /**
@@ -30,7 +30,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function refuse(param: string, message: string): GatewayError {
-  return new GatewayError('INVALID_REQUEST', message, { param });
+  return Errors.invalidField(param, message);
 }
 
 export function toGeminiConversation(messages: readonly unknown[]): GeminiConversation {

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../adapter.js';
 import { embeddingInputs, embeddingsAnswer, encodingOf, isVector } from '../embeddings-answer.js';
 import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
@@ -24,7 +24,7 @@ interface GeminiBatchEmbedResponse {
 
 export function toGeminiEmbeddings(request: EmbeddingsRequest, model: string): GeminiBatchEmbedRequest {
   const inputs = embeddingInputs(request.body.input);
-  if (inputs.kind !== 'text') throw new GatewayError('INVALID_REQUEST', 'Gemini embeds text only: `input` must be a string or an array of strings, not token ids.', { param: 'input' });
+  if (inputs.kind !== 'text') throw Errors.invalidField('input', 'Gemini embeds text only: `input` must be a string or an array of strings, not token ids.');
   const dimensions = request.body.dimensions;
   const name = `models/${model}`;
   return {
@@ -37,15 +37,15 @@ export function fromGeminiEmbeddings(provider: string, body: Buffer, request: Em
   try {
     answer = JSON.parse(body.toString('utf8')) as GeminiBatchEmbedResponse;
   } catch {
-    throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent a response that is not JSON.`);
+    throw Errors.providerNotJson(provider);
   }
   const embeddings = typeof answer === 'object' && answer !== null ? answer.embeddings : undefined;
   if (!Array.isArray(embeddings) || embeddings.length !== expected) {
-    throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent ${Array.isArray(embeddings) ? embeddings.length : 'no'} embeddings for ${expected} inputs.`);
+    throw Errors.providerEmbeddingsCount(provider, Array.isArray(embeddings) ? embeddings.length : null, expected);
   }
   const vectors = embeddings.map((item: { values?: unknown } | null, i) => {
     const values = item?.values;
-    if (!Array.isArray(values) || !isVector(values)) throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent an embedding that is not one (embeddings[${i}]).`);
+    if (!Array.isArray(values) || !isVector(values)) throw Errors.providerNotAnEmbedding(provider, `embeddings[${i}]`);
     return values;
   });
   const counted = answer.usageMetadata?.promptTokenCount;

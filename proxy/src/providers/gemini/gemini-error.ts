@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 import { providerErrorDetail, providerStatusError, streamErrorEvent } from '../upstream-error.js';
 
 /**
@@ -49,7 +49,7 @@ export function retryDelaySeconds(bodyText: string): number | undefined {
 export function geminiStatusError(provider: string, status: number, bodyText: string, retryAfter: string | undefined, secret: string | null): GatewayError {
   const text = scrubGoogle(bodyText, secret);
   if (status === 400 && detailOfType(text, 'google.rpc.ErrorInfo').some((d) => typeof d.reason === 'string' && d.reason.startsWith('API_KEY_'))) {
-    return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} refused the gateway's API key: ${providerErrorDetail(text).message}`);
+    return Errors.providerKeyRefused(provider, `refused the gateway's API key: ${providerErrorDetail(text).message}`);
   }
   let wait = retryAfter;
   if (status === 429 && (wait === undefined || wait.trim() === '')) {

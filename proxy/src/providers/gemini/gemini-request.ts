@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 import { toGeminiConversation } from './gemini-contents.js';
 import { toGeminiSchema } from './gemini-schema.js';
 import type { GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiRequest } from './gemini-wire.js';
@@ -27,7 +27,7 @@ function present(value: unknown): boolean {
 }
 
 function refuse(param: string, message: string): GatewayError {
-  return new GatewayError('INVALID_REQUEST', message, { param });
+  return Errors.invalidField(param, message);
 }
 
 export function toGeminiRequest(body: Body, options: GeminiRequestOptions = {}): GeminiRequest {

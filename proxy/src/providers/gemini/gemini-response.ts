@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import type { Usage } from '../adapter.js';
 import { BLOCKED, mapFinishReason, type Finish } from './gemini-finish.js';
 import { toUsage } from './gemini-usage.js';
@@ -61,7 +61,7 @@ export function toChatCompletion(response: GeminiResponse, ctx: AnswerContext, p
   let finish: Finish;
   let pieces: AnswerPieces = { text: '', calls: [] };
   if (candidate === undefined) {
-    if (response.promptFeedback?.blockReason === undefined) throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} answered with no candidate.`);
+    if (response.promptFeedback?.blockReason === undefined) throw Errors.providerNoCandidate(provider);
     finish = BLOCKED;
   } else {
     pieces = readParts(candidate.content?.parts);

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, type GatewayError } from '@gateway/shared';
 
 /**
  * JSON Schema (what OpenAI clients send for tool parameters and structured output) into the
@@ -44,7 +44,7 @@ function isObject(value: unknown): value is Schema {
 }
 
 function refuse(param: string, message: string): GatewayError {
-  return new GatewayError('INVALID_REQUEST', `${message} (Gemini accepts a subset of JSON Schema).`, { param });
+  return Errors.invalidField(param, `${message} (Gemini accepts a subset of JSON Schema).`);
 }
 
 /** `param` names the schema in the client's request, for the error a refusal carries. */

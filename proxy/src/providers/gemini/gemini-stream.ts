@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import type { StreamMeta } from '../adapter.js';
 import { estimateTokens } from '../stream-inspector.js';
 import { BLOCKED, mapFinishReason, type Finish } from './gemini-finish.js';
@@ -43,9 +43,9 @@ export class GeminiStreamTranslator {
     try {
       event = JSON.parse(data) as GeminiResponse;
     } catch {
-      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.ctx.provider} sent a stream event that is not JSON.`);
+      throw Errors.providerEventNotJson(this.ctx.provider);
     }
-    if (event === null || typeof event !== 'object') throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.ctx.provider} sent a stream event that is not an object.`);
+    if (event === null || typeof event !== 'object') throw Errors.providerEventNotObject(this.ctx.provider);
     if (event.error !== undefined && event.error !== null) {
       this.meta.failed = true;
       // Before the first chunk the client has seen nothing: the error counts as the HTTP status
@@ -85,7 +85,7 @@ export class GeminiStreamTranslator {
 
   /** The provider's stream ended: the usage chunk if asked for, or an error if it never finished. */
   close(): string[] {
-    if (this.finish === null) throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.ctx.provider} ended the stream before it was complete.`);
+    if (this.finish === null) throw Errors.providerStreamIncomplete(this.ctx.provider);
     if (!this.ctx.clientWantsUsage || this.usage === null) return [];
     return [`${this.base},"choices":[],"usage":${JSON.stringify(this.usage)}}`];
   }

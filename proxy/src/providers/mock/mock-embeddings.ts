@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../adapter.js';
 import { embeddingInputs, embeddingsAnswer, encodingOf } from '../embeddings-answer.js';
 import { countTokens } from './mock-tokens.js';
@@ -17,7 +17,7 @@ export const MOCK_MAX_DIMENSIONS = 4096;
 export function mockEmbeddings(request: EmbeddingsRequest): EmbeddingsResult {
   const dimensions = request.body.dimensions ?? MOCK_EMBEDDING_DIMENSIONS;
   if (dimensions > MOCK_MAX_DIMENSIONS) {
-    throw new GatewayError('INVALID_REQUEST', `The mock provider makes embeddings of at most ${MOCK_MAX_DIMENSIONS} dimensions.`, { param: 'dimensions' });
+    throw Errors.invalidField('dimensions', `The mock provider makes embeddings of at most ${MOCK_MAX_DIMENSIONS} dimensions.`);
   }
   const inputs = embeddingInputs(request.body.input);
   let tokens = 0;

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../adapter.js';
 import { embeddingInputs, embeddingsAnswer, encodingOf, isVector } from '../embeddings-answer.js';
 import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
@@ -22,20 +22,20 @@ export function readOpenAiEmbeddings(provider: string, body: Buffer, request: Em
   try {
     answer = JSON.parse(body.toString('utf8')) as WireEmbeddings;
   } catch {
-    throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent a response that is not JSON.`);
+    throw Errors.providerNotJson(provider);
   }
   const inputs = embeddingInputs(request.body.input);
   const expected = inputs.kind === 'text' ? inputs.texts.length : inputs.ids.length;
   const data = typeof answer === 'object' && answer !== null ? answer.data : undefined;
   if (!Array.isArray(data) || data.length !== expected) {
-    throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent ${Array.isArray(data) ? data.length : 'no'} embeddings for ${expected} inputs.`);
+    throw Errors.providerEmbeddingsCount(provider, Array.isArray(data) ? data.length : null, expected);
   }
   const vectors: (number[] | string)[] = new Array(expected);
   for (let i = 0; i < data.length; i++) {
     const item = data[i] as { index?: unknown; embedding?: unknown } | null;
     const index = typeof item?.index === 'number' ? item.index : i;
     if (!Number.isInteger(index) || index < 0 || index >= expected || vectors[index] !== undefined || !isVector(item?.embedding)) {
-      throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent an embedding that is not one (data[${i}]).`);
+      throw Errors.providerNotAnEmbedding(provider, `data[${i}]`);
     }
     vectors[index] = item.embedding;
   }

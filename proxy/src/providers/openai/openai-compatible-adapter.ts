@@ -1,4 +1,4 @@
-import { GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import { Errors, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { readOpenAiEmbeddings } from './embeddings-read.js';
@@ -82,7 +82,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
       throw transportError(this.name, err, cancel.aborted);
     }
     const facts = scanCompletion(body);
-    if (facts === null) throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not JSON.`);
+    if (facts === null) throw Errors.providerNotJson(this.name);
     return {
       status: 200,
       body,
@@ -116,7 +116,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
         return false;
       },
       end() {
-        if (meta.finishReason === null) throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ended the stream before it was complete.`);
+        if (meta.finishReason === null) throw Errors.providerStreamIncomplete(provider);
       },
     });
   }
