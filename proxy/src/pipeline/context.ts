@@ -10,7 +10,7 @@ import type { ProjectPolicies } from '../policy/project-policies.js';
 import type { QuotaLeases, Reservation } from '../policy/quota-leases.js';
 import type { RateLimiter } from '../policy/rate-limiter.js';
 import type { Cancel } from '../providers/cancel.js';
-import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, EmbeddingsResult, StreamMeta, StreamResult } from '../providers/adapter.js';
+import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, EmbeddingsResult, StreamMeta, StreamResult } from '../request/internal-request.js';
 import type { ParsedRequest, StreamWriter } from '../protocols/protocol.js';
 import type { RecordSink } from '../records/record-sink.js';
 import type { ModelRouter, Route } from '../routing/model-router.js';

@@ -1,5 +1,5 @@
 import type { FinishReason, GatewayEndpoint } from '@gateway/shared';
-import type { Usage } from '../providers/adapter.js';
+import type { Usage } from '../request/internal-request.js';
 import type { ErrorShape } from '../protocols/protocol.js';
 import type { RequestContext } from './context.js';
 import type { UsageOutcome } from './request-records.js';

@@ -1,4 +1,4 @@
-import type { EmbeddingsInput } from '../providers/adapter.js';
+import type { EmbeddingsInput } from '../request/internal-request.js';
 import { estimateTextTokens } from './token-estimate.js';
 
 /**

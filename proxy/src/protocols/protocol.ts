@@ -1,5 +1,6 @@
 import type { GatewayError } from '@gateway/shared';
-import type { CompletionResult, NativeRequest, StreamMeta } from '../providers/adapter.js';
+import type { CompletionResult, NativeRequest, StreamMeta } from '../request/internal-request.js';
+import type { ChatCompletionBody } from '../request/openai-chat.js';
 
 /**
  * An inbound API the gateway serves (OpenAI Chat Completions, Anthropic Messages, OpenAI
@@ -20,7 +21,7 @@ export interface ErrorShape {
 
 export interface ParsedRequest {
   /** The internal request: an OpenAI Chat Completions body. */
-  chat: Record<string, unknown>;
+  chat: ChatCompletionBody;
   /** The client's bytes when `chat` is the client's own body (forwarded as they are), else null. */
   raw: Buffer | null;
   model: string;

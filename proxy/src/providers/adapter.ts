@@ -1,123 +1,27 @@
-import type { FinishReason, ModelEntry, ProviderConfig, ProviderTypeInfo } from '@gateway/shared';
+import type { ModelEntry, ProviderConfig, ProviderTypeInfo } from '@gateway/shared';
 import type { Cancel } from './cancel.js';
+import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, StreamResult } from '../request/internal-request.js';
+
+// The internal request's types live in request/; re-exported here so adapters import one module.
+export type {
+  ChatRequest,
+  CompletionResult,
+  EmbeddingsBody,
+  EmbeddingsInput,
+  EmbeddingsRequest,
+  EmbeddingsResult,
+  NativeRequest,
+  StreamMeta,
+  StreamResult,
+  Usage,
+} from '../request/internal-request.js';
+export type * from '../request/openai-chat.js';
 
 /**
  * The one interface between the proxy and a model provider. Everything provider-specific (wire
  * protocol, auth header, usage fields, error bodies) lives in the provider's folder behind it;
  * conformance.case.ts is the suite every adapter must pass.
  */
-export interface ChatRequest {
-  /** The validated client body (OpenAI Chat Completions). Adapters may read it; they must not mutate it. */
-  body: Readonly<Record<string, unknown>>;
-  /** The client's bytes, forwardable as they are when the adapter needs no change. */
-  raw: Buffer;
-  /** The model id the client sent. */
-  model: string;
-  /** The model name this provider is sent (the providers file's `upstream`; often the same). */
-  upstreamModel: string;
-  stream: boolean;
-  /** The client asked for the usage chunk (stream_options.include_usage). */
-  clientWantsUsage: boolean;
-  /** The client's own request, when its protocol is one some provider speaks natively. */
-  native?: NativeRequest;
-  requestId: string;
-  /** Trace context for the provider (traceparent, tracestate) when the request is traced. */
-  traceHeaders?: Record<string, string>;
-}
-
-export interface Usage {
-  /** Prompt tokens, cached ones included. */
-  input: number;
-  output: number;
-  /** Prompt tokens the provider read from its prompt cache (0 when it reports none). */
-  cached?: number;
-}
-
-/**
- * The client's own request, kept beside its translation when the inbound protocol is one a
- * provider speaks natively: an adapter of that protocol sends it as it came (model name mapped,
- * key swapped) and answers in it, marking the result `native`.
- */
-export interface NativeRequest {
-  protocol: 'anthropic-messages';
-  body: Readonly<Record<string, unknown>>;
-}
-
-export interface CompletionResult {
-  status: 200;
-  /** Sent to the client exactly as the provider produced it (OpenAI wire format, or the native protocol's when `native`). */
-  body: Buffer;
-  /** The body is in the request's native protocol, not OpenAI's. */
-  native?: boolean;
-  usage: Usage;
-  finishReason: FinishReason;
-  /** The provider's own finish reason when it maps to none of the gateway's (kept for the record). */
-  rawFinishReason?: string | null;
-}
-
-/** What a stream knows so far; the adapter updates it as events pass. */
-export interface StreamMeta {
-  usage: Usage | null;
-  /** Output tokens estimated from the content seen, for when the stream ends early. */
-  estimatedOutput: number;
-  finishReason: FinishReason | null;
-  /** The provider's own finish reason when it maps to none of the gateway's. */
-  rawFinishReason?: string | null;
-  /** The provider sent an error event: the answer failed, whatever follows. */
-  failed: boolean;
-}
-
-export interface StreamResult {
-  meta: StreamMeta;
-  /**
-   * `data:` payloads in OpenAI chunk format, ready to frame; `[DONE]` is not included. When
-   * `native`: whole SSE frames of the request's native protocol, to forward as they are.
-   */
-  events: AsyncIterable<string>;
-  native?: boolean;
-}
-
-/**
- * An OpenAI embeddings body, validated (protocols/openai-embeddings/validate-embeddings.ts):
- * `input` is a non-empty string, or 1 to 2048 non-empty strings, or token ids (one array of
- * them, or 1 to 2048 non-empty arrays). Unknown fields are kept for adapters that forward the body.
- */
-export type EmbeddingsInput = string | readonly string[] | readonly number[] | readonly (readonly number[])[];
-
-export interface EmbeddingsBody {
-  readonly model: string;
-  readonly input: EmbeddingsInput;
-  readonly encoding_format?: 'float' | 'base64' | null;
-  readonly dimensions?: number | null;
-  readonly user?: string | null;
-  readonly [field: string]: unknown;
-}
-
-export interface EmbeddingsRequest {
-  /** The validated client body. Adapters may read it; they must not mutate it. */
-  body: EmbeddingsBody;
-  /** The client's bytes, forwardable as they are when the adapter needs no change. */
-  raw: Buffer;
-  /** The model id the client sent (the answer's `model`). */
-  model: string;
-  /** The model name this provider is sent. */
-  upstreamModel: string;
-  requestId: string;
-  /** Trace context for the provider (traceparent, tracestate) when the request is traced. */
-  traceHeaders?: Record<string, string>;
-}
-
-export interface EmbeddingsResult {
-  /**
-   * OpenAI's embeddings answer: `{object: "list", data: [{object: "embedding", index, embedding}],
-   * model: <the client's id>, usage: {prompt_tokens, total_tokens}}`, each embedding in the
-   * encoding the client asked for (floats unless `encoding_format: "base64"`).
-   */
-  body: Buffer;
-  /** Prompt tokens: the provider's count, or the gateway's estimate when it sends none. */
-  usage: { input: number };
-}
-
 export interface ProviderAdapter {
   readonly name: string;
   readonly type: string;

@@ -1,6 +1,6 @@
 import { GatewayError } from '@gateway/shared';
 import { describe, expect, it } from 'vitest';
-import type { ChatRequest, ProviderAdapter } from './adapter.js';
+import type { ChatCompletionBody, ChatRequest, ProviderAdapter } from './adapter.js';
 import { Cancel } from './cancel.js';
 
 /**
@@ -66,7 +66,7 @@ export interface ConformanceTarget {
 }
 
 export function chatRequest(model: string, body: Record<string, unknown>, upstreamModel = model): ChatRequest {
-  const full: Record<string, unknown> = { model, messages: [{ role: 'user', content: 'Tell me something' }], ...body };
+  const full = { model, messages: [{ role: 'user', content: 'Tell me something' }], ...body } as ChatCompletionBody;
   return {
     body: full,
     raw: Buffer.from(JSON.stringify(full)),

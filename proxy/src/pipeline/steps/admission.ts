@@ -4,7 +4,7 @@ import { estimatePromptTokens } from '../../policy/token-estimate.js';
 import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
 import type { RequestContext } from '../context.js';
 import type { ParsedRequest } from '../../protocols/protocol.js';
-import type { EmbeddingsBody } from '../../providers/adapter.js';
+import type { EmbeddingsBody } from '../../request/internal-request.js';
 
 /**
  * admission: the project's say on a request, in order — its policy (a Map lookup, read from

@@ -1,7 +1,7 @@
 import type { FinishReason } from '@gateway/shared';
 import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
 import { estimatePromptTokens } from '../../policy/token-estimate.js';
-import type { ChatRequest, EmbeddingsRequest, Usage } from '../../providers/adapter.js';
+import type { ChatRequest, EmbeddingsRequest, Usage } from '../../request/internal-request.js';
 import type { RequestContext } from '../context.js';
 import type { UsageOutcome } from '../request-records.js';
 

@@ -1,6 +1,6 @@
 import { Errors, GatewayError } from '@gateway/shared';
 import { Cancel } from '../../providers/cancel.js';
-import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, StreamResult, EmbeddingsResult } from '../../providers/adapter.js';
+import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, StreamResult, EmbeddingsResult } from '../../request/internal-request.js';
 import type { ParsedRequest } from '../../protocols/protocol.js';
 import type { Route, Target } from '../../routing/model-router.js';
 import type { RequestContext } from '../context.js';

@@ -1,4 +1,4 @@
-import type { CompletionResult, EmbeddingsResult, StreamResult } from '../../providers/adapter.js';
+import type { CompletionResult, EmbeddingsResult, StreamResult } from '../../request/internal-request.js';
 import type { InboundProtocol, ParsedRequest } from '../../protocols/protocol.js';
 import type { ProjectPolicy } from '@gateway/shared';
 import type { RequestContext } from '../context.js';

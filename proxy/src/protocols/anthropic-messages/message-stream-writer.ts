@@ -1,4 +1,4 @@
-import type { StreamMeta } from '../../providers/adapter.js';
+import type { StreamMeta } from '../../request/internal-request.js';
 import type { StreamWriter } from '../protocol.js';
 import { sseEvent } from './anthropic-errors.js';
 import { anthropicUsage, stopReason } from '../../conversion/anthropic-openai.js';

@@ -2,6 +2,7 @@ import type { ParsedRequest } from '../protocol.js';
 import { checkDepth, invalid, isObject, optionalNumber, present, requireObject, requireString, unsupported } from './request-fields.js';
 import { translateMessages, translateSystem } from './translate-messages.js';
 import { translateTools } from './translate-tools.js';
+import type { ChatCompletionBody, ChatResponseFormat } from '../../request/openai-chat.js';
 
 /**
  * An Anthropic Messages body, validated and translated into the internal request (an OpenAI Chat
@@ -49,7 +50,7 @@ export function parseMessagesRequest(body: unknown, raw: Buffer, purpose: Messag
 
   const messages = translateMessages(body.messages);
   const system = translateSystem(body.system);
-  const chat: Record<string, unknown> = { model, messages: system === null ? messages : [system, ...messages] };
+  const chat: ChatCompletionBody = { model, messages: system === null ? messages : [system, ...messages] };
   if (maxTokens !== null) chat.max_tokens = maxTokens;
 
   const stream = body.stream;
@@ -114,7 +115,7 @@ function checkThinking(value: unknown): void {
 }
 
 /** output_config.format (JSON outputs) is OpenAI's json_schema response format; effort has no equivalent. */
-function outputFormat(value: unknown): Record<string, unknown> | null {
+function outputFormat(value: unknown): ChatResponseFormat | null {
   if (!present(value)) return null;
   const config = requireObject(value, 'output_config');
   for (const field of Object.keys(config)) {

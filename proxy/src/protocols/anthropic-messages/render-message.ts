@@ -1,4 +1,4 @@
-import type { CompletionResult, Usage } from '../../providers/adapter.js';
+import type { CompletionResult, Usage } from '../../request/internal-request.js';
 import { anthropicUsage, stopReason } from '../../conversion/anthropic-openai.js';
 import { messageId } from './message-id.js';
 

@@ -1,4 +1,5 @@
 import { checkDepth, invalid, requireObject, requireString, unsupported } from './request-fields.js';
+import type { ChatMessage, ChatToolCall } from '../../request/openai-chat.js';
 
 /**
  * Anthropic's `system` and `messages` as the internal request's OpenAI messages. A user turn's
@@ -7,7 +8,6 @@ import { checkDepth, invalid, requireObject, requireString, unsupported } from '
  * `tool_calls`. Thinking blocks of earlier assistant turns are dropped (Anthropic itself does not
  * show a model its earlier turns' thinking, and no other provider can read them).
  */
-type ChatMessage = Record<string, unknown>;
 type ContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
@@ -81,7 +81,7 @@ function assistantTurn(content: unknown, at: string): ChatMessage {
   const blocks = contentBlocks(content, at);
   if (typeof blocks === 'string') return { role: 'assistant', content: blocks };
   let text = '';
-  const calls: Record<string, unknown>[] = [];
+  const calls: ChatToolCall[] = [];
   for (let j = 0; j < blocks.length; j++) {
     const path = `${at}.content.${j}`;
     const { block, type } = blockType(blocks[j], path);
@@ -96,7 +96,7 @@ function assistantTurn(content: unknown, at: string): ChatMessage {
   return { role: 'assistant', content: text === '' ? null : text, tool_calls: calls };
 }
 
-function toolCall(block: Record<string, unknown>, path: string): Record<string, unknown> {
+function toolCall(block: Record<string, unknown>, path: string): ChatToolCall {
   const id = requireString(block.id, `${path}.id`, { nonEmpty: true });
   const name = requireString(block.name, `${path}.name`, { nonEmpty: true });
   const input = requireObject(block.input, `${path}.input`);

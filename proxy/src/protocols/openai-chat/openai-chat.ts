@@ -1,6 +1,7 @@
 import { SSE_DONE, sseData, type GatewayError } from '@gateway/shared';
 import type { InboundProtocol, ParsedRequest, StreamWriter } from '../protocol.js';
 import { validateChatRequest } from './validate-chat.js';
+import type { ChatCompletionBody } from '../../request/openai-chat.js';
 
 /**
  * OpenAI Chat Completions, the protocol the internal shape is made of: the client's body goes to
@@ -17,7 +18,7 @@ export const openAiChat: InboundProtocol = {
   endpoint: 'chat.completions',
   parse(body: unknown, raw: Buffer): ParsedRequest {
     const valid = validateChatRequest(body);
-    return { chat: body as Record<string, unknown>, raw, model: valid.model, stream: valid.stream, wantsUsage: valid.clientWantsUsage, maxTokens: valid.maxTokens };
+    return { chat: body as ChatCompletionBody, raw, model: valid.model, stream: valid.stream, wantsUsage: valid.clientWantsUsage, maxTokens: valid.maxTokens };
   },
   render: (result) => result.body,
   streamWriter: () => WRITER,

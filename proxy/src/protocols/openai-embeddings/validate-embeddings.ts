@@ -1,5 +1,5 @@
 import { Errors, GatewayError } from '@gateway/shared';
-import type { EmbeddingsBody } from '../../providers/adapter.js';
+import type { EmbeddingsBody } from '../../request/internal-request.js';
 
 /**
  * Checks an OpenAI embeddings body without copying it: unknown fields pass through to the

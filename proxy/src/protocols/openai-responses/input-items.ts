@@ -1,4 +1,5 @@
 import { clip, invalid, isObject, isSet } from './checks.js';
+import type { ChatContentPart, ChatImagePart, ChatMessage, ChatToolCall } from '../../request/openai-chat.js';
 
 /**
  * The Responses `input` as Chat Completions messages. A string is one user message. A list holds
@@ -8,9 +9,12 @@ import { clip, invalid, isObject, isSet } from './checks.js';
  * messages. `reasoning` items are left out: they are a model's hidden reasoning, which a chat
  * request has no place for. Items that refer to stored state or belong to built-in tools are refused.
  */
-export type ChatMessage = Record<string, unknown>;
+export 
+const MESSAGE_ROLES = new Set<string>(['user', 'assistant', 'system', 'developer']);
 
-const MESSAGE_ROLES = new Set(['user', 'assistant', 'system', 'developer']);
+function isMessageRole(role: unknown): role is 'user' | 'assistant' | 'system' | 'developer' {
+  return typeof role === 'string' && MESSAGE_ROLES.has(role);
+}
 
 export function inputMessages(input: unknown): ChatMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
@@ -49,17 +53,17 @@ export function inputMessages(input: unknown): ChatMessage[] {
 
 function messageItem(item: Record<string, unknown>, at: string): ChatMessage {
   const role = item.role;
-  if (typeof role !== 'string' || !MESSAGE_ROLES.has(role)) throw invalid(`${at}.role`, `\`${at}.role\` must be one of user, assistant, system, developer.`);
+  if (!isMessageRole(role)) throw invalid(`${at}.role`, `\`${at}.role\` must be one of user, assistant, system, developer.`);
   const content = item.content;
   if (typeof content === 'string') return { role, content };
   if (!Array.isArray(content)) throw invalid(`${at}.content`, `\`${at}.content\` must be a string or a list of content parts.`);
-  const parts: Record<string, unknown>[] = [];
+  const parts: ChatContentPart[] = [];
   for (let j = 0; j < content.length; j++) parts.push(contentPart(content[j], role, `${at}.content[${j}]`));
   return { role, content: parts };
 }
 
 /** One content part as a chat part: text for every role; images and files from the user only. */
-function contentPart(part: unknown, role: string, at: string): Record<string, unknown> {
+function contentPart(part: unknown, role: string, at: string): ChatContentPart {
   if (!isObject(part) || typeof part.type !== 'string') throw invalid(at, `\`${at}\` must be a content part with a \`type\`.`);
   switch (part.type) {
     case 'input_text':
@@ -83,15 +87,15 @@ function contentPart(part: unknown, role: string, at: string): Record<string, un
   throw invalid(`${at}.type`, `A ${role} message cannot hold a \`${part.type}\` part.`);
 }
 
-function imagePart(part: Record<string, unknown>, at: string): Record<string, unknown> {
+function imagePart(part: Record<string, unknown>, at: string): ChatImagePart {
   if (isSet(part.file_id)) throw invalid(`${at}.file_id`, `\`${at}.file_id\` is not supported: the gateway keeps no files. Send the image as image_url (a URL or a data: URL).`);
   if (typeof part.image_url !== 'string' || part.image_url.length === 0) throw invalid(`${at}.image_url`, `\`${at}.image_url\` must be a URL or a data: URL.`);
   const detail = part.detail;
   if (isSet(detail) && detail !== 'auto' && detail !== 'low' && detail !== 'high') throw invalid(`${at}.detail`, `\`${at}.detail\` must be auto, low or high.`);
-  return { type: 'image_url', image_url: isSet(detail) ? { url: part.image_url, detail } : { url: part.image_url } };
+  return { type: 'image_url', image_url: isSet(detail) ? { url: part.image_url, detail: detail as 'auto' | 'low' | 'high' } : { url: part.image_url } };
 }
 
-function filePart(part: Record<string, unknown>, at: string): Record<string, unknown> {
+function filePart(part: Record<string, unknown>, at: string): ChatContentPart {
   if (isSet(part.file_id) || isSet(part.file_url)) {
     throw invalid(`${at}.file_id`, `Files by \`file_id\` or \`file_url\` are not supported: the gateway keeps no files. Send the file inline as file_data.`);
   }
@@ -104,7 +108,7 @@ function addFunctionCall(messages: ChatMessage[], item: Record<string, unknown>,
   const callId = requiredString(item, 'call_id', at);
   const name = requiredString(item, 'name', at);
   if (typeof item.arguments !== 'string') throw invalid(`${at}.arguments`, `\`${at}.arguments\` must be a string (the arguments as JSON).`);
-  const call = { id: callId, type: 'function', function: { name, arguments: item.arguments } };
+  const call: ChatToolCall = { id: callId, type: 'function', function: { name, arguments: item.arguments } };
   const last = messages.at(-1);
   if (last?.role === 'assistant') {
     // The calls of one model turn, with its text if it had some: one chat assistant message.

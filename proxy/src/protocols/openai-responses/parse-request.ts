@@ -1,7 +1,8 @@
 import type { ParsedRequest } from '../protocol.js';
 import { clip, invalid, isObject, isSet, optionalBoolean, optionalNumber, optionalPositiveInt, optionalString } from './checks.js';
-import { inputMessages, type ChatMessage } from './input-items.js';
+import { inputMessages } from './input-items.js';
 import { parseToolChoice, parseTools } from './tools.js';
+import type { ChatCompletionBody, ChatMessage } from '../../request/openai-chat.js';
 
 /**
  * A Responses API request (`POST /v1/responses`) as the internal Chat Completions request. Only
@@ -63,7 +64,7 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   const messages: ChatMessage[] = inputMessages(body.input);
   if (instructions !== null) messages.unshift({ role: 'system', content: instructions });
 
-  const chat: Record<string, unknown> = { model, messages };
+  const chat: ChatCompletionBody = { model, messages };
   if (stream) {
     chat.stream = true;
     // The Response reports usage at the end of every stream.

@@ -1,4 +1,4 @@
-import type { CompletionResult } from '../../providers/adapter.js';
+import type { CompletionResult } from '../../request/internal-request.js';
 import { countsFromChatUsage, functionCallItem, messageItem, newId, outcomeOf, responseObject, type ContentPart, type ItemStatus } from './response-object.js';
 
 /**

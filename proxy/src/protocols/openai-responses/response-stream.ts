@@ -1,5 +1,5 @@
 import type { GatewayError } from '@gateway/shared';
-import type { StreamMeta } from '../../providers/adapter.js';
+import type { StreamMeta } from '../../request/internal-request.js';
 import type { StreamWriter } from '../protocol.js';
 import { isObject } from './checks.js';
 import {

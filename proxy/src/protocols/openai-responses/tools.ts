@@ -1,4 +1,5 @@
 import { clip, invalid, isObject, isSet } from './checks.js';
+import type { ChatFunction, ChatTool, ChatToolChoice } from '../../request/openai-chat.js';
 
 /**
  * Function tools and the tool choice, from the Responses shape (flat: `{type, name, description,
@@ -8,7 +9,7 @@ import { clip, invalid, isObject, isSet } from './checks.js';
  */
 export interface Tools {
   /** Chat Completions tools (empty when none). */
-  chat: Record<string, unknown>[];
+  chat: ChatTool[];
   /** The tools as the Response echoes them. */
   echo: Record<string, unknown>[];
 }
@@ -16,7 +17,7 @@ export interface Tools {
 export function parseTools(value: unknown): Tools {
   if (!isSet(value)) return { chat: [], echo: [] };
   if (!Array.isArray(value)) throw invalid('tools', '`tools` must be a list of function tools.');
-  const chat: Record<string, unknown>[] = [];
+  const chat: ChatTool[] = [];
   const echo: Record<string, unknown>[] = [];
   for (let i = 0; i < value.length; i++) {
     const tool: unknown = value[i];
@@ -34,10 +35,10 @@ export function parseTools(value: unknown): Tools {
     if (isSet(parameters) && !isObject(parameters)) throw invalid(`${at}.parameters`, `\`${at}.parameters\` must be a JSON Schema object.`);
     const strict = tool.strict;
     if (isSet(strict) && typeof strict !== 'boolean') throw invalid(`${at}.strict`, `\`${at}.strict\` must be a boolean.`);
-    const fn: Record<string, unknown> = { name };
-    if (isSet(description)) fn.description = description;
-    if (isSet(parameters)) fn.parameters = parameters;
-    if (isSet(strict)) fn.strict = strict;
+    const fn: ChatFunction = { name };
+    if (isSet(description)) fn.description = description as string;
+    if (isSet(parameters)) fn.parameters = parameters as Record<string, unknown>;
+    if (isSet(strict)) fn.strict = strict as boolean;
     chat.push({ type: 'function', function: fn });
     echo.push({ type: 'function', name, description: description ?? null, parameters: parameters ?? null, strict: strict ?? null });
   }
@@ -46,7 +47,7 @@ export function parseTools(value: unknown): Tools {
 
 export interface ToolChoice {
   /** The chat `tool_choice`, or undefined when not set. */
-  chat: unknown;
+  chat: ChatToolChoice | undefined;
   /** As the Response echoes it. */
   echo: unknown;
 }

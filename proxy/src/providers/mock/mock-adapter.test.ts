@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { estimatePromptTokens } from '../../policy/token-estimate.js';
-import type { ChatRequest } from '../adapter.js';
+import type { ChatRequest, ChatCompletionBody } from '../adapter.js';
 import { Cancel } from '../cancel.js';
 import { runAdapterConformance } from '../conformance.case.js';
 import { base64ToFloats } from '../embeddings-answer.js';
@@ -42,7 +42,7 @@ interface Chunk {
 }
 
 function request(body: Record<string, unknown>, stream = false): ChatRequest {
-  const full = { model: 'mock-1', ...body, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) };
+  const full = { model: 'mock-1', ...body, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) } as ChatCompletionBody;
   return { body: full, raw: Buffer.from(JSON.stringify(full)), model: 'mock-1', upstreamModel: 'mock-1', stream, clientWantsUsage: stream, requestId: 'req-1' };
 }
 
