@@ -34,7 +34,7 @@ const providers = () => `providers:
     type: openai
     base_url: ${second.baseUrl}/v1
     api_key: sk-second-provider-secret
-    models: [{ id: served, upstream: conf-text }, { id: failing, upstream: conf-text }]
+    models: [{ id: served, upstream: conf-text }, { id: failing, upstream: conf-text }, { id: embed, upstream: text-embedding-3-small }]
   - name: claude
     type: anthropic
     base_url: ${anthropic.baseUrl}
@@ -204,6 +204,23 @@ describe('tracing', () => {
       expect(clients[0]?.attributes['gen_ai.provider.name']).toBe(providerName);
       expect(mock().lastRequest()?.headers.traceparent).toBe(`00-${server.traceId}-${clients[0]?.spanId}-01`);
     }
+  });
+
+  it('traces an embeddings request like a chat one: its attempt span, and the attempt’s context sent to the provider', async () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const res = await fetch(`${traced.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': (keys.get(traced) as TestKey).key, traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+      body: JSON.stringify({ model: 'embed', input: ['one', 'two'] }),
+    });
+    expect(res.status).toBe(200);
+    const { server, clients } = await traceOf(res.headers.get('x-request-id') as string, 1);
+    expect(server).toMatchObject({ name: 'embeddings embed', traceId });
+    expect(server.attributes).toMatchObject({ 'gen_ai.operation.name': 'embeddings', 'gateway.endpoint': 'embeddings', 'gateway.attempts': 1, 'gateway.provider.name': 'second' });
+    expect(clients[0]).toMatchObject({ name: 'embeddings text-embedding-3-small', traceId });
+    expect(clients[0]?.attributes).toMatchObject({ 'gen_ai.request.model': 'text-embedding-3-small', 'gateway.attempt.outcome': 'served' });
+    expect(second.lastRequest()?.path).toContain('/embeddings');
+    expect(second.lastRequest()?.headers.traceparent).toBe(`00-${traceId}-${clients[0]?.spanId}-01`);
   });
 
   it('gives a refused request its error type, and other endpoints their route as name', async () => {
