@@ -35,7 +35,7 @@ describe('run', () => {
     const { ctx } = context([() => void order.push('a'), () => void order.push('b'), () => void order.push('c')]);
     const made = Promise.prototype.then;
     let promises = 0;
-    Promise.prototype.then = function (...args) {
+    Promise.prototype.then = function (this: Promise<unknown>, ...args: unknown[]) {
       promises++;
       return made.apply(this, args as Parameters<typeof made>);
     } as typeof made;
@@ -110,7 +110,7 @@ describe('run', () => {
 describe('buildEndpoints', () => {
   it('leaves an unused seam out of the chain entirely, and puts a used one at its point', () => {
     const bare = buildEndpoints();
-    for (const endpoint of Object.values(bare)) expect(endpoint.steps.every((step) => typeof step === 'function')).toBe(true);
+    for (const endpoint of Object.values(bare)) expect(endpoint.steps.every((step: Step) => typeof step === 'function')).toBe(true);
     const marks: Record<string, Step> = {};
     for (const name of ['tags', 'cacheLookup', 'guardrailsIn', 'budgets', 'guardrailsOut']) marks[name] = Object.defineProperty(() => undefined, 'name', { value: name });
     const cacheStore = () => undefined;
