@@ -6,10 +6,10 @@ import { bedrockFactory } from './bedrock/bedrock-adapter.js';
 import { geminiFactory } from './gemini/gemini-adapter.js';
 import { mockFactory } from './mock/mock-adapter.js';
 import { openAiFactory } from './openai/openai-adapter.js';
-// VERTEX
+import { vertexFactory } from './vertex/vertex-adapter.js';
 
 /** Every wire protocol the proxy speaks. A new provider is a folder and one line here. */
-const FACTORIES: readonly AdapterFactory[] = [openAiFactory, anthropicFactory, azureFactory, geminiFactory, bedrockFactory, mockFactory];
+const FACTORIES: readonly AdapterFactory[] = [openAiFactory, anthropicFactory, azureFactory, geminiFactory, bedrockFactory, vertexFactory, mockFactory];
 
 /** What the providers file needs of each type; the optional parts only where a type has them. */
 export const PROVIDER_TYPES: readonly ProviderTypeInfo[] = FACTORIES.map(({ type, defaultBaseUrl, usesBaseUrl, fields, defaultBaseUrlFor, presets }) => ({
