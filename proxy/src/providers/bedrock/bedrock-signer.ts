@@ -29,9 +29,11 @@ export class BedrockSigner {
   /** The headers to send with `body` to `path`: `headers` plus date, signature and session token. */
   sign(path: string, body: Buffer, headers: Readonly<Record<string, string>>): Record<string, string> {
     const signed = aws4.sign({ host: this.host, method: 'POST', path, service: 'bedrock', region: this.region, headers: { ...headers }, body }, this.credentials).headers as Record<string, string>;
-    // undici sends both itself, with the same values: the pool's origin and the body's length.
-    delete signed.Host;
-    delete signed['Content-Length'];
-    return signed;
+    // Lower-case names, as undici keeps them; host and content-length are left to undici, which
+    // sends the same values (the pool's origin, the body's length).
+    const out: Record<string, string> = { ...headers, 'x-amz-date': signed['X-Amz-Date'] as string, authorization: signed.Authorization as string };
+    const token = signed['X-Amz-Security-Token'];
+    if (token !== undefined) out['x-amz-security-token'] = token;
+    return out;
   }
 }
