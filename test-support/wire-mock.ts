@@ -14,6 +14,8 @@ export interface WireRequest {
   path: string;
   headers: Record<string, string>;
   body: Record<string, unknown>;
+  /** The body's bytes as they came (for mocks that check a signature over them). */
+  raw: Buffer;
 }
 
 export interface RunningWireMock extends WireMock {
@@ -33,15 +35,16 @@ export async function startWireMock(answer: WireAnswer): Promise<RunningWireMock
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
       let body: Record<string, unknown> = {};
+      const raw = Buffer.concat(parts);
       try {
-        body = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
+        body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
       } catch {
         // A body that is not JSON is recorded as empty; the provider's answer decides.
       }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : (v ?? '');
       requests++;
-      last = { method: req.method ?? 'GET', path: req.url ?? '/', headers, body };
+      last = { method: req.method ?? 'GET', path: req.url ?? '/', headers, body, raw };
       res.on('close', () => {
         if (!res.writableFinished) aborted++;
       });

@@ -31,7 +31,7 @@ export interface BenchOptions {
 export const USAGE = `Usage: node bench/dist/main.js [options]
 
 Local stack (default): starts a mock provider, a bare pass-through and the gateway, and compares.
-  --scenario <a,b,…>   run only these (throughput, latency, streaming, anthropic, endpoints,
+  --scenario <a,b,…>   run only these (throughput, latency, streaming, anthropic, cloud-providers, endpoints,
                        idle-memory, revocation, auth-flood, failover, writer, usage-query,
                        throughput-cluster: the gateway on a six-node Redis Cluster);
                        default: all

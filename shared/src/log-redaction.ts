@@ -20,6 +20,9 @@ export const LOG_REDACT_PATHS: readonly string[] = [
   '*.apiKey',
   '*.key',
   '*.secret',
+  '*.aws_secret_access_key',
+  '*.aws_session_token',
+  '*.private_key',
 ];
 
 export const LOG_REDACT_CENSOR = '[REDACTED]';

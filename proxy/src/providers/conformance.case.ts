@@ -54,6 +54,11 @@ export interface WireTarget {
   reportsCached: boolean;
   /** Where the provider key must appear: a header name (lower case). */
   keyHeader: string;
+  /**
+   * The credential that must appear there, when it is not PROVIDER_KEY itself (an access token
+   * the adapter got from the provider's token endpoint).
+   */
+  credential?: () => string;
 }
 
 export const PROVIDER_KEY = 'provider-secret-key-0123456789';
@@ -171,7 +176,7 @@ export function runAdapterConformance(name: string, target: () => ConformanceTar
         const seen = w.mock.lastRequest();
         expect(JSON.stringify(seen)).toContain(SCENARIOS.text);
         expect(JSON.stringify(seen)).not.toContain('gw-model');
-        expect(Object.entries(seen?.headers ?? {}).some(([k, v]) => k === w.keyHeader && v.includes(PROVIDER_KEY))).toBe(true);
+        expect(Object.entries(seen?.headers ?? {}).some(([k, v]) => k === w.keyHeader && v.includes(w.credential?.() ?? PROVIDER_KEY))).toBe(true);
       });
 
       maybe('translates a text answer, its usage and its finish reason', async (w) => {

@@ -128,4 +128,41 @@ cooldown: { failures: 5, base_ms: 1000, max_ms: 8000 }
     expect(all.providers.map((p) => [p.name, p.type])).toEqual([['mock', 'mock'], ['openai', 'openai'], ['anthropic', 'anthropic'], ['gemini', 'gemini']]);
     expect(all.providers[2]?.api_key).toBe('sk-ant-x');
   });
+
+  describe('type fields and presets', () => {
+    const types = [
+      ...TYPES.map((t) => (t.type === 'openai' ? { ...t, presets: { groq: { base_url: 'https://api.groq.com/openai/v1', options: { max_tokens_field: 'max_completion_tokens' } } } } : t)),
+      {
+        type: 'cloud',
+        defaultBaseUrl: null,
+        usesBaseUrl: true,
+        fields: { region: 'required', secret_key: 'required', session: 'optional' } as const,
+        defaultBaseUrlFor: (s: Readonly<Record<string, string>>) => `https://runtime.${s.region}.example.com/`,
+      },
+    ];
+    const cloud = (extra = '') => `providers:\n  - name: c\n    type: cloud\n    region: eu-west-3\n    secret_key: \${SECRET}\n    models: [m]\n${extra}`;
+
+    it("reads a type's own fields, expanding ${VAR}, and derives its base_url from them", () => {
+      const p = parseProvidersFile(cloud(), 'p.yaml', { SECRET: 's3cr3t' }, types).providers[0];
+      expect(p?.settings).toEqual({ region: 'eu-west-3', secret_key: 's3cr3t' });
+      expect(p?.base_url).toBe('https://runtime.eu-west-3.example.com');
+      const given = parseProvidersFile(cloud('    base_url: http://127.0.0.1:9/\n'), 'p.yaml', { SECRET: 's' }, types).providers[0];
+      expect(given?.base_url).toBe('http://127.0.0.1:9');
+    });
+
+    it('refuses a missing required field, and a field of another type, naming them', () => {
+      expect(() => parseProvidersFile('providers:\n  - {name: c, type: cloud, region: x, models: [m]}\n', 'p.yaml', {}, types)).toThrow(/"secret_key" is required for type cloud/);
+      expect(() => parseProvidersFile('providers:\n  - {name: o, type: openai, base_url: http://x, region: x, models: [m]}\n', 'p.yaml', {}, types)).toThrow(/"region" applies to type cloud, not openai/);
+      expect(() => parseProvidersFile(cloud(), 'p.yaml', {}, types)).toThrow(/refers to \$\{SECRET\}, which is not set/);
+    });
+
+    it('fills base_url and options from a preset, the entry winning', () => {
+      const p = parseProvidersFile('providers:\n  - {name: g, type: openai, preset: groq, models: [m]}\n', 'p.yaml', {}, types).providers[0];
+      expect(p).toMatchObject({ base_url: 'https://api.groq.com/openai/v1', options: { max_tokens_field: 'max_completion_tokens' }, preset: 'groq' });
+      const own = parseProvidersFile('providers:\n  - {name: g, type: openai, preset: groq, base_url: http://proxy/v1, options: {max_tokens_field: max_tokens}, models: [m]}\n', 'p.yaml', {}, types).providers[0];
+      expect(own).toMatchObject({ base_url: 'http://proxy/v1', options: { max_tokens_field: 'max_tokens' } });
+      expect(() => parseProvidersFile('providers:\n  - {name: g, type: openai, preset: grok, models: [m]}\n', 'p.yaml', {}, types)).toThrow(/"preset" must be one of groq, got "grok"/);
+      expect(() => parseProvidersFile('providers:\n  - {name: g, type: mock, preset: groq, models: [m]}\n', 'p.yaml', {}, types)).toThrow(/type mock has no presets/);
+    });
+  });
 });

@@ -28,6 +28,14 @@ export interface ProviderConfig {
   max_queued: number;
   /** Adapter-specific settings, checked by the adapter. */
   options: Record<string, unknown>;
+  /**
+   * The type's own top-level fields (ProviderTypeInfo.fields: a Bedrock region and credentials, a
+   * Vertex project), `${VAR}`s expanded; absent for types that declare none. Secrets among them are
+   * never logged, like `api_key`.
+   */
+  settings?: Readonly<Record<string, string>>;
+  /** The preset this entry was filled in from (ProviderTypeInfo.presets), when it named one. */
+  preset?: string;
 }
 
 /** US dollars per million tokens. */
@@ -80,6 +88,20 @@ export interface ProviderTypeInfo {
   defaultBaseUrl: string | null;
   /** False for types that reach no network (mock). */
   usesBaseUrl: boolean;
+  /** The type's own top-level fields, each required or optional; other types may not use them. */
+  fields?: Readonly<Record<string, 'required' | 'optional'>>;
+  /** The default base_url when it derives from the type's fields (a region, a location). */
+  defaultBaseUrlFor?: (settings: Readonly<Record<string, string>>) => string;
+  /**
+   * Named services of this wire protocol (`preset: groq`): the base_url used when the entry gives
+   * none, and options used unless the entry sets them.
+   */
+  presets?: Readonly<Record<string, ProviderPreset>>;
+}
+
+export interface ProviderPreset {
+  base_url: string;
+  options: Readonly<Record<string, unknown>>;
 }
 
 export const DEFAULT_COOLDOWN: CooldownConfig = { failures: 3, base_ms: 30_000, max_ms: 300_000 };
@@ -214,6 +236,9 @@ function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonl
     throw new ConfigError(`${where}: "type" must be one of ${knownTypes.map((t) => t.type).join(', ')}, got ${JSON.stringify(type ?? null)}`);
   }
 
+  const settings = parseSettings(e, where, type, info, knownTypes, env);
+  const preset = parsePreset(e.preset, where, type, info);
+
   let base_url: string | null = null;
   if (e.base_url !== undefined && e.base_url !== null) {
     if (typeof e.base_url !== 'string') throw new ConfigError(`${where}: "base_url" must be a string`);
@@ -226,6 +251,10 @@ function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonl
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${where}: "base_url" must be http or https`);
     base_url = expanded.replace(/\/+$/, '');
+  } else if (preset !== null) {
+    base_url = preset.base_url;
+  } else if (info.usesBaseUrl && info.defaultBaseUrlFor !== undefined && settings !== null) {
+    base_url = info.defaultBaseUrlFor(settings).replace(/\/+$/, '');
   } else if (info.usesBaseUrl) {
     if (info.defaultBaseUrl === null) throw new ConfigError(`${where}: "base_url" is required for type ${type}`);
     base_url = info.defaultBaseUrl;
@@ -246,8 +275,10 @@ function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonl
     seen.add(m.id);
   }
 
-  const options = e.options ?? {};
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new ConfigError(`${where}: "options" must be a mapping`);
+  const given = e.options ?? {};
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new ConfigError(`${where}: "options" must be a mapping`);
+  // A preset's options are defaults: what the entry sets wins.
+  const options = preset === null ? given : { ...preset.options, ...(given as Record<string, unknown>) };
 
   return {
     name,
@@ -261,7 +292,46 @@ function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonl
     max_connections: positiveInt(e.max_connections, DEFAULTS.max_connections, `${where}: "max_connections"`),
     max_queued: nonNegativeInt(e.max_queued, DEFAULTS.max_queued, `${where}: "max_queued"`),
     options: options as Record<string, unknown>,
+    ...(settings === null ? {} : { settings }),
+    ...(preset === null ? {} : { preset: e.preset as string }),
   };
+}
+
+/**
+ * The type's own fields (strings, `${VAR}` expanded), null for a type that declares none. A field
+ * another type declares is refused here, so that `region:` on an openai entry is a start-up error
+ * rather than ignored.
+ */
+function parseSettings(e: Record<string, unknown>, where: string, type: string, info: ProviderTypeInfo, knownTypes: readonly ProviderTypeInfo[], env: Env): Record<string, string> | null {
+  const own = info.fields ?? {};
+  for (const other of knownTypes) {
+    if (other === info || other.fields === undefined) continue;
+    for (const field of Object.keys(other.fields)) {
+      if (e[field] !== undefined && !(field in own)) throw new ConfigError(`${where}: "${field}" applies to type ${other.type}, not ${type}`);
+    }
+  }
+  if (info.fields === undefined) return null;
+  const settings: Record<string, string> = {};
+  for (const [field, need] of Object.entries(own)) {
+    const value = e[field];
+    if (value === undefined || value === null || value === '') {
+      if (need === 'required') throw new ConfigError(`${where}: "${field}" is required for type ${type}`);
+      continue;
+    }
+    if (typeof value !== 'string') throw new ConfigError(`${where}: "${field}" must be a string`);
+    const expanded = expandVars(value, `${where}: "${field}"`, env);
+    if (expanded === '' && need === 'required') throw new ConfigError(`${where}: "${field}" is required for type ${type} (it expanded to nothing)`);
+    if (expanded !== '') settings[field] = expanded;
+  }
+  return settings;
+}
+
+function parsePreset(value: unknown, where: string, type: string, info: ProviderTypeInfo): ProviderPreset | null {
+  if (value === undefined || value === null) return null;
+  const names = Object.keys(info.presets ?? {});
+  if (names.length === 0) throw new ConfigError(`${where}: type ${type} has no presets`);
+  if (typeof value !== 'string' || info.presets?.[value] === undefined) throw new ConfigError(`${where}: "preset" must be one of ${names.join(', ')}, got ${JSON.stringify(value)}`);
+  return info.presets[value];
 }
 
 /** A model: its id as a string, or `{ id, upstream?, price? }`. */

@@ -2,6 +2,7 @@ import type { ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory } from '../adapter.js';
 import { checkKnownOptions } from './adapter-options.js';
 import { OpenAiCompatibleAdapter, type OpenAiOperation } from './openai-compatible-adapter.js';
+import { OPENAI_PRESETS } from './openai-presets.js';
 
 /**
  * Any server speaking OpenAI's Chat Completions protocol (OpenAI itself, vLLM, llama.cpp,
@@ -32,5 +33,6 @@ export const openAiFactory: AdapterFactory = {
   type: 'openai',
   defaultBaseUrl: 'https://api.openai.com/v1',
   usesBaseUrl: true,
+  presets: OPENAI_PRESETS,
   create: (config) => new OpenAiAdapter(config),
 };

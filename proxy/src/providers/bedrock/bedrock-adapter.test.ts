@@ -1,0 +1,191 @@
+import { GatewayError, type ProviderConfig } from '@gateway/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Cancel } from '../cancel.js';
+import { chatRequest, PROVIDER_KEY, runAdapterConformance, SCENARIOS, TOOL } from '../conformance.case.js';
+import { createAdapter, PROVIDER_TYPES } from '../registry.js';
+import { BedrockAdapter } from './bedrock-adapter.js';
+import { startBedrockWireMock, type BedrockWireMock } from '../../../test/wire-mocks/bedrock-wire-mock.js';
+
+const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+const SESSION = 'FwoGZXIvYXdzEXAMPLE-session-token';
+
+let mock: BedrockWireMock;
+beforeAll(async () => {
+  mock = await startBedrockWireMock({ region: 'eu-west-3', accessKeyId: PROVIDER_KEY, secretAccessKey: SECRET, sessionToken: SESSION });
+});
+afterAll(async () => {
+  await mock?.close();
+});
+
+function config(overrides: Partial<ProviderConfig> = {}, settings: Record<string, string> = {}): ProviderConfig {
+  return {
+    name: 'aws',
+    type: 'bedrock',
+    base_url: mock.baseUrl,
+    api_key: null,
+    models: [{ id: 'gw-model', upstream: 'conf-text', price: null }],
+    connect_timeout_ms: 1000,
+    timeout_ms: 300,
+    idle_timeout_ms: 5000,
+    max_connections: 4,
+    max_queued: 1024,
+    options: {},
+    settings: { region: 'eu-west-3', aws_access_key_id: PROVIDER_KEY, aws_secret_access_key: SECRET, aws_session_token: SESSION, ...settings },
+    ...overrides,
+  };
+}
+
+const adapter = () => new BedrockAdapter(config());
+
+runAdapterConformance('bedrock', () => ({
+  model: 'anthropic.claude-sonnet-4-5',
+  adapter,
+  wire: () => ({ adapter, mock, reportsCached: true, keyHeader: 'authorization' }),
+}));
+
+async function failure(promise: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(GatewayError);
+    return err as GatewayError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+async function collect(events: AsyncIterable<string>): Promise<Record<string, any>[]> {
+  const out: Record<string, any>[] = [];
+  for await (const data of events) out.push(JSON.parse(data) as Record<string, any>);
+  return out;
+}
+
+describe('bedrock adapter on the wire', () => {
+  it('is a registered type whose base_url derives from the region', () => {
+    const info = PROVIDER_TYPES.find((t) => t.type === 'bedrock');
+    expect(info?.defaultBaseUrlFor?.({ region: 'us-east-1' })).toBe('https://bedrock-runtime.us-east-1.amazonaws.com');
+    expect(createAdapter(config()).type).toBe('bedrock');
+    expect(() => new BedrockAdapter(config({}, { region: 'Paris' }))).toThrow(/region/);
+  });
+
+  it('signs every request (verified by the mock) and sends the Converse body, the model only in the path', async () => {
+    const before = mock.verified();
+    await adapter().complete(
+      chatRequest('gw-model', { messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }], max_tokens: 20, temperature: 1.5, top_p: 0.9, stop: 'END' }, 'conf-text'),
+      new Cancel(),
+    );
+    expect(mock.verified()).toBe(before + 1);
+    const seen = mock.lastRequest();
+    expect(seen?.path).toBe('/model/conf-text/converse');
+    expect(seen?.headers['x-amz-security-token']).toBe(SESSION);
+    expect(JSON.stringify(seen)).not.toContain(SECRET);
+    expect(seen?.body).toEqual({
+      messages: [{ role: 'user', content: [{ text: 'Hi' }] }],
+      system: [{ text: 'Be brief.' }],
+      inferenceConfig: { maxTokens: 20, temperature: 1, topP: 0.9, stopSequences: ['END'] },
+    });
+  });
+
+  it('URL-encodes an inference-profile ARN into the path, and the signature still holds', async () => {
+    const arn = 'arn:aws:bedrock:eu-west-3:123456789012:inference-profile/eu.anthropic.claude-sonnet-4-5-20250929-v1:0';
+    const a = new BedrockAdapter(config({ models: [{ id: 'claude', upstream: arn, price: null }] }));
+    const result = await a.complete(chatRequest('claude', {}, arn), new Cancel());
+    expect(result.finishReason).toBe('stop');
+    expect(mock.lastRequest()?.path).toBe(`/model/${encodeURIComponent(arn)}/converse`);
+    const { events } = await a.stream(chatRequest('claude', { stream: true }, arn), new Cancel());
+    expect((await collect(events)).length).toBeGreaterThan(2);
+  });
+
+  it('is refused by Bedrock with a wrong secret: 502, not retried, no secret in the message', async () => {
+    const err = await failure(new BedrockAdapter(config({}, { aws_secret_access_key: 'not-the-secret' })).complete(chatRequest('gw-model', {}, 'conf-text'), new Cancel()));
+    expect(err.code).toBe('UPSTREAM_ERROR');
+    expect(err.retryable).toBe(false);
+    expect(err.message).toContain('signature');
+    expect(err.message).not.toContain('not-the-secret');
+  });
+
+  it('translates images, tool calls and tool results both ways', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    await adapter().complete(
+      chatRequest('gw-model', {
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Weather here?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'tooluse_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+          { role: 'tool', tool_call_id: 'tooluse_1', content: '21 °C' },
+        ],
+        tools: [TOOL],
+        tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      }, 'conf-text'),
+      new Cancel(),
+    );
+    expect(mock.lastRequest()?.body).toEqual({
+      messages: [
+        { role: 'user', content: [{ text: 'Weather here?' }, { image: { format: 'png', source: { bytes: png } } }] },
+        { role: 'assistant', content: [{ toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { city: 'Paris' } } }] },
+        { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_1', content: [{ text: '21 °C' }] } }] },
+      ],
+      toolConfig: { tools: [{ toolSpec: { name: 'get_weather', description: 'Weather in a city', inputSchema: { json: TOOL.function.parameters } } }], toolChoice: { tool: { name: 'get_weather' } } },
+    });
+  });
+
+  it('refuses what Converse cannot do before sending anything', async () => {
+    const before = mock.requests();
+    const err = await failure(adapter().complete(chatRequest('gw-model', { response_format: { type: 'json_object' } }, 'conf-text'), new Cancel()));
+    expect(err.code).toBe('INVALID_REQUEST');
+    expect(err.param).toBe('response_format');
+    const url = await failure(adapter().complete(chatRequest('gw-model', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] }, 'conf-text'), new Cancel()));
+    expect(url.param).toBe('messages[0].content[0].image_url.url');
+    expect(mock.requests()).toBe(before);
+  });
+
+  it('counts cache reads as cached input and cache writes apart, whole and streamed, with parallel tool calls', async () => {
+    const whole = await adapter().complete(chatRequest('gw-model', { tools: [TOOL] }, 'bedrock-parallel'), new Cancel());
+    expect(whole.usage).toEqual({ input: 110, output: 20, cached: 60, cacheWrite: 40 });
+    const body = JSON.parse(whole.body.toString('utf8'));
+    expect(body.choices[0].message.content).toBe('Checking both.');
+    expect(body.choices[0].message.tool_calls.map((c: any) => [c.id, JSON.parse(c.function.arguments).city])).toEqual([['tooluse_a', 'Paris'], ['tooluse_b', 'Oslo']]);
+    expect(body.usage).toMatchObject({ prompt_tokens: 110, prompt_tokens_details: { cached_tokens: 60 } });
+    const { meta, events } = await adapter().stream(chatRequest('gw-model', { stream: true, tools: [TOOL] }, 'bedrock-parallel'), new Cancel());
+    const chunks = await collect(events);
+    const deltas = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
+    expect(deltas.filter((d: any) => d.id).map((d: any) => [d.index, d.id])).toEqual([[0, 'tooluse_a'], [1, 'tooluse_b']]);
+    expect(meta.usage).toEqual({ input: 110, output: 20, cached: 60, cacheWrite: 40 });
+    expect(meta.finishReason).toBe('tool_calls');
+  });
+
+  it('maps ServiceUnavailableException to a retryable 503, and a throttled stream to a retryable 429 before it starts', async () => {
+    const err = await failure(adapter().complete(chatRequest('gw-model', {}, 'bedrock-unavailable'), new Cancel()));
+    expect(err.code).toBe('UNAVAILABLE');
+    expect(err.status).toBe(503);
+    expect(err.retryable).toBe(true);
+    const throttled = await failure(adapter().stream(chatRequest('gw-model', { stream: true }, 'bedrock-throttled'), new Cancel()));
+    expect(throttled.code).toBe('RATE_LIMITED');
+    expect(throttled.retryable).toBe(true);
+  });
+
+  for (const scenario of ['bedrock-corrupt', 'bedrock-truncated']) {
+    it(`ends a broken event stream (${scenario}) with one clean UPSTREAM_ERROR, keeping what streamed`, async () => {
+      const { meta, events } = await adapter().stream(chatRequest('gw-model', { stream: true }, scenario), new Cancel());
+      const seen: string[] = [];
+      const err = await failure(
+        (async () => {
+          for await (const data of events) seen.push(data);
+        })(),
+      );
+      expect(err.code).toBe('UPSTREAM_ERROR');
+      expect(err.message).toMatch(/corrupt event stream|before it was complete/);
+      expect(seen.map((s) => JSON.parse(s).choices[0].delta.content ?? '').join('')).toBe('Hello');
+      expect(meta.estimatedOutput).toBeGreaterThan(0);
+      expect(meta.usage).toBeNull();
+    });
+  }
+});
+
+describe('bedrock request', () => {
+  it('refuses tool_choice of an unknown shape and drops tools for "none"', async () => {
+    const err = await failure(adapter().complete(chatRequest('gw-model', { tools: [TOOL], tool_choice: { type: 'allowed_tools' } }, 'conf-text'), new Cancel()));
+    expect(err.param).toBe('tool_choice');
+    await adapter().complete(chatRequest('gw-model', { tools: [TOOL], tool_choice: 'none' }, 'conf-text'), new Cancel());
+    expect((mock.lastRequest()?.body as { toolConfig?: unknown }).toolConfig).toBeUndefined();
+    expect(SCENARIOS.text).toBe('conf-text');
+  });
+});

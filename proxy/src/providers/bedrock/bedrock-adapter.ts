@@ -1,0 +1,160 @@
+import { getChunkedStream, EventStreamCodec } from '@smithy/core/event-streams';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../adapter.js';
+import type { Cancel } from '../cancel.js';
+import { ProviderConnection } from '../provider-connection.js';
+import { newStreamMeta } from '../stream-inspector.js';
+import { transportError } from '../upstream-error.js';
+import type { UpstreamResponse } from '../upstream-request.js';
+import { bedrockStatusError } from './bedrock-errors.js';
+import { toBedrockRequest } from './bedrock-request.js';
+import { toChatCompletion } from './bedrock-response.js';
+import { BedrockSigner } from './bedrock-signer.js';
+import { BedrockStreamTranslator } from './bedrock-stream.js';
+import type { BedrockResponse } from './bedrock-wire.js';
+
+/**
+ * Amazon Bedrock's Converse API behind the OpenAI interface: `POST /model/{modelId}/converse`
+ * and `/converse-stream` (whose answer is the binary `application/vnd.amazon.eventstream`,
+ * decoded by the Smithy event-stream codec), every request signed with SigV4 (bedrock-signer.ts).
+ * The model id may be a foundation model id or an inference profile's id or ARN: it is
+ * URL-encoded into the path.
+ */
+const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+
+export class BedrockAdapter implements ProviderAdapter {
+  readonly type = 'bedrock';
+  readonly name: string;
+  readonly models: readonly ModelEntry[];
+  private readonly connection: ProviderConnection;
+  private readonly signer: BedrockSigner;
+  private readonly prefix: string;
+  /** The headers signed with every request (a copy is signed, this one never changes). */
+  private readonly headers: Readonly<Record<string, string>> = { 'content-type': 'application/json' };
+  private readonly codec = new EventStreamCodec(toUtf8, fromUtf8);
+  /** Each configured model's encoded path segment, worked out once. */
+  private readonly paths = new Map<string, string>();
+
+  constructor(config: ProviderConfig) {
+    const settings = config.settings ?? {};
+    const region = settings.region ?? '';
+    if (!REGION.test(region)) throw new Error(`provider ${config.name}: "region" must be an AWS region such as us-east-1`);
+    const accessKeyId = settings.aws_access_key_id;
+    const secretAccessKey = settings.aws_secret_access_key;
+    if (accessKeyId === undefined || secretAccessKey === undefined) throw new Error(`provider ${config.name}: "aws_access_key_id" and "aws_secret_access_key" are required`);
+    const base = new URL(config.base_url ?? bedrockBaseUrl(settings));
+    this.name = config.name;
+    this.models = config.models;
+    this.prefix = `${base.pathname.replace(/\/+$/, '')}/model/`;
+    const sessionToken = settings.aws_session_token;
+    this.signer = new BedrockSigner(base, region, sessionToken === undefined ? { accessKeyId, secretAccessKey } : { accessKeyId, secretAccessKey, sessionToken });
+    // The signature goes with each request; the pool itself sends no fixed headers.
+    this.connection = new ProviderConnection(config, base.origin, {});
+    for (const m of config.models) this.paths.set(m.upstream, this.prefix + encodeURIComponent(m.upstream));
+  }
+
+  async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
+    const res = await this.send(request, 'converse', cancel);
+    let body: Buffer;
+    try {
+      body = await res.body();
+    } catch (err) {
+      throw transportError(this.name, err, cancel.aborted);
+    }
+    let response: BedrockResponse;
+    try {
+      response = JSON.parse(body.toString('utf8')) as BedrockResponse;
+    } catch {
+      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not JSON.`);
+    }
+    if (response === null || typeof response !== 'object') throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not an object.`);
+    const answer = toChatCompletion(response, this.name, `chatcmpl-${request.requestId}`, request.model);
+    return { status: 200, body: Buffer.from(JSON.stringify(answer.body)), usage: answer.usage, finishReason: answer.finish.gateway, rawFinishReason: answer.finish.raw };
+  }
+
+  /**
+   * Resolves once the first chunk is ready, so that an exception Bedrock sends in place of the
+   * answer (throttled, say) fails over like the same error as a status.
+   */
+  async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
+    const res = await this.send(request, 'converse-stream', cancel);
+    const meta = newStreamMeta();
+    const translator = new BedrockStreamTranslator(meta, { id: `chatcmpl-${request.requestId}`, model: request.model, provider: this.name, clientWantsUsage: request.clientWantsUsage });
+    const events = this.events(res, translator, cancel);
+    const first = await events.next();
+    return { meta, events: prepend(first, events) };
+  }
+
+  private async *events(res: UpstreamResponse, translator: BedrockStreamTranslator, cancel: Cancel): AsyncGenerator<string> {
+    const out: string[] = [];
+    let ended = false;
+    try {
+      for await (const whole of getChunkedStream(res.stream())) {
+        let message;
+        try {
+          message = this.codec.decode(whole);
+        } catch {
+          throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a corrupt event stream.`);
+        }
+        const headers = message.headers;
+        const messageType = String(headers[':message-type']?.value ?? 'event');
+        const eventType = String((messageType === 'event' ? headers[':event-type'] : headers[':exception-type'] ?? headers[':error-code'])?.value ?? '');
+        translator.push(messageType, eventType, toUtf8(message.body), out);
+        for (let i = 0; i < out.length; i++) yield out[i] as string;
+        out.length = 0;
+        if (translator.finished) break;
+      }
+      ended = true;
+    } catch (err) {
+      res.destroy();
+      if (err instanceof GatewayError) throw err;
+      if (cancel.aborted) throw transportError(this.name, err, true);
+      // The chunker's "Truncated event message" and the like: the stream broke, the answer is partial.
+      if (err instanceof Error && !('code' in err)) throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a corrupt event stream.`);
+      throw transportError(this.name, err, cancel.aborted);
+    } finally {
+      // The consumer left early (client gone, key revoked): stop the provider too.
+      if (!ended) res.destroy();
+    }
+    if (translator.finished) res.release();
+    else throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} ended the stream before it was complete.`);
+  }
+
+  private send(request: ChatRequest, operation: 'converse' | 'converse-stream', cancel: Cancel): Promise<UpstreamResponse> {
+    const payload = Buffer.from(JSON.stringify(toBedrockRequest(request.body)));
+    const path = `${this.paths.get(request.upstreamModel) ?? this.prefix + encodeURIComponent(request.upstreamModel)}/${operation}`;
+    const signed = this.signer.sign(path, payload, this.headers);
+    const headers = request.traceHeaders === undefined ? signed : { ...request.traceHeaders, ...signed };
+    return this.connection.post(path, payload, cancel, { traceHeaders: headers }, (status, text, res) =>
+      bedrockStatusError(this.name, status, text, res.header('x-amzn-errortype'), res.header('retry-after')),
+    );
+  }
+
+  queueDepth(): number {
+    return this.connection.queueDepth();
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+}
+
+function bedrockBaseUrl(settings: Readonly<Record<string, string>>): string {
+  return `https://bedrock-runtime.${settings.region ?? ''}.amazonaws.com`;
+}
+
+async function* prepend(first: IteratorResult<string>, rest: AsyncGenerator<string>): AsyncGenerator<string> {
+  if (first.done === true) return;
+  yield first.value;
+  yield* rest;
+}
+
+export const bedrockFactory: AdapterFactory = {
+  type: 'bedrock',
+  defaultBaseUrl: null,
+  usesBaseUrl: true,
+  fields: { region: 'required', aws_access_key_id: 'required', aws_secret_access_key: 'required', aws_session_token: 'optional' },
+  defaultBaseUrlFor: bedrockBaseUrl,
+  create: (config) => new BedrockAdapter(config),
+};

@@ -1,0 +1,237 @@
+import { GatewayError } from '@gateway/shared';
+import type { BedrockContentBlock, BedrockImageBlock, BedrockMessage, BedrockRequest, BedrockTool, BedrockToolChoice, BedrockToolResult } from './bedrock-wire.js';
+
+/**
+ * An OpenAI Chat Completions body (validated by the chat endpoint) as a Bedrock Converse request.
+ * The model is named in the path, not the body. What Converse cannot honour is refused with a 400
+ * naming the field rather than dropped: a client asking for JSON mode or several choices would
+ * otherwise quietly get something else. OpenAI-only hints that change nothing are left out.
+ */
+type Json = Record<string, unknown>;
+
+/** Converse's temperature range is 0–1 for the models it serves, OpenAI's 0–2: values above 1 are clamped. */
+const MAX_TEMPERATURE = 1;
+
+const IMAGE_FORMATS: Readonly<Record<string, BedrockImageBlock['format']>> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/jpg': 'jpeg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
+
+const DATA_URL = /^data:([^;,]+);base64,/;
+
+function invalid(param: string, message: string): GatewayError {
+  return new GatewayError('INVALID_REQUEST', message, { param });
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+export function toBedrockRequest(body: Readonly<Json>): BedrockRequest {
+  refuseUnsupported(body);
+  const { system, messages } = translateMessages(body.messages as unknown[]);
+  const out: BedrockRequest = { messages };
+  if (system.length > 0) out.system = system;
+  const inference: NonNullable<BedrockRequest['inferenceConfig']> = {};
+  const max = body.max_completion_tokens ?? body.max_tokens;
+  if (typeof max === 'number') inference.maxTokens = max;
+  if (typeof body.temperature === 'number') inference.temperature = Math.min(body.temperature, MAX_TEMPERATURE);
+  if (typeof body.top_p === 'number') inference.topP = body.top_p;
+  const stop = body.stop;
+  if (typeof stop === 'string') inference.stopSequences = [stop];
+  else if (Array.isArray(stop) && stop.length > 0) inference.stopSequences = stop as string[];
+  if (inference.maxTokens !== undefined || inference.temperature !== undefined || inference.topP !== undefined || inference.stopSequences !== undefined) out.inferenceConfig = inference;
+  const toolConfig = translateTools(body.tools, body.tool_choice);
+  if (toolConfig !== null) out.toolConfig = toolConfig;
+  return out;
+}
+
+function refuseUnsupported(body: Readonly<Json>): void {
+  const refuse = (param: string, what: string) => invalid(param, `\`${param}\` is not supported by this model's provider (Bedrock Converse): ${what}.`);
+  if (present(body.n) && body.n !== 1) throw refuse('n', 'it returns one choice per request');
+  if (present(body.logprobs) && body.logprobs !== false) throw refuse('logprobs', 'it does not return log-probabilities');
+  if (present(body.top_logprobs) && body.top_logprobs !== 0) throw refuse('top_logprobs', 'it does not return log-probabilities');
+  const format = body.response_format;
+  if (present(format) && !(isObject(format) && format.type === 'text')) throw refuse('response_format', 'it has no JSON mode; describe the format in the prompt or use a tool');
+  for (const penalty of ['presence_penalty', 'frequency_penalty']) {
+    if (present(body[penalty]) && body[penalty] !== 0) throw refuse(penalty, 'it has no repetition penalties');
+  }
+  const bias = body.logit_bias;
+  if (present(bias) && !(isObject(bias) && Object.keys(bias).length === 0)) throw refuse('logit_bias', 'it has no token biasing');
+  if (present(body.seed)) throw refuse('seed', 'it has no deterministic sampling');
+  if (present(body.functions)) throw refuse('functions', 'send `tools` instead of the deprecated `functions`');
+  if (present(body.function_call)) throw refuse('function_call', 'send `tool_choice` instead of the deprecated `function_call`');
+  if (present(body.audio)) throw refuse('audio', 'it does not produce audio');
+  const modalities = body.modalities;
+  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) throw refuse('modalities', 'it produces text only');
+}
+
+/**
+ * System and developer messages become the top-level `system`; tool results become `toolResult`
+ * blocks of a user turn; consecutive turns of one role are merged, since Converse requires user and
+ * assistant turns to alternate. Empty text is left out: Converse refuses blank text blocks.
+ */
+function translateMessages(list: unknown[]): { system: { text: string }[]; messages: BedrockMessage[] } {
+  const system: { text: string }[] = [];
+  const messages: BedrockMessage[] = [];
+  const push = (role: 'user' | 'assistant', content: BedrockContentBlock[]) => {
+    const last = messages[messages.length - 1];
+    if (last !== undefined && last.role === role) last.content.push(...content);
+    else messages.push({ role, content });
+  };
+  for (let i = 0; i < list.length; i++) {
+    const message = list[i] as Json;
+    const at = `messages[${i}]`;
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        for (const text of texts(message.content, at, 'a system message')) system.push({ text });
+        break;
+      case 'user':
+        push('user', userContent(message.content, at));
+        break;
+      case 'assistant':
+        push('assistant', assistantContent(message, at));
+        break;
+      case 'tool':
+        push('user', [{ toolResult: toolResult(message, at) }]);
+        break;
+      default:
+        throw invalid(`${at}.role`, `\`${at}.role\` must be one of system, developer, user, assistant, tool.`);
+    }
+  }
+  return { system, messages };
+}
+
+/** The texts of a content that may hold text parts only. */
+function texts(content: unknown, at: string, what: string): string[] {
+  if (typeof content === 'string') return content === '' ? [] : [content];
+  if (!Array.isArray(content)) return [];
+  const out: string[] = [];
+  for (let j = 0; j < content.length; j++) {
+    const part = content[j] as Json;
+    const where = `${at}.content[${j}]`;
+    if (part.type === 'text' && typeof part.text === 'string') {
+      if (part.text !== '') out.push(part.text);
+    } else if (part.type === 'refusal' && typeof part.refusal === 'string') out.push(part.refusal);
+    else throw invalid(where, `\`${where}\`: ${what} may hold text parts only.`);
+  }
+  return out;
+}
+
+function userContent(content: unknown, at: string): BedrockContentBlock[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
+  const out: BedrockContentBlock[] = [];
+  const parts = Array.isArray(content) ? (content as Json[]) : [];
+  for (let j = 0; j < parts.length; j++) {
+    const part = parts[j] as Json;
+    const where = `${at}.content[${j}]`;
+    if (part.type === 'text') {
+      if (typeof part.text !== 'string') throw invalid(`${where}.text`, `\`${where}.text\` must be a string.`);
+      if (part.text !== '') out.push({ text: part.text });
+    } else if (part.type === 'image_url') out.push({ image: image(part, where) });
+    else if (part.type === 'file') out.push({ document: pdf(part, where, j) });
+    else throw invalid(where, `\`${where}\`: content parts of type ${JSON.stringify(part.type)} are not supported by this model's provider (Bedrock Converse).`);
+  }
+  return out;
+}
+
+/** Converse takes image bytes only (or an S3 location): an image must come as a base64 data URL. */
+function image(part: Json, at: string): BedrockImageBlock {
+  const value = part.image_url;
+  const url = typeof value === 'string' ? value : isObject(value) ? value.url : undefined;
+  const where = `${at}.image_url.url`;
+  if (typeof url !== 'string') throw invalid(where, `\`${where}\` must be a string.`);
+  const data = DATA_URL.exec(url);
+  const format = data === null ? undefined : IMAGE_FORMATS[(data[1] as string).toLowerCase()];
+  if (data === null || format === undefined) throw invalid(where, `\`${where}\` must be a base64 data URL of a PNG, JPEG, GIF or WebP image: Bedrock Converse does not fetch URLs.`);
+  return { format, source: { bytes: url.slice(data[0].length) } };
+}
+
+function pdf(part: Json, at: string, j: number): { format: 'pdf'; name: string; source: { bytes: string } } {
+  const file = isObject(part.file) ? part.file : {};
+  const data = typeof file.file_data === 'string' ? DATA_URL.exec(file.file_data) : null;
+  if (data === null || data[1] !== 'application/pdf') throw invalid(`${at}.file`, `\`${at}.file\`: only a PDF given as \`file_data\` (a base64 data URL) is supported by this model's provider (Bedrock Converse).`);
+  // Converse requires a document name of letters, digits, spaces and a few marks.
+  const given = typeof file.filename === 'string' ? file.filename.replace(/\.pdf$/i, '').replace(/[^A-Za-z0-9 ()[\]-]/g, ' ').trim() : '';
+  return { format: 'pdf', name: given === '' ? `document ${j + 1}` : given.slice(0, 200), source: { bytes: (file.file_data as string).slice(data[0].length) } };
+}
+
+function assistantContent(message: Json, at: string): BedrockContentBlock[] {
+  const out: BedrockContentBlock[] = texts(message.content ?? '', at, 'an assistant message').map((text) => ({ text }));
+  const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
+  for (let k = 0; k < calls.length; k++) {
+    const where = `${at}.tool_calls[${k}]`;
+    const call = calls[k];
+    if (!isObject(call) || !isObject(call.function)) throw invalid(where, `\`${where}\` must be a function tool call.`);
+    if (typeof call.id !== 'string' || call.id === '') throw invalid(`${where}.id`, `\`${where}.id\` must be a non-empty string.`);
+    const fn = call.function;
+    if (typeof fn.name !== 'string' || fn.name === '') throw invalid(`${where}.function.name`, `\`${where}.function.name\` must be a non-empty string.`);
+    out.push({ toolUse: { toolUseId: call.id, name: fn.name, input: parseArguments(fn.arguments, `${where}.function.arguments`) } });
+  }
+  return out;
+}
+
+/** Converse takes a call's input as a JSON value; OpenAI carries it as JSON text. */
+function parseArguments(text: unknown, at: string): Json {
+  if (text === undefined || text === null || (typeof text === 'string' && text.trim() === '')) return {};
+  if (typeof text !== 'string') throw invalid(at, `\`${at}\` must be a string of JSON.`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalid(at, `\`${at}\` is not valid JSON.`);
+  }
+  if (!isObject(parsed)) throw invalid(at, `\`${at}\` must be a JSON object.`);
+  return parsed;
+}
+
+function toolResult(message: Json, at: string): BedrockToolResult {
+  const id = message.tool_call_id;
+  if (typeof id !== 'string' || id === '') throw invalid(`${at}.tool_call_id`, `\`${at}.tool_call_id\` must be a non-empty string.`);
+  const content = message.content;
+  if (typeof content === 'string') return { toolUseId: id, content: [{ text: content === '' ? ' ' : content }] };
+  const parts: BedrockToolResult['content'] = [];
+  const list = Array.isArray(content) ? (content as Json[]) : [];
+  for (let j = 0; j < list.length; j++) {
+    const part = list[j] as Json;
+    const where = `${at}.content[${j}]`;
+    if (part.type === 'text' && typeof part.text === 'string') parts.push({ text: part.text === '' ? ' ' : part.text });
+    else if (part.type === 'image_url') parts.push({ image: image(part, where) });
+    else throw invalid(where, `\`${where}\`: a tool result may hold text and image parts only.`);
+  }
+  return { toolUseId: id, content: parts.length === 0 ? [{ text: ' ' }] : parts };
+}
+
+/**
+ * `tools` as `toolConfig`. Converse has no "none": `tool_choice: "none"` sends no tools, so the
+ * model cannot call one (a conversation that already holds tool calls then needs its tools, and
+ * Bedrock answers 400).
+ */
+function translateTools(value: unknown, choice: unknown): BedrockRequest['toolConfig'] | null {
+  if (!Array.isArray(value) || value.length === 0) return null;
+  if (choice === 'none') return null;
+  const tools: BedrockTool[] = (value as Json[]).map((tool, i) => {
+    const at = `tools[${i}]`;
+    if (tool.type !== 'function' || !isObject(tool.function)) throw invalid(at, `\`${at}\`: only function tools are supported by this model's provider (Bedrock Converse).`);
+    const fn = tool.function;
+    if (typeof fn.name !== 'string' || fn.name === '') throw invalid(`${at}.function.name`, `\`${at}.function.name\` must be a non-empty string.`);
+    const spec: BedrockTool['toolSpec'] = { name: fn.name, inputSchema: { json: isObject(fn.parameters) ? fn.parameters : { type: 'object', properties: {} } } };
+    if (typeof fn.description === 'string' && fn.description !== '') spec.description = fn.description;
+    return { toolSpec: spec };
+  });
+  let toolChoice: BedrockToolChoice | undefined;
+  if (choice === undefined || choice === null) toolChoice = undefined;
+  else if (choice === 'auto') toolChoice = { auto: {} };
+  else if (choice === 'required') toolChoice = { any: {} };
+  else if (isObject(choice) && choice.type === 'function' && isObject(choice.function) && typeof choice.function.name === 'string' && choice.function.name !== '') toolChoice = { tool: { name: choice.function.name } };
+  else throw invalid('tool_choice', '`tool_choice` must be "auto", "required", "none" or {"type":"function","function":{"name":…}}.');
+  return toolChoice === undefined ? { tools } : { tools, toolChoice };
+}

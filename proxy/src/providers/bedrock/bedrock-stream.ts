@@ -1,0 +1,110 @@
+import type { GatewayError } from '@gateway/shared';
+import type { StreamMeta } from '../adapter.js';
+import { estimateTokens } from '../stream-inspector.js';
+import { bedrockExceptionError } from './bedrock-errors.js';
+import { mapStopReason, openAiUsage, usageFrom } from './bedrock-usage.js';
+import type { BedrockUsage } from './bedrock-wire.js';
+
+/**
+ * ConverseStream's events (already decoded from the binary event stream) as OpenAI chunks:
+ *
+ *   messageStart                          → the role chunk
+ *   contentBlockStart {start.toolUse}     → a tool call's first delta: index, id, name, "" arguments
+ *   contentBlockDelta {delta.text}        → a content delta
+ *   contentBlockDelta {delta.toolUse}     → the call's arguments, piece by piece
+ *   messageStop {stopReason}              → the finish chunk
+ *   metadata {usage}                      → the usage (and the usage chunk, when asked); the end
+ *   an exception message                  → the stream fails (meta.failed)
+ *
+ * Reasoning deltas are left out: OpenAI's chunk format has no place for them.
+ */
+export interface StreamContext {
+  id: string;
+  model: string;
+  provider: string;
+  clientWantsUsage: boolean;
+}
+
+export class BedrockStreamTranslator {
+  /** metadata came: the answer is whole. */
+  finished = false;
+  /** A chunk was produced: an error now is a mid-stream failure, not a status. */
+  started = false;
+  private readonly prefix: string;
+  /** Converse's content block index → the OpenAI tool call index. */
+  private readonly calls = new Map<number, number>();
+  private sawStop = false;
+
+  constructor(
+    private readonly meta: StreamMeta,
+    private readonly context: StreamContext,
+  ) {
+    this.prefix = `{"id":${JSON.stringify(context.id)},"object":"chat.completion.chunk","created":${Math.floor(Date.now() / 1000)},"model":${JSON.stringify(context.model)},"choices":`;
+  }
+
+  /** One decoded event; its chunks are pushed to `out`. Throws the gateway's error for an exception message. */
+  push(messageType: string, eventType: string, payload: string, out: string[]): void {
+    if (messageType !== 'event') {
+      this.meta.failed = true;
+      throw this.failure(eventType, payload);
+    }
+    let body: Record<string, any>;
+    try {
+      body = JSON.parse(payload) as Record<string, any>;
+    } catch {
+      return;
+    }
+    switch (eventType) {
+      case 'messageStart':
+        out.push(this.choice('{"role":"assistant","content":""}', 'null'));
+        break;
+      case 'contentBlockStart': {
+        const use = body.start?.toolUse;
+        if (use === undefined || use === null) break;
+        const index = this.calls.size;
+        this.calls.set(Number(body.contentBlockIndex), index);
+        const call = { index, id: String(use.toolUseId ?? `call_${index}`), type: 'function', function: { name: String(use.name ?? ''), arguments: '' } };
+        out.push(this.choice(`{"tool_calls":[${JSON.stringify(call)}]}`, 'null'));
+        break;
+      }
+      case 'contentBlockDelta': {
+        const delta = body.delta;
+        if (typeof delta?.text === 'string') {
+          this.meta.estimatedOutput += estimateTokens(delta.text.length);
+          out.push(this.choice(`{"content":${JSON.stringify(delta.text)}}`, 'null'));
+        } else if (typeof delta?.toolUse?.input === 'string') {
+          const index = this.calls.get(Number(body.contentBlockIndex)) ?? 0;
+          this.meta.estimatedOutput += estimateTokens(delta.toolUse.input.length);
+          out.push(this.choice(`{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(delta.toolUse.input)}}}]}`, 'null'));
+        }
+        break;
+      }
+      case 'messageStop': {
+        const finish = mapStopReason(body.stopReason);
+        this.meta.finishReason = finish.gateway;
+        if (finish.raw !== null) this.meta.rawFinishReason = finish.raw;
+        this.sawStop = true;
+        out.push(this.choice('{}', JSON.stringify(finish.openai)));
+        break;
+      }
+      case 'metadata': {
+        const usage = usageFrom(body.usage as BedrockUsage | undefined);
+        this.meta.usage = usage;
+        if (this.context.clientWantsUsage) out.push(`${this.prefix}[],"usage":${JSON.stringify(openAiUsage(usage))}}`);
+        this.finished = this.sawStop;
+        break;
+      }
+      default:
+        break;
+    }
+    if (out.length > 0) this.started = true;
+  }
+
+  private choice(delta: string, finish: string): string {
+    return `${this.prefix}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish}}]}`;
+  }
+
+  private failure(eventType: string, payload: string): GatewayError {
+    return bedrockExceptionError(this.context.provider, eventType, payload, this.started);
+  }
+}

@@ -1,0 +1,112 @@
+import type { ModelEntry, ProviderConfig } from '@gateway/shared';
+import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../adapter.js';
+import { DEFAULT_MAX_TOKENS } from '../anthropic/anthropic-options.js';
+import type { Cancel } from '../cancel.js';
+import { ProviderConnection } from '../provider-connection.js';
+import type { UpstreamResponse } from '../upstream-request.js';
+import { VertexAnthropic } from './vertex-anthropic.js';
+import { vertexStatusError } from './vertex-errors.js';
+import { VertexGemini } from './vertex-gemini.js';
+import { readServiceAccountKey, VertexTokenSource } from './vertex-token.js';
+
+/**
+ * Google Vertex AI behind the OpenAI interface: Gemini models through `generateContent` /
+ * `streamGenerateContent` (vertex-gemini.ts) and Claude models through `rawPredict` /
+ * `streamRawPredict` (vertex-anthropic.ts), at
+ * `{base_url}/v1/projects/{project}/locations/{location}/publishers/{google|anthropic}/models/{model}`.
+ * A model whose upstream name starts with `claude` is Anthropic's, any other Google's, unless the
+ * name says so in full (`publishers/anthropic/models/{model}`). Each
+ * request carries the service account's current access token (vertex-token.ts).
+ */
+const SEGMENT = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const KNOWN_OPTIONS = ['default_max_tokens'];
+
+type Publisher = 'google' | 'anthropic';
+
+export class VertexAdapter implements ProviderAdapter {
+  readonly type = 'vertex';
+  readonly name: string;
+  readonly models: readonly ModelEntry[];
+  private readonly connection: ProviderConnection;
+  private readonly tokens: VertexTokenSource;
+  private readonly prefix: string;
+  private readonly gemini: VertexGemini;
+  private readonly anthropic: VertexAnthropic;
+  /** Each configured model's path and publisher, worked out once. */
+  private readonly routes = new Map<string, { path: string; publisher: Publisher }>();
+
+  constructor(config: ProviderConfig) {
+    const settings = config.settings ?? {};
+    const project = settings.project ?? '';
+    const location = settings.location ?? '';
+    if (!/^[a-z][a-z0-9-]{4,61}[a-z0-9]$/.test(project)) throw new Error(`provider ${config.name}: "project" must be a Google Cloud project id`);
+    if (!SEGMENT.test(location)) throw new Error(`provider ${config.name}: "location" must be a Vertex AI location such as us-central1, europe-west4 or global`);
+    for (const option of Object.keys(config.options)) {
+      if (!KNOWN_OPTIONS.includes(option)) throw new Error(`provider ${config.name}: unknown option options.${option} (known: ${KNOWN_OPTIONS.join(', ')})`);
+    }
+    const maxTokens = config.options.default_max_tokens ?? DEFAULT_MAX_TOKENS;
+    if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens <= 0) throw new Error(`provider ${config.name}: option "default_max_tokens" must be a positive integer`);
+    const key = readServiceAccountKey(config.name, settings.credentials_file ?? '');
+    this.name = config.name;
+    this.models = config.models;
+    const base = new URL(config.base_url ?? vertexBaseUrl(settings));
+    this.prefix = `${base.pathname.replace(/\/+$/, '')}/v1/projects/${project}/locations/${location}/publishers/`;
+    this.connection = new ProviderConnection(config, base.origin, { 'content-type': 'application/json', accept: 'application/json, text/event-stream' });
+    this.tokens = new VertexTokenSource(config.name, key);
+    this.gemini = new VertexGemini(config.name, (path, payload, cancel, request) => this.send(path, 'google', payload, cancel, request));
+    this.anthropic = new VertexAnthropic(config.name, (path, payload, cancel, request) => this.send(path, 'anthropic', payload, cancel, request), maxTokens);
+    for (const m of config.models) this.routes.set(m.upstream, this.route(m.upstream));
+  }
+
+  complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
+    const { path, publisher } = this.routes.get(request.upstreamModel) ?? this.route(request.upstreamModel);
+    return publisher === 'anthropic' ? this.anthropic.complete(path, request, cancel) : this.gemini.complete(path, request, cancel);
+  }
+
+  stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
+    const { path, publisher } = this.routes.get(request.upstreamModel) ?? this.route(request.upstreamModel);
+    return publisher === 'anthropic' ? this.anthropic.stream(path, request, cancel) : this.gemini.stream(path, request, cancel);
+  }
+
+  private route(upstream: string): { path: string; publisher: Publisher } {
+    const explicit = /^publishers\/(google|anthropic)\/models\/(.+)$/.exec(upstream);
+    const publisher: Publisher = explicit !== null ? (explicit[1] as Publisher) : upstream.startsWith('claude') ? 'anthropic' : 'google';
+    const name = explicit !== null ? (explicit[2] as string) : upstream.startsWith('models/') ? upstream.slice(7) : upstream;
+    return { path: `${this.prefix}${publisher}/models/${encodeURIComponent(name)}`, publisher };
+  }
+
+  private async send(path: string, publisher: Publisher, payload: Buffer, cancel: Cancel, request: ChatRequest): Promise<UpstreamResponse> {
+    const current = this.tokens.current();
+    const token = typeof current === 'string' ? current : await current;
+    const authorization = `Bearer ${token}`;
+    const headers = request.traceHeaders === undefined ? { authorization } : { ...request.traceHeaders, authorization };
+    return this.connection.post(path, payload, cancel, { traceHeaders: headers }, (status, text, res) => {
+      if (status === 401) this.tokens.refused(token);
+      return vertexStatusError(this.name, publisher, status, text, res.header('retry-after'));
+    });
+  }
+
+  queueDepth(): number {
+    return this.connection.queueDepth();
+  }
+
+  async close(): Promise<void> {
+    this.tokens.close();
+    await this.connection.close();
+  }
+}
+
+/** Vertex AI's regional endpoint, or the global one for `location: global`. */
+function vertexBaseUrl(settings: Readonly<Record<string, string>>): string {
+  const location = settings.location ?? '';
+  return location === 'global' ? 'https://aiplatform.googleapis.com' : `https://${location}-aiplatform.googleapis.com`;
+}
+
+export const vertexFactory: AdapterFactory = {
+  type: 'vertex',
+  defaultBaseUrl: null,
+  usesBaseUrl: true,
+  fields: { project: 'required', location: 'required', credentials_file: 'required' },
+  defaultBaseUrlFor: vertexBaseUrl,
+  create: (config) => new VertexAdapter(config),
+};

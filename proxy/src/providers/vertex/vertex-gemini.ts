@@ -1,0 +1,104 @@
+import { createSseDecoder, GatewayError } from '@gateway/shared';
+import type { ChatRequest, CompletionResult, StreamResult } from '../adapter.js';
+import type { Cancel } from '../cancel.js';
+import { toGeminiRequest } from '../gemini/gemini-request.js';
+import { toChatCompletion, type AnswerContext } from '../gemini/gemini-response.js';
+import { GeminiStreamTranslator } from '../gemini/gemini-stream.js';
+import type { GeminiResponse } from '../gemini/gemini-wire.js';
+import { newStreamMeta } from '../stream-inspector.js';
+import { transportError } from '../upstream-error.js';
+import type { UpstreamResponse } from '../upstream-request.js';
+
+/**
+ * Gemini models on Vertex AI: `…/publishers/google/models/{model}:generateContent` and
+ * `:streamGenerateContent?alt=sse` take and give the Gemini API's own bodies, so the gemini
+ * adapter's translation (request, answer, stream) is used as it is.
+ */
+export type Send = (path: string, payload: Buffer, cancel: Cancel, request: ChatRequest) => Promise<UpstreamResponse>;
+
+export class VertexGemini {
+  constructor(
+    private readonly provider: string,
+    private readonly send: Send,
+  ) {}
+
+  async complete(modelPath: string, request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
+    const res = await this.send(`${modelPath}:generateContent`, this.payload(request), cancel, request);
+    let body: Buffer;
+    try {
+      body = await res.body();
+    } catch (err) {
+      throw transportError(this.provider, err, cancel.aborted);
+    }
+    let response: GeminiResponse;
+    try {
+      response = JSON.parse(body.toString('utf8')) as GeminiResponse;
+    } catch {
+      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.provider} sent a response that is not JSON.`);
+    }
+    if (response === null || typeof response !== 'object') throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.provider} sent a response that is not an object.`);
+    const answer = toChatCompletion(response, context(request, response.responseId), this.provider);
+    return { status: 200, body: Buffer.from(JSON.stringify(answer.body)), usage: answer.usage, finishReason: answer.finish.gateway, rawFinishReason: answer.finish.raw };
+  }
+
+  async stream(modelPath: string, request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
+    const res = await this.send(`${modelPath}:streamGenerateContent?alt=sse`, this.payload(request), cancel, request);
+    const meta = newStreamMeta();
+    const translator = new GeminiStreamTranslator(meta, { ...context(request, undefined), provider: this.provider, clientWantsUsage: request.clientWantsUsage, secret: null });
+    const events = this.events(res, translator, cancel);
+    // Answered once the first chunk is in: an error event in place of the answer fails over.
+    const first = await events.next();
+    return { meta, events: prepend(first, events) };
+  }
+
+  private async *events(res: UpstreamResponse, translator: GeminiStreamTranslator, cancel: Cancel): AsyncGenerator<string> {
+    const text = new TextDecoder();
+    const queue: string[] = [];
+    const sse = createSseDecoder((event) => queue.push(event.data));
+    let ended = false;
+    try {
+      for await (const chunk of res.stream()) {
+        sse.feed(text.decode(chunk, { stream: true }));
+        for (let i = 0; i < queue.length; i++) {
+          for (const out of translator.push(queue[i] as string)) yield out;
+        }
+        queue.length = 0;
+      }
+      ended = true;
+    } catch (err) {
+      res.destroy();
+      if (err instanceof GatewayError) throw err;
+      throw transportError(this.provider, err, cancel.aborted);
+    } finally {
+      if (!ended) res.destroy();
+    }
+    for (const out of translator.close()) yield out;
+  }
+
+  private payload(request: ChatRequest): Buffer {
+    return Buffer.from(JSON.stringify(toGeminiRequest(request.body)));
+  }
+}
+
+function context(request: ChatRequest, responseId: string | undefined): AnswerContext {
+  return {
+    id: `chatcmpl-${typeof responseId === 'string' && responseId !== '' ? responseId : request.requestId}`,
+    model: request.model,
+    created: Math.floor(Date.now() / 1000),
+    firstCall: countToolCalls(request.body.messages),
+  };
+}
+
+/** Tool calls already in the conversation: the answer's own are numbered on from there. */
+function countToolCalls(messages: unknown): number {
+  if (!Array.isArray(messages)) return 0;
+  let n = 0;
+  for (const message of messages as { tool_calls?: unknown }[]) if (Array.isArray(message?.tool_calls)) n += message.tool_calls.length;
+  return n;
+}
+
+export async function* prepend(first: IteratorResult<string>, rest: AsyncGenerator<string>): AsyncGenerator<string> {
+  if (first.done === true) return;
+  yield first.value;
+  yield* rest;
+}

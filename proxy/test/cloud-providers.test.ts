@@ -1,0 +1,230 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditEvent, UsageRecord } from '@gateway/shared';
+import { projectTestKey, type TestKey } from '../../test-support/redis.js';
+import type { RunningWireMock } from '../../test-support/wire-mock.js';
+import { startBedrockWireMock, type BedrockWireMock } from './wire-mocks/bedrock-wire-mock.js';
+import { startOpenAiWireMock } from './wire-mocks/openai-wire-mock.js';
+import { startVertexWireMock, VERTEX_PROJECT, type VertexWireMock } from './wire-mocks/vertex-wire-mock.js';
+import { startHarness, type Harness } from './harness.js';
+
+/**
+ * The official SDKs (openai, @anthropic-ai/sdk), unmodified, through the real proxy to Amazon
+ * Bedrock (signature checked on every request), Google Vertex AI (Gemini and Claude models, with
+ * access tokens from its token endpoint) and an OpenAI-compatible preset; and failover between
+ * them like between any providers. Credentials come from the providers file's ${VAR}s.
+ */
+const AWS = { region: 'us-east-1', accessKeyId: 'AKIAGATEWAYTEST0001', secretAccessKey: 'aws-secret-never-in-a-record-0123456789', sessionToken: 'aws-session-never-in-a-record' };
+const ARN = 'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+
+let bedrock: BedrockWireMock;
+let vertex: VertexWireMock;
+let vllm: RunningWireMock;
+let h: Harness;
+let key: TestKey;
+let openai: OpenAI;
+let anthropic: Anthropic;
+
+beforeAll(async () => {
+  bedrock = await startBedrockWireMock(AWS);
+  vertex = await startVertexWireMock(mkdtempSync(join(tmpdir(), 'gw-vertex-')), { location: 'global' });
+  vllm = await startOpenAiWireMock();
+  h = await startHarness(
+    'cloud-providers',
+    `providers:
+  - name: aws
+    type: bedrock
+    region: us-east-1
+    base_url: ${bedrock.baseUrl}
+    aws_access_key_id: \${AWS_ACCESS_KEY_ID}
+    aws_secret_access_key: \${AWS_SECRET_ACCESS_KEY}
+    aws_session_token: \${AWS_SESSION_TOKEN}
+    timeout_ms: 500
+    models:
+      - { id: claude-bedrock, upstream: conf-text, price: { input: 3, output: 15, cached_input: 0.3 } }
+      - { id: claude-profile, upstream: "${ARN}" }
+      - { id: bedrock-tools, upstream: conf-tools }
+      - { id: bedrock-broken, upstream: bedrock-corrupt }
+      - { id: shared-busy, upstream: conf-429 }
+      - { id: shared-down, upstream: bedrock-unavailable }
+      - { id: shared-throttled-stream, upstream: bedrock-throttled }
+  - name: gcp
+    type: vertex
+    project: ${VERTEX_PROJECT}
+    location: global
+    credentials_file: ${vertex.keyFile}
+    base_url: ${vertex.baseUrl}
+    timeout_ms: 500
+    models:
+      - { id: gemini-vertex, upstream: gemini-2.5-flash }
+      - { id: claude-vertex, upstream: claude-sonnet-4-5 }
+      - { id: claude-vertex-tools, upstream: publishers/anthropic/models/conf-tools }
+      - { id: shared-busy, upstream: conf-text }
+      - { id: shared-down, upstream: conf-text }
+      - { id: shared-throttled-stream, upstream: conf-text }
+  - name: local-vllm
+    type: openai
+    preset: vllm
+    base_url: ${vllm.baseUrl}/v1
+    models: [{ id: llama, upstream: conf-text }]
+`,
+    { AWS_ACCESS_KEY_ID: AWS.accessKeyId, AWS_SECRET_ACCESS_KEY: AWS.secretAccessKey, AWS_SESSION_TOKEN: AWS.sessionToken },
+  );
+  key = await projectTestKey(h.redis, h.keys);
+  openai = new OpenAI({ apiKey: key.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
+  anthropic = new Anthropic({ apiKey: key.key, baseURL: h.url, maxRetries: 0 });
+});
+
+afterAll(async () => {
+  await h?.stop();
+  await bedrock?.close();
+  await vertex?.close();
+  await vllm?.close();
+});
+
+async function recordsOf(requestId: string): Promise<{ audit: AuditEvent[]; usage: UsageRecord[] }> {
+  const { audit, usage } = await h.records();
+  return { audit: audit.filter((a) => a.request_id === requestId), usage: usage.filter((u) => u.request_id === requestId) };
+}
+
+const weatherTool = {
+  type: 'function' as const,
+  function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+};
+
+describe('official openai SDK through the gateway to Bedrock', () => {
+  it('completes, with cache reads and writes in the usage record and every request signed', async () => {
+    const before = bedrock.verified();
+    const res = await openai.chat.completions.create({ model: 'claude-bedrock', messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
+    expect(res.data.choices[0]?.message).toMatchObject({ role: 'assistant', content: 'Hello there' });
+    expect(res.data.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 3 } });
+    expect(bedrock.verified()).toBe(before + 1);
+    const { usage } = await recordsOf(res.response.headers.get('x-request-id') as string);
+    expect(usage[0]).toMatchObject({ provider: 'aws', model: 'claude-bedrock', tokens: { input: 11, output: 2, cached: 3 } });
+    // 8 uncached prompt tokens at $3, 3 read from the cache at $0.3, 2 output at $15, per million.
+    expect(usage[0]?.cost_usd).toBeCloseTo((8 * 3 + 3 * 0.3 + 2 * 15) / 1e6, 12);
+  });
+
+  it('reaches a model by its inference-profile ARN, streamed', async () => {
+    const stream = await openai.chat.completions.create({ model: 'claude-profile', messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe('Hello there');
+    expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 2 });
+    expect(bedrock.lastRequest()?.path).toBe(`/model/${encodeURIComponent(ARN)}/converse-stream`);
+  });
+
+  it('returns tool calls, whole and streamed', async () => {
+    const whole = await openai.chat.completions.create({ model: 'bedrock-tools', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool] });
+    expect(whole.choices[0]?.message.tool_calls?.[0]).toMatchObject({ id: 'tooluse_wire1', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
+    const final = await openai.chat.completions.stream({ model: 'bedrock-tools', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool] }).finalChatCompletion();
+    const call = final.choices[0]?.message.tool_calls?.[0];
+    expect(call && 'function' in call ? JSON.parse(call.function.arguments) : null).toEqual({ city: 'Paris' });
+    expect(final.choices[0]?.finish_reason).toBe('tool_calls');
+  });
+
+  it('ends a corrupt event stream with one error event and records what streamed', async () => {
+    const res = await fetch(`${h.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key.key },
+      body: JSON.stringify({ model: 'bedrock-broken', messages: [{ role: 'user', content: 'Hi' }], stream: true }),
+    });
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text.match(/"error"/g)).toHaveLength(1);
+    expect(text).not.toContain('[DONE]');
+    const { usage } = await recordsOf(res.headers.get('x-request-id') as string);
+    expect(usage).toHaveLength(1);
+    expect(usage[0]).toMatchObject({ provider: 'aws', finish_reason: 'error' });
+    expect(usage[0]?.tokens.output).toBeGreaterThan(0);
+  });
+});
+
+describe('official SDKs through the gateway to Vertex AI', () => {
+  it('openai SDK: a Gemini model, whole and streamed', async () => {
+    const res = await openai.chat.completions.create({ model: 'gemini-vertex', messages: [{ role: 'user', content: 'Hi' }] });
+    expect(res.choices[0]?.message.content).toBe('Hello there');
+    expect(vertex.lastRequest()?.path).toBe(`/v1/projects/${VERTEX_PROJECT}/locations/global/publishers/google/models/gemini-2.5-flash:generateContent`);
+    const stream = await openai.chat.completions.create({ model: 'gemini-vertex', messages: [{ role: 'user', content: 'Hi' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('Hello there');
+  });
+
+  it('openai SDK: a Claude model through rawPredict, and its tool calls streamed', async () => {
+    const res = await openai.chat.completions.create({ model: 'claude-vertex', messages: [{ role: 'user', content: 'Hi' }] });
+    expect(res.choices[0]?.message.role).toBe('assistant');
+    expect(vertex.lastRequest()?.path).toMatch(/\/publishers\/anthropic\/models\/claude-sonnet-4-5:rawPredict$/);
+    const final = await openai.chat.completions.stream({ model: 'claude-vertex-tools', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool] }).finalChatCompletion();
+    expect(final.choices[0]?.finish_reason).toBe('tool_calls');
+  });
+
+  it('anthropic SDK: /v1/messages to a Claude model on Vertex is answered natively, whole and streamed', async () => {
+    const message = await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 32, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(message.type).toBe('message');
+    expect(vertex.lastRequest()?.body).toMatchObject({ anthropic_version: 'vertex-2023-10-16', max_tokens: 32 });
+    const stream = anthropic.messages.stream({ model: 'claude-vertex', max_tokens: 32, messages: [{ role: 'user', content: 'Hi' }] });
+    const final = await stream.finalMessage();
+    expect(final.role).toBe('assistant');
+    expect(vertex.lastRequest()?.path).toMatch(/:streamRawPredict$/);
+  });
+
+  it('anthropic SDK: /v1/messages to Bedrock and to a Gemini model on Vertex, translated', async () => {
+    const viaBedrock = await anthropic.messages.create({ model: 'claude-bedrock', max_tokens: 32, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(viaBedrock.content[0]).toMatchObject({ type: 'text', text: 'Hello there' });
+    expect(viaBedrock.usage.input_tokens).toBeGreaterThan(0);
+    const viaGemini = await anthropic.messages.create({ model: 'gemini-vertex', max_tokens: 32, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(viaGemini.content[0]).toMatchObject({ type: 'text', text: 'Hello there' });
+  });
+});
+
+describe('failover across cloud providers', () => {
+  for (const [model, why] of [
+    ['shared-busy', 'throttles (429)'],
+    ['shared-down', 'is unavailable (503)'],
+  ] as const) {
+    it(`serves from Vertex when Bedrock ${why}, with one audit event and one usage record`, async () => {
+      const res = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+      expect(res.data.choices[0]?.message.content).toBe('Hello there');
+      const { audit, usage } = await recordsOf(res.response.headers.get('x-request-id') as string);
+      expect(audit).toHaveLength(1);
+      expect(audit[0]).toMatchObject({ outcome: 'success', provider: 'gcp', attempts: 2, providers: ['aws', 'gcp'] });
+      expect(usage).toHaveLength(1);
+      expect(usage[0]).toMatchObject({ provider: 'gcp' });
+    });
+  }
+
+  it('fails a stream over when Bedrock throttles it before the first chunk', async () => {
+    const stream = await openai.chat.completions.create({ model: 'shared-throttled-stream', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('Hello there');
+  });
+});
+
+describe('an OpenAI-compatible preset', () => {
+  it('sends the token limit in the preset’s field', async () => {
+    await openai.chat.completions.create({ model: 'llama', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 10 });
+    const body = vllm.lastRequest()?.body as Record<string, unknown>;
+    expect(body.max_tokens).toBe(10);
+    expect(body.max_completion_tokens).toBeUndefined();
+  });
+});
+
+describe('secrets', () => {
+  it('keeps the AWS secret, session token and Vertex access tokens out of every record', async () => {
+    const { raw } = await h.records();
+    const all = raw.join('\n');
+    expect(all).not.toContain(AWS.secretAccessKey);
+    expect(all).not.toContain(AWS.sessionToken);
+    expect(all).not.toContain('ya29.');
+  });
+});
