@@ -32,6 +32,8 @@ export interface Usage {
   output: number;
   /** Prompt tokens the provider read from its prompt cache (0 when it reports none). */
   cached?: number;
+  /** Prompt tokens the provider wrote to its prompt cache (part of `input`), when it reports them. */
+  cacheWrite?: number;
 }
 
 /**
