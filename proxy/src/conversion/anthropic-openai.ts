@@ -71,8 +71,9 @@ export function stopReason(finish: FinishReason | null): StopReason {
  */
 export function usageFrom(usage: AnthropicUsage | null | undefined): Usage {
   const read = count(usage?.cache_read_input_tokens);
-  const input = count(usage?.input_tokens) + read + count(usage?.cache_creation_input_tokens);
-  return { input, output: count(usage?.output_tokens), cached: read };
+  const written = count(usage?.cache_creation_input_tokens);
+  const input = count(usage?.input_tokens) + read + written;
+  return written === 0 ? { input, output: count(usage?.output_tokens), cached: read } : { input, output: count(usage?.output_tokens), cached: read, cacheWrite: written };
 }
 
 /** Counts present in a later stream event replace earlier ones: Anthropic's are cumulative. */

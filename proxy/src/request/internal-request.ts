@@ -32,7 +32,7 @@ export interface Usage {
   output: number;
   /** Prompt tokens the provider read from its prompt cache (0 when it reports none). */
   cached?: number;
-  /** Prompt tokens the provider wrote to its prompt cache (counted in `input` too; 0 when it reports none). */
+  /** Prompt tokens the provider wrote to its prompt cache (part of `input`), when it reports them. */
   cacheWrite?: number;
 }
 

@@ -32,6 +32,12 @@ describe('chat.completion → Response', () => {
     expect(response.output[0].id).toMatch(/^msg_/);
   });
 
+  it('reports the prompt tokens a provider wrote to its cache (an Anthropic cache write) as cache_write_tokens', () => {
+    const written = result({ role: 'assistant', content: 'Hi' }, 'stop');
+    written.usage = { input: 20, output: 3, cached: 5, cacheWrite: 8 };
+    expect(render(written).usage).toEqual({ input_tokens: 20, input_tokens_details: { cached_tokens: 5, cache_write_tokens: 8 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 23 });
+  });
+
   it('renders tool calls as function_call items and no empty message', () => {
     const response = render(
       result(

@@ -49,6 +49,7 @@ export function renderResponse(result: CompletionResult, model: string, echo: Re
   counts.input = result.usage.input;
   counts.output = result.usage.output;
   if (result.usage.cached !== undefined) counts.cached = result.usage.cached;
+  if (result.usage.cacheWrite !== undefined) counts.cacheWrite = result.usage.cacheWrite;
   const created = typeof completion.created === 'number' && Number.isFinite(completion.created) ? completion.created : Math.floor(Date.now() / 1000);
   const response = responseObject(
     { id: newId('resp'), createdAt: created, status: outcome.status, incompleteDetails: outcome.incompleteDetails, model, output, usage: counts },

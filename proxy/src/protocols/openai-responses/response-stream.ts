@@ -207,7 +207,7 @@ export class ResponseStreamWriter implements StreamWriter {
   private usage(meta: StreamMeta): TokenCounts | null {
     const billed = meta.usage;
     if (billed === null) return this.counts;
-    return { input: billed.input, output: billed.output, cached: billed.cached ?? this.counts?.cached ?? 0, cacheWrite: this.counts?.cacheWrite ?? 0, reasoning: this.counts?.reasoning ?? 0 };
+    return { input: billed.input, output: billed.output, cached: billed.cached ?? this.counts?.cached ?? 0, cacheWrite: billed.cacheWrite ?? this.counts?.cacheWrite ?? 0, reasoning: this.counts?.reasoning ?? 0 };
   }
 
   private snapshot(state: { status: ResponseState['status']; incompleteDetails?: Outcome['incompleteDetails']; error?: FailedError; usage?: TokenCounts | null }): Record<string, unknown> {

@@ -122,12 +122,12 @@ describe('anthropic adapter on the wire', () => {
     expect(body.choices[0]?.message.content).toBe('Hello there');
     expect(body.model).toBe(`${EXTRA.thinking}-20250101`);
     expect(body.usage).toEqual({ prompt_tokens: 11, completion_tokens: 9, total_tokens: 20, prompt_tokens_details: { cached_tokens: 2 } });
-    expect(result.usage).toEqual({ input: 11, output: 9, cached: 2 });
+    expect(result.usage).toEqual({ input: 11, output: 9, cached: 2, cacheWrite: 4 });
 
     const { meta, events } = await adapter().stream(chatRequest('gw-model', { stream: true }, EXTRA.thinking), new Cancel());
     const chunks = (await collect(events)) as { choices: { delta: { content?: string } }[] }[];
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Hello there');
-    expect(meta.usage).toEqual({ input: 11, output: 9, cached: 2 });
+    expect(meta.usage).toEqual({ input: 11, output: 9, cached: 2, cacheWrite: 4 });
   });
 
   it('maps refusal to content_filter, and pause_turn to stop with the raw reason kept', async () => {

@@ -28,7 +28,7 @@ describe('Anthropic message → OpenAI chat.completion', () => {
       choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there', refusal: null }, logprobs: null, finish_reason: 'stop' }],
       usage: { prompt_tokens: 11, completion_tokens: 9, total_tokens: 20, prompt_tokens_details: { cached_tokens: 2 } },
     });
-    expect(usage).toEqual({ input: 11, output: 9, cached: 2 });
+    expect(usage).toEqual({ input: 11, output: 9, cached: 2, cacheWrite: 4 });
     expect(finish).toEqual({ openai: 'stop', gateway: 'stop', raw: null });
   });
 

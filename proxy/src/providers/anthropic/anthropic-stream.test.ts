@@ -100,7 +100,7 @@ describe('Anthropic stream events → OpenAI chunks', () => {
       ],
       true,
     );
-    expect(meta.usage).toEqual({ input: 12, output: 7, cached: 3 });
+    expect(meta.usage).toEqual({ input: 12, output: 7, cached: 3, cacheWrite: 4 });
     expect(meta.finishReason).toBe('max_tokens');
     const finishes = chunks.filter((c) => c.choices[0]?.finish_reason);
     expect(finishes.map((c) => c.choices[0]?.finish_reason)).toEqual(['length']);

@@ -24,7 +24,7 @@ describe('NativeStreamMeter', () => {
     for (const [name, data] of frames.slice(5)) meter.read(name, JSON.stringify(data));
     expect(meter.finished).toBe(true);
     // The whole prompt (cache reads and writes included), the cached part apart: as the translation counts it.
-    expect(meta.usage).toEqual({ input: 11, output: 9, cached: 2 });
+    expect(meta.usage).toEqual({ input: 11, output: 9, cached: 2, cacheWrite: 4 });
     expect(meta.finishReason).toBe('tool_calls');
     expect(meta.failed).toBe(false);
   });
