@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { ConfigError, loadControlPlaneConfig, loadServedModels, RedisKeys, setStartupWait, startupWaitFor, StartupError, connectRedis, duplicateRedis, isCluster, type Env } from '@gateway/shared';
+import { ConfigError, loadControlPlaneConfig, loadServedModels, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, connectRedis, duplicateRedis, isCluster, type Env, type MetricsServer } from '@gateway/shared';
 import { jwtServiceFromConfig } from './auth/jwt.js';
+import { jwtSecretOf } from './auth/jwt-secret-file.js';
+import { OidcSignin } from './auth/oidc.js';
 import { SigninThrottle } from './auth/signin-throttle.js';
 import type { AppContext } from './context.js';
 import { connectDb } from './db/connect.js';
@@ -25,6 +27,8 @@ export interface ControlPlane {
   reconciler: QuotaReconciler;
   ctx: AppContext;
   port: number;
+  /** Port of /metrics (with /healthz and /readyz): CONTROL_METRICS_PORT. */
+  metricsPort: number;
   seeded: SeedResult;
   /** Opens a fresh Postgres pool (once Postgres answers) and retires the current one. */
   replacePool(): Promise<void>;
@@ -47,7 +51,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   const config = loadControlPlaneConfig(env);
   const log = createLogger(config.logLevel, 'control-plane', options.logDestination);
   // Before any connection: a bad secret is a configuration error with nothing to clean up.
-  const jwt = jwtServiceFromConfig(config, log);
+  const jwt = jwtServiceFromConfig(config, await jwtSecretOf(config, log));
   const seedOptions = seedOptionsFrom(config);
   const servedModels = loadServedModels(env);
   const tracer = await startTracing(env, CONTROL_PLANE_SERVICE_NAME, log);
@@ -88,6 +92,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     webhooks: new WebhookEmitter(() => ctx.sql, new WebhookQueue(hooksRedis, keys), log),
     tracer,
     servedModels,
+    oidc: config.oidc === null ? null : new OidcSignin(config.oidc, log),
   };
 
   const reconciler = new QuotaReconciler(ctx, config.quotaReconcileMs);
@@ -147,6 +152,22 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  let ops: MetricsServer;
+  try {
+    ops = await startMetricsServer(config.host, config.metricsPort, ctx.metrics, async () => ({
+      postgres: await ctx.sql`select 1`.then(() => true, () => false),
+      redis: ctx.redis.status === 'ready' ? await ctx.redis.ping().then(() => true, () => false) : false,
+    }));
+  } catch (err) {
+    invalidations.closeStreams();
+    await app.close();
+    await invalidations.close().catch(() => {});
+    await tracer?.close();
+    await Promise.allSettled([sql.end({ timeout: 1 }), redis.quit(), hooksRedis.quit()]);
+    throw new StartupError(
+      `the control plane could not open its metrics port ${config.metricsPort} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); set CONTROL_METRICS_PORT to a free port`,
+    );
+  }
 
   // The one owner of partition upkeep. The control plane owns the schema (it migrates) and runs
   // as one or a few replicas for the life of a deployment, while writers are scaled out (each
@@ -165,6 +186,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     reconciler,
     ctx,
     port,
+    metricsPort: ops.port,
     seeded,
     replacePool() {
       replacing ??= replacePool(ctx).finally(() => {
@@ -176,6 +198,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
       clearInterval(partitionTimer);
       invalidations.closeStreams();
       await app.close();
+      await ops.close();
       await invalidations.close();
       await tracer?.close();
       await reconciler.close();
