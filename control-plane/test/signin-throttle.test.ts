@@ -36,6 +36,22 @@ it('a success clears the count of failures before it', async () => {
   }
 });
 
+it('counts by the account the lookup finds, however its email is spelt', async () => {
+  // PostgreSQL's lower() (the lookup) turns the dotted capital I into "i"; JavaScript's
+  // toLowerCase() turns it into "i" plus a combining dot, so counting by the JavaScript spelling
+  // gave each spelling its own five guesses at the same account.
+  const email = `tim-${Date.now().toString(36)}@example.test`;
+  const password = 'a long enough password for tim';
+  expect((await h.api('POST', '/v1/users', { token: h.adminToken, body: { email, password, role: 'member' } })).status).toBe(201);
+  const spellings = [email, email.toUpperCase(), email.replace('tim', 'TİM'), email.replace('tim', 'tİm'), email.replace('tim', 'Tim')];
+  const found = await h.sql<{ n: number }[]>`select count(*)::int as n from users where lower(email) = lower(${spellings[2] as string})`;
+  expect(found[0]?.n).toBe(1);
+  for (const spelling of spellings.slice(0, DEFAULT_THROTTLE_LIMITS.perEmail)) expect((await signin(spelling, 'wrong password')).status).toBeGreaterThanOrEqual(400);
+  // Each spelling that reaches the account has used one of its five: the right password waits too.
+  const locked = await signin(email.replace('tim', 'tİm'), password);
+  expect(locked.status, locked.text).toBe(429);
+});
+
 it('throttles one address spraying many accounts, known or not', async () => {
   const keys = await h.redis.keys(`${h.prefix}{signin}:fail:ip:*`);
   const used = keys.length === 0 ? 0 : Number(await h.redis.get(keys[0] as string));
