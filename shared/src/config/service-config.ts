@@ -195,8 +195,8 @@ export function loadControlPlaneConfig(env: Env): ControlPlaneConfig {
   };
 }
 
-function list(env: Env, name: string): string[] {
-  return (envOptional(env, name) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+function list(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 }
 
 function oidcConfig(env: Env): OidcConfig | null {
@@ -212,8 +212,8 @@ function oidcConfig(env: Env): OidcConfig | null {
     issuer: envUrl(env, 'OIDC_ISSUER', issuer, ['https:', 'http:']),
     clientId,
     clientSecret: envOptional(env, 'OIDC_CLIENT_SECRET'),
-    allowedDomains: list(env, 'OIDC_ALLOWED_DOMAINS').map((d) => d.toLowerCase().replace(/^@/, '')),
-    adminGroups: list(env, 'OIDC_ADMIN_GROUPS'),
+    allowedDomains: list(envOptional(env, 'OIDC_ALLOWED_DOMAINS')).map((d) => d.toLowerCase().replace(/^@/, '')),
+    adminGroups: list(envOptional(env, 'OIDC_ADMIN_GROUPS')),
     groupsClaim: envString(env, 'OIDC_GROUPS_CLAIM', 'groups'),
     redirectUri: redirectUri === undefined ? undefined : envUrl(env, 'OIDC_REDIRECT_URI', redirectUri, ['https:', 'http:']),
   };
