@@ -62,7 +62,9 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   let redis;
   try {
     const migrated = await migrate(sql);
-    if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
+    // Said plainly: a first start creates the schema, an upgrade names what it changed.
+    if (migrated.applied.length > 0 && migrated.alreadyApplied === 0) log.info({ migrations: migrated.applied.length }, 'database schema created');
+    else if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'database schema updated');
     await ensurePartitions(sql);
     redis = await connectRedis(config.redis);
   } catch (err) {
@@ -105,7 +107,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   }
   const rebuilder = new ProjectionRebuilder(redis, keys, log);
   const rebuilt = await rebuilder.run(ctx.sql);
-  if (rebuilt === null) log.info('key projection rebuilt by another control plane');
+  if (rebuilt === null) log.info('API keys already copied into Redis by another control plane');
   // Quota ledgers Redis lost are started again from Postgres before any proxy can lease from them.
   await reconciler.run();
   // Redis keeps nothing on disk: after a reconnect it may be a new, empty server, or one that
@@ -149,7 +151,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   const seeded = await seed(sql, projection, seedOptions);
 
   const app = await buildApp(ctx);
-  await app.listen({ host: config.host, port: config.port });
+  await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `management API and dashboard at ${address}` });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   let ops: MetricsServer;
