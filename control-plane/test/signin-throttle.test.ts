@@ -9,9 +9,12 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
+/** Every attempt costs a password hash at scrypt's production cost: these tests make dozens. */
+const SLOW = { timeout: 300_000 };
+
 const signin = (email: string, password: string) => h.api('POST', '/v1/signins', { body: { grant_type: 'password', email, password } });
 
-it('locks an account after repeated failures, right password included, and says when to retry', async () => {
+it('locks an account after repeated failures, right password included, and says when to retry', SLOW, async () => {
   const user = await h.createUser();
   // The harness signed the user in once; a success leaves no count behind.
   for (let i = 0; i < DEFAULT_THROTTLE_LIMITS.perEmail; i++) expect((await signin(user.email, 'wrong password')).status).toBe(401);
@@ -28,7 +31,7 @@ it('locks an account after repeated failures, right password included, and says 
   expect(row).toEqual({ outcome: 'policy_blocked', status: 429, error_code: 'RATE_LIMITED', actor: user.id });
 });
 
-it('a success clears the count of failures before it', async () => {
+it('a success clears the count of failures before it', SLOW, async () => {
   const user = await h.createUser();
   for (let round = 0; round < 3; round++) {
     for (let i = 0; i < DEFAULT_THROTTLE_LIMITS.perEmail - 1; i++) expect((await signin(user.email, 'wrong')).status).toBe(401);
@@ -36,7 +39,7 @@ it('a success clears the count of failures before it', async () => {
   }
 });
 
-it('counts by the account the lookup finds, however its email is spelt', async () => {
+it('counts by the account the lookup finds, however its email is spelt', SLOW, async () => {
   // PostgreSQL's lower() (the lookup) turns the dotted capital I into "i"; JavaScript's
   // toLowerCase() turns it into "i" plus a combining dot, so counting by the JavaScript spelling
   // gave each spelling its own five guesses at the same account.
@@ -52,7 +55,7 @@ it('counts by the account the lookup finds, however its email is spelt', async (
   expect(locked.status, locked.text).toBe(429);
 });
 
-it('throttles one address spraying many accounts, known or not', async () => {
+it('throttles one address spraying many accounts, known or not', SLOW, async () => {
   const keys = await h.redis.keys(`${h.prefix}{signin}:fail:ip:*`);
   const used = keys.length === 0 ? 0 : Number(await h.redis.get(keys[0] as string));
   let status = 0;
