@@ -15,18 +15,21 @@ interface SigninMethods {
 /** Until the answer: the password form, as before single sign-on existed. */
 const PASSWORD_ONLY: SigninMethods = { password: true, sso: false };
 
+const SSO_ERROR_COOKIE = 'gateway_sso_error';
+
 /**
- * Why a single sign-on came back refused (the callback's `?sso_error=`), taken out of the address
- * bar so a reload does not show it again.
+ * Why a single sign-on came back refused: the callback leaves it in a short-lived cookie (never in
+ * the address, where a link of anyone's making could put any text), shown once and deleted.
  */
 function takeSsoError(): string | null {
-  const query = new URLSearchParams(window.location.search);
-  const error = query.get('sso_error');
-  if (error === null) return null;
-  query.delete('sso_error');
-  const rest = query.toString();
-  window.history.replaceState(null, '', window.location.pathname + (rest === '' ? '' : `?${rest}`));
-  return error;
+  const found = document.cookie.split('; ').find((c) => c.startsWith(`${SSO_ERROR_COOKIE}=`));
+  if (found === undefined) return null;
+  document.cookie = `${SSO_ERROR_COOKIE}=; Max-Age=0; Path=/; SameSite=Lax`;
+  try {
+    return decodeURIComponent(found.slice(SSO_ERROR_COOKIE.length + 1));
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -19,11 +19,13 @@ import { ERROR_RESPONSES } from '../schemas.js';
  * browser to the dashboard. The first sign-in creates the account (`member`, or `admin` for
  * OIDC_ADMIN_GROUPS); emails outside OIDC_ALLOWED_DOMAINS and disabled accounts are refused. Every
  * outcome is audited as signin.succeeded or signin.failed; a refusal lands on the sign-in page with
- * its reason (`?sso_error=`), since a browser, not a program, is at the other end.
+ * its reason (the `gateway_sso_error` cookie), since a browser, not a program, is at the other end.
  *
  * `GET /v1/signins` tells the sign-in page which ways in exist, before anyone is signed in.
  */
 export const OIDC_CALLBACK_PATH = '/v1/signins/oidc/callback';
+/** Why the last single sign-on of this browser was refused, for the sign-in page to show once (it deletes it). */
+export const SSO_ERROR_COOKIE = 'gateway_sso_error';
 const DASHBOARD = '/';
 
 export function registerOidcSigninRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -78,7 +80,7 @@ export function registerOidcSigninRoutes(app: FastifyInstance, ctx: AppContext):
         summary: 'Where the identity provider sends the browser back; signs in and redirects to the dashboard',
         description:
           'Checks state, nonce and PKCE, exchanges the code, and begins a session as a password sign-in does (the httpOnly refresh cookie). ' +
-          'Redirects to the dashboard, with `?sso_error=<reason>` when the sign-in was refused (email outside OIDC_ALLOWED_DOMAINS, disabled account, ' +
+          'Redirects to the dashboard; when the sign-in was refused, with the reason in the short-lived cookie `gateway_sso_error`, for the sign-in page to show (email outside OIDC_ALLOWED_DOMAINS, disabled account, ' +
           'a flow started in another browser or over ten minutes ago, …). 404 NOT_FOUND when single sign-on is not configured.',
         security: [],
         response: { 303: { type: 'null', description: 'To the dashboard.' }, ...ERROR_RESPONSES },
@@ -95,7 +97,10 @@ export function registerOidcSigninRoutes(app: FastifyInstance, ctx: AppContext):
         if (!(refusal instanceof AuditedRefusal)) {
           await writeAudit(ctx.sql, { type: 'signin.failed', outcome: outcomeOf(refusal), status: refusal.status, errorCode: refusal.code }, requestFacts(req, reply));
         }
-        return reply.redirect(`${DASHBOARD}?sso_error=${encodeURIComponent(refusal.message)}`, 303);
+        // The reason rides in a short-lived cookie, not the address: a link of anyone's making
+        // could put any text in a query string, but only this answer sets a cookie of this origin.
+        void reply.setCookie(SSO_ERROR_COOKIE, refusal.message, { path: '/', maxAge: 60, sameSite: 'lax', secure: cameOverHttps(req, ctx.config.trustProxy) });
+        return reply.redirect(DASHBOARD, 303);
       }
     },
   );
