@@ -37,6 +37,8 @@ describe('service configuration', () => {
     expect(() => loadControlPlaneConfig({ OIDC_ISSUER: 'https://login.example.com' })).toThrow(/OIDC_CLIENT_ID/);
     expect(() => loadControlPlaneConfig({ OIDC_CLIENT_ID: 'gw' })).toThrow(/OIDC_ISSUER/);
     expect(() => loadControlPlaneConfig({ OIDC_ISSUER: 'login.example.com', OIDC_CLIENT_ID: 'gw' })).toThrow(/OIDC_ISSUER is not a URL/);
+    expect(() => loadControlPlaneConfig({ OIDC_ISSUER: 'http://login.example.com', OIDC_CLIENT_ID: 'gw' })).toThrow(/OIDC_ISSUER must use https:/);
+    expect(loadControlPlaneConfig({ OIDC_ISSUER: 'http://127.0.0.1:9000', OIDC_CLIENT_ID: 'gw' }).oidc?.issuer).toBe('http://127.0.0.1:9000');
   });
 
   it('seeds no demo in production unless DEMO_SEED asks for it', () => {

@@ -208,8 +208,13 @@ function oidcConfig(env: Env): OidcConfig | null {
   }
   if (clientId === undefined) throw new ConfigError('OIDC_ISSUER is set but OIDC_CLIENT_ID is not; single sign-on needs both');
   const redirectUri = envOptional(env, 'OIDC_REDIRECT_URI');
+  const issuerUrl = new URL(envUrl(env, 'OIDC_ISSUER', issuer, ['https:', 'http:']));
+  // Codes and tokens cross this connection: plain HTTP only to a provider on this machine.
+  if (issuerUrl.protocol === 'http:' && !['localhost', '[::1]'].includes(issuerUrl.hostname) && !issuerUrl.hostname.startsWith('127.')) {
+    throw new ConfigError('OIDC_ISSUER must use https: (plain http: only for a provider on this machine)');
+  }
   return {
-    issuer: envUrl(env, 'OIDC_ISSUER', issuer, ['https:', 'http:']),
+    issuer,
     clientId,
     clientSecret: envOptional(env, 'OIDC_CLIENT_SECRET'),
     allowedDomains: list(envOptional(env, 'OIDC_ALLOWED_DOMAINS')).map((d) => d.toLowerCase().replace(/^@/, '')),
