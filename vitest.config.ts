@@ -9,7 +9,9 @@ export default defineConfig({
   test: {
     include: ['shared/src/**/*.test.ts', 'proxy/src/**/*.test.ts', 'proxy/test/**/*.test.ts', 'control-plane/src/**/*.test.ts', 'control-plane/test/**/*.test.ts', 'bench/src/**/*.test.ts', 'deploy/**/*.test.ts', 'test-support/**/*.test.ts'],
     pool: 'forks',
-    testTimeout: 30_000,
+    // Sign-ins hash passwords at scrypt's production cost (OWASP: N = 2^17, about 0.3 s of a core
+    // each, far more on a busy machine), and many tests sign in several times.
+    testTimeout: 90_000,
     hookTimeout: 60_000,
     // Two cores: more parallel files only make the real services contend.
     maxWorkers: 2,

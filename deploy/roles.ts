@@ -30,7 +30,10 @@ export const LISTENERS: Record<Role, readonly { variable: string; source: string
     { variable: 'PROXY_PORT', source: 'proxy/src/http/server.ts' },
     { variable: 'METRICS_PORT', source: 'shared/src/metrics-server.ts' },
   ],
-  'control-plane': [{ variable: 'CONTROL_PORT', source: 'control-plane/src/http/routes/health.ts' }],
+  'control-plane': [
+    { variable: 'CONTROL_PORT', source: 'control-plane/src/http/routes/health.ts' },
+    { variable: 'CONTROL_METRICS_PORT', source: 'shared/src/metrics-server.ts' },
+  ],
   writer: [{ variable: 'WRITER_PORT', source: 'shared/src/metrics-server.ts' }],
   migrate: [],
 };

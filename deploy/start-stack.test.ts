@@ -26,6 +26,7 @@ async function stackEnv() {
     PROXY_PORT: String(await freePort()),
     METRICS_PORT: String(await freePort()),
     CONTROL_PORT: String(await freePort()),
+    CONTROL_METRICS_PORT: '0',
     WRITER_PORT: '0',
     PROXY_HOST: '127.0.0.1',
     CONTROL_HOST: '127.0.0.1',

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ControlPlaneConfig, RedisClient, RedisKeys, ServedModel } from '@gateway/shared';
 import type { JwtService } from './auth/jwt.js';
+import type { OidcSignin } from './auth/oidc.js';
 import type { SigninThrottle } from './auth/signin-throttle.js';
 import type { Db } from './db/connect.js';
 import type { CursorCodec } from './http/cursor.js';
@@ -27,6 +28,8 @@ export interface AppContext {
   webhooks: WebhookEmitter;
   /** Null when tracing is off. */
   tracer: ServiceTracer | null;
+  /** Single sign-on; null when OIDC_ISSUER is unset. */
+  oidc: OidcSignin | null;
   /** The model ids of the providers file the proxies serve (GATEWAY_CONFIG), read at start. */
   servedModels: ServedModel[];
 }

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { ConfigError, loadControlPlaneConfig, loadServedModels, RedisKeys, setStartupWait, startupWaitFor, StartupError, connectRedis, duplicateRedis, isCluster, type Env } from '@gateway/shared';
+import { ConfigError, loadControlPlaneConfig, loadServedModels, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, connectRedis, duplicateRedis, isCluster, type Env, type MetricsServer } from '@gateway/shared';
 import { jwtServiceFromConfig } from './auth/jwt.js';
+import { jwtSecretOf } from './auth/jwt-secret-file.js';
+import { OidcSignin } from './auth/oidc.js';
 import { SigninThrottle } from './auth/signin-throttle.js';
 import type { AppContext } from './context.js';
 import { connectDb } from './db/connect.js';
@@ -25,6 +27,8 @@ export interface ControlPlane {
   reconciler: QuotaReconciler;
   ctx: AppContext;
   port: number;
+  /** Port of /metrics (with /healthz and /readyz): CONTROL_METRICS_PORT. */
+  metricsPort: number;
   seeded: SeedResult;
   /** Opens a fresh Postgres pool (once Postgres answers) and retires the current one. */
   replacePool(): Promise<void>;
@@ -47,7 +51,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   const config = loadControlPlaneConfig(env);
   const log = createLogger(config.logLevel, 'control-plane', options.logDestination);
   // Before any connection: a bad secret is a configuration error with nothing to clean up.
-  const jwt = jwtServiceFromConfig(config, log);
+  const jwt = jwtServiceFromConfig(config, await jwtSecretOf(config, log));
   const seedOptions = seedOptionsFrom(config);
   const servedModels = loadServedModels(env);
   const tracer = await startTracing(env, CONTROL_PLANE_SERVICE_NAME, log);
@@ -58,7 +62,9 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   let redis;
   try {
     const migrated = await migrate(sql);
-    if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
+    // Said plainly: a first start creates the schema, an upgrade names what it changed.
+    if (migrated.applied.length > 0 && migrated.alreadyApplied === 0) log.info({ migrations: migrated.applied.length }, 'database schema created');
+    else if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'database schema updated');
     await ensurePartitions(sql);
     redis = await connectRedis(config.redis);
   } catch (err) {
@@ -88,6 +94,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     webhooks: new WebhookEmitter(() => ctx.sql, new WebhookQueue(hooksRedis, keys), log),
     tracer,
     servedModels,
+    oidc: config.oidc === null ? null : new OidcSignin(config.oidc, log),
   };
 
   const reconciler = new QuotaReconciler(ctx, config.quotaReconcileMs);
@@ -100,7 +107,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   }
   const rebuilder = new ProjectionRebuilder(redis, keys, log);
   const rebuilt = await rebuilder.run(ctx.sql);
-  if (rebuilt === null) log.info('key projection rebuilt by another control plane');
+  if (rebuilt === null) log.info('API keys already copied into Redis by another control plane');
   // Quota ledgers Redis lost are started again from Postgres before any proxy can lease from them.
   await reconciler.run();
   // Redis keeps nothing on disk: after a reconnect it may be a new, empty server, or one that
@@ -144,9 +151,25 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   const seeded = await seed(sql, projection, seedOptions);
 
   const app = await buildApp(ctx);
-  await app.listen({ host: config.host, port: config.port });
+  await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `management API and dashboard at ${address}` });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  let ops: MetricsServer;
+  try {
+    ops = await startMetricsServer(config.host, config.metricsPort, ctx.metrics, async () => ({
+      postgres: await ctx.sql`select 1`.then(() => true, () => false),
+      redis: ctx.redis.status === 'ready' ? await ctx.redis.ping().then(() => true, () => false) : false,
+    }));
+  } catch (err) {
+    invalidations.closeStreams();
+    await app.close();
+    await invalidations.close().catch(() => {});
+    await tracer?.close();
+    await Promise.allSettled([sql.end({ timeout: 1 }), redis.quit(), hooksRedis.quit()]);
+    throw new StartupError(
+      `the control plane could not open its metrics port ${config.metricsPort} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); set CONTROL_METRICS_PORT to a free port`,
+    );
+  }
 
   // The one owner of partition upkeep. The control plane owns the schema (it migrates) and runs
   // as one or a few replicas for the life of a deployment, while writers are scaled out (each
@@ -165,6 +188,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     reconciler,
     ctx,
     port,
+    metricsPort: ops.port,
     seeded,
     replacePool() {
       replacing ??= replacePool(ctx).finally(() => {
@@ -176,6 +200,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
       clearInterval(partitionTimer);
       invalidations.closeStreams();
       await app.close();
+      await ops.close();
       await invalidations.close();
       await tracer?.close();
       await reconciler.close();

@@ -114,7 +114,8 @@ describe.each(DOC_FILES)('%s', (file) => {
   });
   afterAll(async () => h?.close());
 
-  it('runs every example in order, with the documented status and answer', async () => {
+  // Sign-ins and password changes hash at scrypt's production cost on purpose: a doc full of them takes a while.
+  it('runs every example in order, with the documented status and answer', { timeout: 180_000 }, async () => {
     const examples = parseDocExamples(readFileSync(join(ROOT, file), 'utf8'), file);
     // What a reader sets before the first example (see "How to read the examples").
     const vars: Record<string, string> = { GATEWAY: h.base, ADMIN_EMAIL, ADMIN_PASSWORD };

@@ -70,6 +70,7 @@ export async function startHarness(label: string, options: HarnessOptions = {}):
         REDIS_URL: TEST_REDIS_URL,
         REDIS_PREFIX: prefix,
         CONTROL_PORT: '0',
+        CONTROL_METRICS_PORT: '0',
         CONTROL_HOST: '127.0.0.1',
         JWT_SECRET: jwtSecret,
         ADMIN_EMAIL,

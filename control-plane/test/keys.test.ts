@@ -36,8 +36,10 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** Names are unique per account: each project of this file gets its own. */
+let projects = 0;
 async function newProject(name = 'keys') {
-  return (await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name } })).body as { id: string };
+  return (await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: `${name} ${++projects}` } })).body as { id: string };
 }
 
 describe('API keys', () => {

@@ -12,7 +12,9 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 /** An empty body with content-length: 0, as axios, requests and many SDKs send a DELETE. */
 const EMPTY_JSON = { headers: JSON_TYPE, rawBody: '' };
 
-async function newProject(name = 'input') {
+/** Names are unique per account: the default one gets a number. */
+let projects = 0;
+async function newProject(name = `input ${++projects}`) {
   const res = await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name } });
   expect(res.status, res.text).toBe(201);
   return res.body as { id: string; name: string };
@@ -131,7 +133,7 @@ describe('names', () => {
         expect(res.body.error.message, where).toMatch(/^body\.name must /);
       }
     }
-    expect((await h.api('GET', `/v1/projects/${project.id}`, { token: h.adminToken })).body.name).toBe('input');
+    expect((await h.api('GET', `/v1/projects/${project.id}`, { token: h.adminToken })).body.name).toBe(project.name);
     const [{ count }] = (await h.sql`select count(*)::int as count from api_keys where project_id = ${project.id}`) as unknown as [{ count: number }];
     expect(count).toBe(0);
   });

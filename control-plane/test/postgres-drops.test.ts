@@ -31,6 +31,7 @@ describe('control plane under dropped Postgres connections', () => {
       REDIS_URL: TEST_REDIS_URL,
       REDIS_PREFIX: prefix,
       CONTROL_PORT: String(port),
+      CONTROL_METRICS_PORT: '0',
       CONTROL_HOST: '127.0.0.1',
       JWT_SECRET: 'pgdrops-test-secret-that-is-long-enough-00',
       ADMIN_EMAIL: 'ops@example.test',

@@ -34,6 +34,7 @@ function env(extra: Record<string, string>) {
     REDIS_URL: TEST_REDIS_URL,
     REDIS_PREFIX: prefix,
     CONTROL_PORT: '0',
+    CONTROL_METRICS_PORT: '0',
     CONTROL_HOST: '127.0.0.1',
     JWT_SECRET: 'production-seed-test-secret-long-enough-00',
     LOG_LEVEL: 'silent',

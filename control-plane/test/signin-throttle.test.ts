@@ -9,9 +9,12 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
+/** Every attempt costs a password hash at scrypt's production cost: these tests make dozens. */
+const SLOW = { timeout: 300_000 };
+
 const signin = (email: string, password: string) => h.api('POST', '/v1/signins', { body: { grant_type: 'password', email, password } });
 
-it('locks an account after repeated failures, right password included, and says when to retry', async () => {
+it('locks an account after repeated failures, right password included, and says when to retry', SLOW, async () => {
   const user = await h.createUser();
   // The harness signed the user in once; a success leaves no count behind.
   for (let i = 0; i < DEFAULT_THROTTLE_LIMITS.perEmail; i++) expect((await signin(user.email, 'wrong password')).status).toBe(401);
@@ -28,7 +31,7 @@ it('locks an account after repeated failures, right password included, and says 
   expect(row).toEqual({ outcome: 'policy_blocked', status: 429, error_code: 'RATE_LIMITED', actor: user.id });
 });
 
-it('a success clears the count of failures before it', async () => {
+it('a success clears the count of failures before it', SLOW, async () => {
   const user = await h.createUser();
   for (let round = 0; round < 3; round++) {
     for (let i = 0; i < DEFAULT_THROTTLE_LIMITS.perEmail - 1; i++) expect((await signin(user.email, 'wrong')).status).toBe(401);
@@ -36,7 +39,23 @@ it('a success clears the count of failures before it', async () => {
   }
 });
 
-it('throttles one address spraying many accounts, known or not', async () => {
+it('counts by the account the lookup finds, however its email is spelt', SLOW, async () => {
+  // PostgreSQL's lower() (the lookup) turns the dotted capital I into "i"; JavaScript's
+  // toLowerCase() turns it into "i" plus a combining dot, so counting by the JavaScript spelling
+  // gave each spelling its own five guesses at the same account.
+  const email = `tim-${Date.now().toString(36)}@example.test`;
+  const password = 'a long enough password for tim';
+  expect((await h.api('POST', '/v1/users', { token: h.adminToken, body: { email, password, role: 'member' } })).status).toBe(201);
+  const spellings = [email, email.toUpperCase(), email.replace('tim', 'TİM'), email.replace('tim', 'tİm'), email.replace('tim', 'Tim')];
+  const found = await h.sql<{ n: number }[]>`select count(*)::int as n from users where lower(email) = lower(${spellings[2] as string})`;
+  expect(found[0]?.n).toBe(1);
+  for (const spelling of spellings.slice(0, DEFAULT_THROTTLE_LIMITS.perEmail)) expect((await signin(spelling, 'wrong password')).status).toBeGreaterThanOrEqual(400);
+  // Each spelling that reaches the account has used one of its five: the right password waits too.
+  const locked = await signin(email.replace('tim', 'tİm'), password);
+  expect(locked.status, locked.text).toBe(429);
+});
+
+it('throttles one address spraying many accounts, known or not', SLOW, async () => {
   const keys = await h.redis.keys(`${h.prefix}{signin}:fail:ip:*`);
   const used = keys.length === 0 ? 0 : Number(await h.redis.get(keys[0] as string));
   let status = 0;

@@ -108,7 +108,12 @@ describe('bearer tokens on the API', () => {
       expect(res.status, `${method} ${path}`).toBe(401);
       expect(res.body.error.code).toBe('UNAUTHORIZED');
     }
-    for (const path of ['/healthz', '/readyz', '/metrics', '/openapi.json']) expect((await h.api('GET', path)).status, path).toBe(200);
+    for (const path of ['/healthz', '/readyz', '/openapi.json']) expect((await h.api('GET', path)).status, path).toBe(200);
+    // Metrics are on their own port (CONTROL_METRICS_PORT), not on the management API's.
+    expect((await h.api('GET', '/metrics')).status).toBe(404);
+    const metrics = await fetch(`http://127.0.0.1:${h.cp.metricsPort}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('control_plane_requests_total');
   });
 
   it('refuses expired, tampered, unsigned, re-algorithmed and foreign tokens', async () => {

@@ -32,6 +32,7 @@ describe('start-up wait', () => {
       REDIS_URL: redis.url,
       REDIS_PREFIX: 'gw:',
       CONTROL_PORT: String(port),
+      CONTROL_METRICS_PORT: '0',
       CONTROL_HOST: '127.0.0.1',
       JWT_SECRET: 'startup-wait-test-secret-long-enough-00000',
       LOG_LEVEL: 'warn',

@@ -15,6 +15,7 @@ const env = {
   REDIS_URL: TEST_REDIS_URL,
   REDIS_PREFIX: prefix,
   CONTROL_PORT: '0',
+  CONTROL_METRICS_PORT: '0',
   CONTROL_HOST: '127.0.0.1',
   JWT_SECRET: 'startup-test-secret-that-is-long-enough-000',
   LOG_LEVEL: 'silent',

@@ -16,13 +16,19 @@ afterAll(async () => Promise.all([trusting?.close(), plain?.close()]));
 const xff = (value: string) => ({ 'x-forwarded-for': value });
 
 async function createdProjectIp(h: Harness, forwardedFor: string): Promise<string | null> {
-  const res = await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: 'behind a balancer' }, headers: xff(forwardedFor) });
+  // Names are unique per account: each project here gets its own.
+  const res = await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: `behind a balancer ${forwardedFor}` }, headers: xff(forwardedFor) });
   expect(res.status).toBe(201);
   const [row] = await h.sql`select client_ip from audit_events where type = 'project.created' and project_id = ${res.body.id}`;
   return row?.client_ip ?? null;
 }
 
-/** Failed sign-ins with fresh emails from one claimed address, until the address is throttled. */
+/**
+ * Failed sign-ins with fresh emails from one claimed address, until the address is throttled. Each
+ * costs a password hash at scrypt's production cost (an unknown email is hashed like a known one),
+ * hence the longer timeouts of the tests that spray.
+ */
+const SPRAY = { timeout: 300_000 };
 async function sprayUntilThrottled(h: Harness, forwardedFor: () => string): Promise<number> {
   for (let attempt = 1; attempt <= DEFAULT_THROTTLE_LIMITS.perIp + 1; attempt++) {
     const res = await h.api('POST', '/v1/signins', {
@@ -42,7 +48,7 @@ describe('with TRUST_PROXY', () => {
     expect(await createdProjectIp(trusting, '6.6.6.6, 203.0.113.8')).toBe('203.0.113.8');
   });
 
-  it('throttles sign-ins per forwarded address, not per balancer', async () => {
+  it('throttles sign-ins per forwarded address, not per balancer', SPRAY, async () => {
     expect(await sprayUntilThrottled(trusting, () => '198.51.100.1')).toBe(DEFAULT_THROTTLE_LIMITS.perIp + 1);
     // Another client behind the same balancer is not blocked by the first one's failures.
     const other = await trusting.api('POST', '/v1/signins', {
@@ -60,7 +66,7 @@ describe('without TRUST_PROXY', () => {
     expect(await createdProjectIp(plain, '203.0.113.7')).toBe('127.0.0.1');
   });
 
-  it('throttles per TCP peer however the header varies', async () => {
+  it('throttles per TCP peer however the header varies', SPRAY, async () => {
     let n = 0;
     expect(await sprayUntilThrottled(plain, () => `198.51.100.${++n}`)).toBe(DEFAULT_THROTTLE_LIMITS.perIp + 1);
   });

@@ -39,8 +39,10 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** Names are unique per account: each project of this file gets its own. */
+let projects = 0;
 async function createProject(body: object): Promise<string> {
-  const res = await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: 'usage', ...body } });
+  const res = await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: `usage ${++projects}`, ...body } });
   expect(res.status).toBe(201);
   return res.body.id;
 }

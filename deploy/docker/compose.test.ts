@@ -153,7 +153,7 @@ describe('the compose stack', () => {
   });
 
   it('balances over both proxies, checking each one\'s readiness where it serves it', () => {
-    const cfg = readFileSync(join(DIR, 'haproxy.cfg'), 'utf8');
+    const cfg = section('backend proxies');
     const servers = [...cfg.matchAll(/^\s*server (\S+) ([\w-]+):(\d+)/gm)].map((m) => ({ host: m[2], port: Number(m[3]) }));
     expect(servers.map((s) => s.host).sort()).toEqual(byRole('proxy').map((g) => g.name).sort());
     for (const g of byRole('proxy')) {
@@ -164,4 +164,32 @@ describe('the compose stack', () => {
     }
     expect(cfg).toMatch(/option httpchk GET \/readyz/);
   });
+
+  it('puts the management API behind the balancer too, believing only the balancer, and seeds no demo unless asked', () => {
+    const lb = compose.services.lb as Service & { ports: string[]; networks: Record<string, { ipv4_address: string }> };
+    const [control] = byRole('control-plane');
+    const cfg = section('backend control_planes');
+    const server = /^\s*server \S+ ([\w-]+):(\d+)/m.exec(cfg);
+    expect(server?.[1]).toBe(control?.name);
+    expect(Number(server?.[2])).toBe(listenerPort('CONTROL_PORT', control?.env ?? new Map()));
+    expect(cfg).toMatch(/option httpchk GET \/readyz/);
+    // Published by the balancer, not by the control plane itself.
+    expect(lb.ports).toContain(`${listenerPort('CONTROL_PORT', control?.env ?? new Map())}:${listenerPort('CONTROL_PORT', control?.env ?? new Map())}`);
+    expect((control?.service as { ports?: unknown }).ports).toBeUndefined();
+    expect(control?.env.get('TRUST_PROXY')).toBe(lb.networks.gateway?.ipv4_address);
+    expect(control?.env.get('CONTROL_HOST')).toBe('0.0.0.0');
+    // A client's own X-Forwarded-Proto never reaches the control plane as if the balancer had said it.
+    expect(section('frontend management')).toMatch(/http-request del-header X-Forwarded-Proto/);
+    expect(control?.env.get('DEMO_SEED')).toBe('${DEMO_SEED:-false}');
+  });
 });
+
+/** One `frontend`/`backend` block of haproxy.cfg, up to the next block. */
+function section(header: string): string {
+  const cfg = readFileSync(join(DIR, 'haproxy.cfg'), 'utf8');
+  const start = cfg.indexOf(`\n${header}\n`);
+  if (start === -1) throw new Error(`haproxy.cfg has no ${header}`);
+  const rest = cfg.slice(start + header.length + 2);
+  const end = rest.search(/^(frontend|backend|defaults|global)\b/m);
+  return end === -1 ? rest : rest.slice(0, end);
+}

@@ -73,7 +73,7 @@ beforeAll(async () => {
     { host: '127.0.0.1' },
   );
   urls.proxy = `http://127.0.0.1:${proxy.proxy.metricsPort}`;
-  urls.controlPlane = cp.base;
+  urls.controlPlane = `http://127.0.0.1:${cp.cp.metricsPort}`;
   urls.writer = `http://127.0.0.1:${writer.port}`;
 
   const ask = async (apiKey: string, model: string) => {

@@ -75,7 +75,7 @@ export function workloads(objects: readonly K8sObject[]): Workload[] {
 }
 
 /** Containers of the gateway's image, each with its role and workload. */
-function gatewayContainers(objects: readonly K8sObject[]): { workload: Workload; container: Container; role: Role; init: boolean }[] {
+export function gatewayContainers(objects: readonly K8sObject[]): { workload: Workload; container: Container; role: Role; init: boolean }[] {
   return workloads(objects).flatMap((workload) => [
     ...workload.pod.containers.map((container) => ({ workload, container, init: false })),
     ...(workload.pod.initContainers ?? []).map((container) => ({ workload, container, init: true })),

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseProvidersFile } from '@gateway/shared';
+import { ConfigError, loadControlPlaneConfig, loadProxyConfig, loadWriterConfig, parseProvidersFile, type Env } from '@gateway/shared';
 import { PROVIDER_TYPES } from '../../proxy/src/providers/registry.js';
 import {
   checkAutoscaler,
@@ -12,6 +12,8 @@ import {
   checkSecurity,
   checkSelectors,
   checkWorkers,
+  containerEnv,
+  gatewayContainers,
   providersFile,
   type Container,
 } from './checks.js';
@@ -85,6 +87,27 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
 
   it('gives the gateway what it needs: probes, variables, grace, autoscaler, selectors, security', () => {
     expect(productProblems(objectsOf(overlay), exampleSecrets(overlay))).toEqual([]);
+  });
+
+  it("reads its configuration as each role would: the dev overlay's placeholders pass in development, the example Secret's are refused in production, and both HTTP roles believe the ingress", () => {
+    const objects = objectsOf(overlay);
+    // What the image sets (deploy/docker/Dockerfile), under what the manifests set.
+    const image: Env = { NODE_ENV: 'production', CONTROL_HOST: '0.0.0.0' };
+    const loaders = { proxy: loadProxyConfig, 'control-plane': loadControlPlaneConfig, writer: loadWriterConfig, migrate: null } as const;
+    for (const { role, container, init } of gatewayContainers(objects)) {
+      const load = loaders[role];
+      if (init || load === null) continue;
+      const env: Env = { ...image, ...Object.fromEntries([...containerEnv(objects, exampleSecrets(overlay), container)].map(([k, v]) => [k, v.value])) };
+      if (overlay === 'dev') {
+        expect(env.NODE_ENV, role).toBe('development');
+        const config = load(env);
+        if (role !== 'writer') expect((config as { trustProxy: { trusts(a: string): boolean } }).trustProxy.trusts('10.42.0.7'), role).toBe(true);
+        if (role === 'control-plane') expect((config as { host: string }).host).toBe('0.0.0.0');
+      } else {
+        expect(() => load(env), role).toThrow(ConfigError);
+        expect(() => load(env), role).toThrow(/holds? a placeholder value/);
+      }
+    }
   });
 
   it('mounts a providers file the proxy accepts', () => {

@@ -53,8 +53,10 @@ afterAll(async () => {
 
 const url = (i: number) => `http://127.0.0.1:${replicas[i % replicas.length]!.port}`;
 
+let projects = 0;
 async function project(body: Record<string, unknown>): Promise<{ id: string; key: string; keyId: string }> {
-  const created = await cp.api('POST', '/v1/projects', { token: cp.adminToken, body: { name: 'p', ...body } });
+  // Names are unique per account: each project of this file gets its own.
+  const created = await cp.api('POST', '/v1/projects', { token: cp.adminToken, body: { name: `p ${++projects}`, ...body } });
   expect(created.status).toBe(201);
   const key = await cp.api('POST', `/v1/projects/${created.body.id}/keys`, { token: cp.adminToken, body: { name: 'k' } });
   return { id: created.body.id, key: key.body.key, keyId: key.body.id };

@@ -23,6 +23,7 @@ export async function startControlPlane(ctx: RunContext, databaseUrl: string, pr
     env: {
       CONTROL_HOST: '127.0.0.1',
       CONTROL_PORT: String(port),
+      CONTROL_METRICS_PORT: '0',
       DATABASE_URL: databaseUrl,
       REDIS_URL: ctx.redisUrl,
       REDIS_PREFIX: prefix,

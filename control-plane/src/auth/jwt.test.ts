@@ -1,7 +1,11 @@
+import { mkdtemp, readdir, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { base64url, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, GatewayError } from '@gateway/shared';
+import { jwtSecretOf } from './jwt-secret-file.js';
 import { JWT_AUDIENCE, JWT_ISSUER, JwtService, jwtServiceFromConfig, keyIdOf, startSession, TOKEN_TTL_SECONDS } from './jwt.js';
 
 const SECRET = 'a-test-secret-that-is-long-enough-0001';
@@ -111,19 +115,38 @@ describe('access tokens', () => {
     expect((await jwt.verify(old.access_token)).expiresAt).toBeLessThanOrEqual(Date.now() + 30 * 60_000);
     const over = await refusal(jwt.issue('user-1', startSession(Date.now() - 2 * 3600 * 1000 - 1000)));
     expect(over.message).toMatch(/maximum age/);
-    expect(jwtServiceFromConfig({ jwtSecret: SECRET, jwtPreviousSecrets: [], sessionMaxAgeHours: 5 }, captureLog().log).sessionMaxAgeMs).toBe(5 * 3600 * 1000);
+    expect(jwtServiceFromConfig({ jwtPreviousSecrets: [], sessionMaxAgeHours: 5 }, SECRET).sessionMaxAgeMs).toBe(5 * 3600 * 1000);
   });
 
-  it('wants secrets of at least 32 bytes and warns, without the secret, when it has to make one up', () => {
+  it('wants secrets of at least 32 bytes', () => {
+    expect(() => jwtServiceFromConfig({ jwtPreviousSecrets: [] }, 'short')).toThrow(ConfigError);
+    expect(() => jwtServiceFromConfig({ jwtPreviousSecrets: ['short'] }, SECRET)).toThrow(/JWT_PREVIOUS_SECRETS/);
+  });
+
+  it('in production without JWT_SECRET warns, without the secret, that it has to make one up', async () => {
     const { lines, log } = captureLog();
-    expect(() => jwtServiceFromConfig({ jwtSecret: 'short', jwtPreviousSecrets: [] }, log)).toThrow(ConfigError);
-    expect(() => jwtServiceFromConfig({ jwtSecret: SECRET, jwtPreviousSecrets: ['short'] }, log)).toThrow(/JWT_PREVIOUS_SECRETS/);
-    expect(lines).toEqual([]);
-    const dev = jwtServiceFromConfig({ jwtSecret: undefined, jwtPreviousSecrets: [] }, log);
+    const dir = await mkdtemp(join(tmpdir(), 'jwt-secret-'));
+    const secret = await jwtSecretOf({ jwtSecret: undefined, production: true, jwtSecretFile: join(dir, 'jwt-secret') }, log);
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0] as string)).toMatchObject({ level: 40, msg: expect.stringContaining('JWT_SECRET is not set') });
-    expect(dev.currentKid).toMatch(/^[0-9a-f]{16}$/);
-    // The log line names no secret: the only secret-derived value it could hold is the kid, and it does not.
-    expect(lines[0]).not.toContain(dev.currentKid);
+    expect(lines[0]).not.toContain(secret);
+    expect(lines[0]).not.toContain(keyIdOf(secret));
+    expect(await readdir(dir)).toEqual([]);
+    expect(await jwtSecretOf({ jwtSecret: SECRET, production: true, jwtSecretFile: join(dir, 'jwt-secret') }, log)).toBe(SECRET);
+  });
+
+  it('in development generates the secret once and keeps it in a 0600 file, so a restart keeps every session', async () => {
+    const { lines, log } = captureLog();
+    const dir = await mkdtemp(join(tmpdir(), 'jwt-secret-'));
+    const file = join(dir, 'state', 'jwt-secret');
+    const first = await jwtSecretOf({ jwtSecret: undefined, production: false, jwtSecretFile: file }, log);
+    const token = await jwtServiceFromConfig({ jwtPreviousSecrets: [] }, first).issue('user-1');
+    // A restart: the same file, so the same secret, so the token still verifies.
+    const second = await jwtSecretOf({ jwtSecret: undefined, production: false, jwtSecretFile: file }, log);
+    expect(second).toBe(first);
+    expect((await jwtServiceFromConfig({ jwtPreviousSecrets: [] }, second).verify(token.access_token)).userId).toBe('user-1');
+    expect(Buffer.byteLength(first)).toBeGreaterThanOrEqual(32);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(lines.join('\n')).not.toContain(first);
   });
 });

@@ -1,6 +1,5 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, hkdfSync, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT, type JWTHeaderParameters } from 'jose';
-import type { Logger } from 'pino';
 import { ConfigError, GatewayError, type ControlPlaneConfig } from '@gateway/shared';
 
 /**
@@ -48,6 +47,8 @@ export interface AccessTokenClaims {
 
 export interface IssuedRefreshToken {
   token: string;
+  /** Its `jti`: what session_refresh_tokens compares to tell a current token from a used one. */
+  tokenId: string;
   /** Seconds until the session ends, which is also when the token expires. */
   maxAgeSeconds: number;
 }
@@ -79,6 +80,11 @@ export class JwtService {
       const kid = keyIdOf(old);
       if (!this.verifyKeys.has(kid)) this.verifyKeys.set(kid, new TextEncoder().encode(old));
     }
+  }
+
+  /** A key for another purpose (`label`) derived from the current secret with HKDF, so no second secret is needed. */
+  deriveKey(label: string): Uint8Array {
+    return new Uint8Array(hkdfSync('sha256', this.signingKey, new Uint8Array(0), label, 32));
   }
 
   /** Secrets that verify, current first: also the keys list cursors are authenticated with. */
@@ -119,6 +125,7 @@ export class JwtService {
     const now = Math.floor(Date.now() / 1000);
     const exp = Math.floor(this.sessionEnd(session) / 1000);
     if (exp <= now) throw new GatewayError('UNAUTHORIZED', 'The session has reached its maximum age; sign in again.');
+    const tokenId = randomUUID();
     const token = await new SignJWT({ sid: session.id, sat: session.startedAt })
       .setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT', kid: this.currentKid })
       .setSubject(userId)
@@ -126,9 +133,9 @@ export class JwtService {
       .setAudience(REFRESH_AUDIENCE)
       .setIssuedAt(now)
       .setExpirationTime(exp)
-      .setJti(randomUUID())
+      .setJti(tokenId)
       .sign(this.signingKey);
-    return { token, maxAgeSeconds: exp - now };
+    return { token, tokenId, maxAgeSeconds: exp - now };
   }
 
   /** The claims of a valid, unexpired access token; anything else is a 401 whose message says no more than needed. */
@@ -175,13 +182,12 @@ export function startSession(startedAt: number = Date.now()): Session {
 }
 
 /**
- * The service the configuration asks for. Without JWT_SECRET a random secret is made for this
- * process alone: fine for a laptop, wrong for anything else (tokens die with the process and other
- * replicas refuse them), hence the loud warning. The secret itself is never logged.
+ * The service the configuration asks for; `secret` is JWT_SECRET, or the one jwt-secret-file.ts
+ * made when it is unset. The secret itself is never logged.
  */
 export function jwtServiceFromConfig(
-  config: Pick<ControlPlaneConfig, 'jwtSecret' | 'jwtPreviousSecrets'> & Partial<Pick<ControlPlaneConfig, 'sessionMaxAgeHours'>>,
-  log: Logger,
+  config: Pick<ControlPlaneConfig, 'jwtPreviousSecrets'> & Partial<Pick<ControlPlaneConfig, 'sessionMaxAgeHours'>>,
+  secret: string,
 ): JwtService {
   const options = config.sessionMaxAgeHours === undefined ? {} : { sessionMaxAgeMs: config.sessionMaxAgeHours * 3600 * 1000 };
   for (const old of config.jwtPreviousSecrets) {
@@ -189,15 +195,8 @@ export function jwtServiceFromConfig(
       throw new ConfigError(`every JWT_PREVIOUS_SECRETS entry must be at least ${MIN_SECRET_BYTES} bytes`);
     }
   }
-  if (config.jwtSecret === undefined) {
-    log.warn(
-      'JWT_SECRET is not set: signing management tokens with a random development secret. Tokens will not survive a ' +
-        `restart and other control-plane replicas will refuse them. Set JWT_SECRET (at least ${MIN_SECRET_BYTES} bytes) in production.`,
-    );
-    return new JwtService(randomBytes(48).toString('base64url'), config.jwtPreviousSecrets, options);
-  }
-  if (Buffer.byteLength(config.jwtSecret, 'utf8') < MIN_SECRET_BYTES) {
+  if (Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
     throw new ConfigError(`JWT_SECRET must be at least ${MIN_SECRET_BYTES} bytes`);
   }
-  return new JwtService(config.jwtSecret, config.jwtPreviousSecrets, options);
+  return new JwtService(secret, config.jwtPreviousSecrets, options);
 }

@@ -4,7 +4,9 @@ import { GatewayError, type RedisKeys, type RedisClient } from '@gateway/shared'
 /**
  * Brute-force brake for password sign-ins, shared by every control-plane replica through Redis.
  * Two fixed-window counters per attempt: one per account (guessing one user's password) and one
- * per client address (spraying many accounts). An attempt is counted before the password is
+ * per client address (spraying many accounts). The account is the one the database lookup found
+ * (by id), so every spelling that reaches the account shares its counter; an email that matches no
+ * account is counted as the lookup normalised it. An attempt is counted before the password is
  * checked, so a burst of parallel guesses cannot slip past the limit; a success then takes its
  * own attempt back and clears the account's counter.
  *
@@ -35,11 +37,11 @@ export class SigninThrottle {
   ) {}
 
   /** Counts one attempt; refuses it when either window already holds its limit. */
-  async attempt(email: string, ip: string): Promise<ThrottleVerdict> {
+  async attempt(account: ThrottledAccount, ip: string): Promise<ThrottleVerdict> {
     // An offline client queues commands instead of failing them; without the brake no password
     // is checked at all (fail closed) rather than leaving the caller waiting.
     if (this.redis.status !== 'ready') throw new GatewayError('UNAVAILABLE', 'Sign-in is unavailable for a moment; retry shortly.');
-    const emailKey = this.emailKey(email);
+    const emailKey = this.accountKey(account);
     const ipKey = this.keys.signinFailures('ip', ip);
     const window = this.limits.windowSeconds;
     // EXPIRE … NX starts the window at the first attempt and never pushes it further out, so a
@@ -62,15 +64,19 @@ export class SigninThrottle {
   }
 
   /** A correct password: the account starts afresh and the address gets its attempt back. */
-  async succeeded(email: string, ip: string): Promise<void> {
-    await this.redis.multi().del(this.emailKey(email)).eval(GIVE_BACK, 1, this.keys.signinFailures('ip', ip)).exec();
+  async succeeded(account: ThrottledAccount, ip: string): Promise<void> {
+    await this.redis.multi().del(this.accountKey(account)).eval(GIVE_BACK, 1, this.keys.signinFailures('ip', ip)).exec();
   }
 
-  private emailKey(email: string): string {
-    return this.keys.signinFailures('email', createHash('sha256').update(normaliseEmail(email)).digest('hex').slice(0, 32));
+  private accountKey(account: ThrottledAccount): string {
+    const name = 'userId' in account ? `user:${account.userId}` : `email:${account.normalisedEmail}`;
+    return this.keys.signinFailures('email', createHash('sha256').update(name).digest('hex').slice(0, 32));
   }
 }
 
-export function normaliseEmail(email: string): string {
-  return email.trim().toLowerCase();
+/** The account an attempt is for: found by the lookup, or the email as the lookup normalised it. */
+export type ThrottledAccount = { userId: string } | { normalisedEmail: string };
+
+export function throttledAccount(lookup: { user: { id: string } | null; normalised: string }): ThrottledAccount {
+  return lookup.user === null ? { normalisedEmail: lookup.normalised } : { userId: lookup.user.id };
 }

@@ -94,6 +94,37 @@ export async function insertProject(sql: Queryable, input: ProjectInput & { name
 }
 
 /**
+ * Project names are unique per account, regardless of case: among the live projects an account
+ * owns, no two share a name. ("Per account" is per owner: projects have no single owner column,
+ * an account becomes owner by creating the project or being made one.) Run inside the transaction
+ * that creates or renames: a per-account advisory lock, taken in id order, serialises two
+ * creations racing for one name. Returns the project already holding the name, if any.
+ */
+export async function projectNamedLike(
+  sql: Queryable,
+  name: string,
+  owners: readonly string[],
+  except: string | null = null,
+): Promise<{ id: string; name: string } | null> {
+  const sorted = [...new Set(owners)].sort();
+  for (const owner of sorted) await sql`select pg_advisory_xact_lock(hashtext('project-names'), hashtext(${owner}))`;
+  if (sorted.length === 0) return null;
+  const rows = await sql<{ id: string; name: string }[]>`
+    select p.id, p.name from projects p
+    join project_members m on m.project_id = p.id
+    where m.user_id = any(${sorted}::uuid[]) and m.role = 'owner' and p.deleted_at is null
+      and lower(p.name) = lower(${name}) ${except === null ? sql`` : sql`and p.id <> ${except}`}
+    limit 1`;
+  return rows[0] ?? null;
+}
+
+/** The accounts that own a project. */
+export async function ownersOf(sql: Queryable, projectId: string): Promise<string[]> {
+  const rows = await sql<{ user_id: string }[]>`select user_id from project_members where project_id = ${projectId} and role = 'owner'`;
+  return rows.map((r) => r.user_id);
+}
+
+/**
  * A live project and the caller's role in it (null when not a member). Inside a transaction,
  * `lock: 'update'` serialises changes to one project's membership and its deletion; `lock: 'share'`
  * lets additions (a new key) run side by side but never alongside a deletion.

@@ -40,11 +40,33 @@ export async function findUserByEmail(sql: Queryable, email: string): Promise<Us
   return rows[0] ?? null;
 }
 
-/** One of the two queries that read a password hash (sign-in and a password change check it). */
-export async function findUserForSignin(sql: Queryable, email: string): Promise<(UserRow & { password_hash: string }) | null> {
-  const rows = await sql<(UserRow & { password_hash: string })[]>`
-    select ${sql.unsafe(COLUMNS)}, password_hash from users where lower(email) = lower(${email})`;
-  return rows[0] ?? null;
+export type SigninUser = UserRow & { password_hash: string; break_glass: boolean };
+
+/**
+ * One of the two queries that read a password hash (sign-in and a password change check it).
+ * `normalised` is the email as the lookup compares it (PostgreSQL's lower()), which is what the
+ * sign-in throttle counts by when no account matches: JavaScript's toLowerCase differs from it on
+ * some characters (a dotted capital I), and a difference would let the same account be guessed
+ * at under several spellings.
+ */
+export async function findUserForSignin(sql: Queryable, email: string): Promise<{ user: SigninUser | null; normalised: string }> {
+  const rows = await sql<(SigninUser & { normalised: string })[]>`
+    select lower(${email}) as normalised, u.*
+    from (select 1) as one
+    left join (select ${sql.unsafe(COLUMNS)}, password_hash, break_glass from users) u on lower(u.email) = lower(${email})`;
+  const row = one(rows);
+  const { normalised, ...user } = row;
+  return { user: user.id === null ? null : (user as SigninUser), normalised };
+}
+
+/** Replaces a verified hash made at an older cost, unless the password changed meanwhile. */
+export async function upgradePasswordHash(sql: Queryable, id: string, oldHash: string, newHash: string): Promise<void> {
+  await sql`update users set password_hash = ${newHash} where id = ${id} and password_hash = ${oldHash}`;
+}
+
+/** A break-glass account signs in with its password even when PASSWORD_SIGNIN=false. */
+export async function markBreakGlass(sql: Queryable, id: string): Promise<void> {
+  await sql`update users set break_glass = true where id = ${id}`;
 }
 
 /** The other one: the hash of the signed-in account, to check its current password. */

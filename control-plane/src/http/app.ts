@@ -17,6 +17,7 @@ import { registerKeyRoutes } from './routes/keys.js';
 import { registerMemberRoutes } from './routes/members.js';
 import { registerOpenApi, registerOpenApiRoute } from './routes/openapi.js';
 import { registerProjectRoutes } from './routes/projects.js';
+import { registerOidcSigninRoutes } from './routes/oidc-signins.js';
 import { registerSigninRoutes } from './routes/signins.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerUserRoutes } from './routes/users.js';
@@ -111,6 +112,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   registerOpenApiRoute(app);
   await registerDashboard(app);
   registerSigninRoutes(app, ctx);
+  registerOidcSigninRoutes(app, ctx);
   registerInternalInvalidationRoutes(app, ctx);
   await app.register(async (authenticated) => {
     // onRequest runs before the body is parsed and validated: no token, no other answer than 401.

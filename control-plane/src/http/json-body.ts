@@ -17,11 +17,39 @@ export function registerJsonBodies(app: FastifyInstance): void {
       else done(null, undefined);
       return;
     }
+    if (nestedDeeperThan(body as string, MAX_DEPTH)) {
+      done(new GatewayError('INVALID_REQUEST', `The body is nested deeper than ${MAX_DEPTH} levels; no management request needs that.`), undefined);
+      return;
+    }
     parseJson(req, body as string, done);
   });
   app.addHook('preValidation', async (req) => {
     if (req.body === undefined && takesBody(req)) throw emptyBody();
   });
+}
+
+/**
+ * Deeper than any management body (the deepest is a few levels) and far below what would overflow
+ * the stack of the code that walks a parsed body (validation, the U+0000 check): a body of a few
+ * hundred thousand brackets fits the size limit and used to end in a 500.
+ */
+const MAX_DEPTH = 64;
+
+/** One pass over the text, counting brackets outside strings; the JSON parser judges the rest. */
+export function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }
 
 function takesBody(req: FastifyRequest): boolean {

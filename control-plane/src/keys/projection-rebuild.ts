@@ -151,7 +151,10 @@ export class ProjectionRebuilder {
         await this.publish('project.updated', null, null, projectId);
       }
     }
-    this.log.info({ live: live.size, removed, policiesChanged }, 'key projection rebuilt');
+    // Nothing to copy (a first start) is not news; otherwise say what the proxies now find in Redis.
+    if (live.size > 0 || removed > 0 || policiesChanged > 0) {
+      this.log.info({ keys: live.size, removed, policies_changed: policiesChanged }, 'API keys copied into Redis for the proxies');
+    }
     return { live: live.size, removed, policiesChanged };
   }
 

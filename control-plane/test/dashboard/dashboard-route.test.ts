@@ -112,9 +112,12 @@ describe('inside the control plane', () => {
     expect(post.status).toBe(404);
     expect(post.body.error.code).toBe('NOT_FOUND');
 
-    const wrongMethod = await h.api('GET', '/v1/signins', { headers: { accept: BROWSER_ACCEPT } });
+    const wrongMethod = await h.api('GET', '/v1/signouts', { headers: { accept: BROWSER_ACCEPT } });
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('POST');
+    // GET /v1/signins is an API answer (the ways to sign in), never the page either.
+    const methods = await h.api('GET', '/v1/signins', { headers: { accept: BROWSER_ACCEPT } });
+    expect(methods.body).toEqual({ password: true, sso: false });
 
     const apiClient = await h.api('GET', '/projects');
     expect(apiClient.status).toBe(404);

@@ -15,6 +15,32 @@ describe('service configuration', () => {
     expect(cp).toMatchObject({ production: false, seedDemo: true, sessionMaxAgeHours: 24, adminPasswordFile: '.gateway/admin-password' });
   });
 
+  it('binds the management API to loopback unless CONTROL_HOST says otherwise, and keeps metrics on their own port', () => {
+    expect(loadControlPlaneConfig({})).toMatchObject({ host: '127.0.0.1', metricsPort: 9465 });
+    expect(loadControlPlaneConfig({ CONTROL_HOST: '0.0.0.0', CONTROL_METRICS_PORT: '9000' })).toMatchObject({ host: '0.0.0.0', metricsPort: 9000 });
+  });
+
+  it('reads single sign-on: both OIDC_ISSUER and OIDC_CLIENT_ID or neither', () => {
+    expect(loadControlPlaneConfig({})).toMatchObject({ oidc: null, passwordSignin: true });
+    expect(
+      loadControlPlaneConfig({
+        OIDC_ISSUER: 'https://login.example.com',
+        OIDC_CLIENT_ID: 'gw',
+        OIDC_ALLOWED_DOMAINS: 'Example.com, @corp.example',
+        OIDC_ADMIN_GROUPS: 'admins,ops',
+        PASSWORD_SIGNIN: 'false',
+      }),
+    ).toMatchObject({
+      passwordSignin: false,
+      oidc: { issuer: 'https://login.example.com', clientId: 'gw', clientSecret: undefined, allowedDomains: ['example.com', 'corp.example'], adminGroups: ['admins', 'ops'], groupsClaim: 'groups' },
+    });
+    expect(() => loadControlPlaneConfig({ OIDC_ISSUER: 'https://login.example.com' })).toThrow(/OIDC_CLIENT_ID/);
+    expect(() => loadControlPlaneConfig({ OIDC_CLIENT_ID: 'gw' })).toThrow(/OIDC_ISSUER/);
+    expect(() => loadControlPlaneConfig({ OIDC_ISSUER: 'login.example.com', OIDC_CLIENT_ID: 'gw' })).toThrow(/OIDC_ISSUER is not a URL/);
+    expect(() => loadControlPlaneConfig({ OIDC_ISSUER: 'http://login.example.com', OIDC_CLIENT_ID: 'gw' })).toThrow(/OIDC_ISSUER must use https:/);
+    expect(loadControlPlaneConfig({ OIDC_ISSUER: 'http://127.0.0.1:9000', OIDC_CLIENT_ID: 'gw' }).oidc?.issuer).toBe('http://127.0.0.1:9000');
+  });
+
   it('seeds no demo in production unless DEMO_SEED asks for it', () => {
     expect(loadControlPlaneConfig({ NODE_ENV: 'production' })).toMatchObject({ production: true, seedDemo: false });
     expect(loadControlPlaneConfig({ NODE_ENV: 'production', DEMO_SEED: 'true' }).seedDemo).toBe(true);

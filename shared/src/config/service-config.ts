@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { parseTrustedProxies, type TrustedProxies } from '../net/trusted-proxies.js';
 import { redisTarget, type RedisTarget } from '../redis-target.js';
+import { refusePlaceholderSecrets } from './placeholder-secrets.js';
 import { ConfigError, envBool, envInt, envOptional, envPort, envString, envUrl, type Env } from './env.js';
 
 /**
@@ -76,6 +77,29 @@ export interface ControlPlaneConfig extends CommonConfig, ListenerConfig {
   webhookAllowPrivate: boolean;
   /** Shared secret the proxies present on the internal routes; unset: those routes refuse everyone. */
   internalToken: string | undefined;
+  /** Port of the control plane's /metrics (with /healthz and /readyz), off the management port; 0 picks a free one. */
+  metricsPort: number;
+  /** PASSWORD_SIGNIN=false: only single sign-on signs in (the break-glass `npm run admin` still works). */
+  passwordSignin: boolean;
+  /** Single sign-on through an OpenID provider; null when OIDC_ISSUER is unset. */
+  oidc: OidcConfig | null;
+  /** Development only: where a generated JWT_SECRET is kept (mode 0600) so a restart keeps sessions. */
+  jwtSecretFile: string;
+}
+
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  /** Unset: a public client (PKCE alone). */
+  clientSecret: string | undefined;
+  /** Lower-case email domains allowed to sign in; empty: any domain the provider vouches for. */
+  allowedDomains: string[];
+  /** Groups whose members get the account role `admin` when their account is created. */
+  adminGroups: string[];
+  /** The ID token / userinfo claim that lists the user's groups. */
+  groupsClaim: string;
+  /** The callback URL registered at the provider; unset: derived from the request. */
+  redirectUri: string | undefined;
 }
 
 export interface WriterConfig extends CommonConfig {
@@ -92,8 +116,11 @@ export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/gateway'
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 /** Relative to the control plane's working directory. */
 export const DEFAULT_ADMIN_PASSWORD_FILE = '.gateway/admin-password';
+/** Beside the admin password file: the development JWT secret (see jwtServiceFromConfig). */
+export const DEFAULT_JWT_SECRET_FILE = '.gateway/jwt-secret';
 
 function common(env: Env): CommonConfig {
+  refusePlaceholderSecrets(env);
   const redisUrl = envUrl(env, 'REDIS_URL', DEFAULT_REDIS_URL, ['redis:', 'rediss:']);
   return {
     redisUrl,
@@ -144,7 +171,9 @@ export function loadControlPlaneConfig(env: Env): ControlPlaneConfig {
   return {
     ...common(env),
     ...listener(env),
-    host: envString(env, 'CONTROL_HOST', '0.0.0.0'),
+    // Loopback unless told: `npm start` on a laptop is not reachable from the network; the
+    // container image and the manifests set CONTROL_HOST=0.0.0.0.
+    host: envString(env, 'CONTROL_HOST', '127.0.0.1'),
     port: envPort(env, 'CONTROL_PORT', 8081),
     databaseUrl: envUrl(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
     adminEmail: envOptional(env, 'ADMIN_EMAIL'),
@@ -159,6 +188,39 @@ export function loadControlPlaneConfig(env: Env): ControlPlaneConfig {
     quotaReconcileMs: envInt(env, 'QUOTA_RECONCILE_MS', 30_000, 100, 3_600_000),
     webhookAllowPrivate: envBool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     internalToken: internalToken(env),
+    metricsPort: envPort(env, 'CONTROL_METRICS_PORT', 9465),
+    passwordSignin: envBool(env, 'PASSWORD_SIGNIN', true),
+    oidc: oidcConfig(env),
+    jwtSecretFile: envString(env, 'JWT_SECRET_FILE', DEFAULT_JWT_SECRET_FILE),
+  };
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function oidcConfig(env: Env): OidcConfig | null {
+  const issuer = envOptional(env, 'OIDC_ISSUER');
+  const clientId = envOptional(env, 'OIDC_CLIENT_ID');
+  if (issuer === undefined) {
+    if (clientId !== undefined) throw new ConfigError('OIDC_CLIENT_ID is set but OIDC_ISSUER is not; single sign-on needs both');
+    return null;
+  }
+  if (clientId === undefined) throw new ConfigError('OIDC_ISSUER is set but OIDC_CLIENT_ID is not; single sign-on needs both');
+  const redirectUri = envOptional(env, 'OIDC_REDIRECT_URI');
+  const issuerUrl = new URL(envUrl(env, 'OIDC_ISSUER', issuer, ['https:', 'http:']));
+  // Codes and tokens cross this connection: plain HTTP only to a provider on this machine.
+  if (issuerUrl.protocol === 'http:' && !['localhost', '[::1]'].includes(issuerUrl.hostname) && !issuerUrl.hostname.startsWith('127.')) {
+    throw new ConfigError('OIDC_ISSUER must use https: (plain http: only for a provider on this machine)');
+  }
+  return {
+    issuer,
+    clientId,
+    clientSecret: envOptional(env, 'OIDC_CLIENT_SECRET'),
+    allowedDomains: list(envOptional(env, 'OIDC_ALLOWED_DOMAINS')).map((d) => d.toLowerCase().replace(/^@/, '')),
+    adminGroups: list(envOptional(env, 'OIDC_ADMIN_GROUPS')),
+    groupsClaim: envString(env, 'OIDC_GROUPS_CLAIM', 'groups'),
+    redirectUri: redirectUri === undefined ? undefined : envUrl(env, 'OIDC_REDIRECT_URI', redirectUri, ['https:', 'http:']),
   };
 }
 

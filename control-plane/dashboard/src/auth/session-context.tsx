@@ -12,6 +12,17 @@ interface SessionValue {
 
 const SessionContext = createContext<SessionValue | null>(null);
 
+/**
+ * The session cookie is replaced at every use, and a replaced one presented again ends the session
+ * (it looks stolen). Tabs loaded together would each present the same cookie at once, so the
+ * cookie refreshes of this browser take turns (Web Locks): each one then sends the cookie the one
+ * before it received.
+ */
+function cookieGrant<T>(run: () => Promise<T>, usesCookie: boolean): Promise<T> {
+  if (!usesCookie || typeof navigator === 'undefined' || navigator.locks === undefined) return run();
+  return navigator.locks.request('gateway-session-cookie', run) as Promise<T>;
+}
+
 export function SessionProvider({ children }: { children: ComponentChildren }) {
   const value = useMemo<SessionValue>(() => {
     // Sign-in and refresh carry their own bearer (none, or the token being replaced).
@@ -21,7 +32,7 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
     const withCookie = (bearer: string | null) =>
       createApiClient({ token: () => bearer, onUnauthorized: () => {}, credentials: 'same-origin', headers: { 'x-requested-with': 'gateway-dashboard' } });
     const session = new Session({
-      grant: (body, bearer) => withCookie(bearer).post<TokenResponse>('/v1/signins', body),
+      grant: (body, bearer) => cookieGrant(() => withCookie(bearer).post<TokenResponse>('/v1/signins', body), bearer === null && body.grant_type === 'refresh'),
       revoke: (token) => withCookie(token).post<void>('/v1/signouts', undefined),
       me: (token) => withBearer(token).get<User>('/v1/users/me'),
       now: () => Date.now(),

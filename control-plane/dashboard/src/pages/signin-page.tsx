@@ -1,15 +1,47 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api/api-error.js';
+import { createApiClient } from '../api/client.js';
 import { useSession } from '../auth/session-context.js';
 import { ErrorBanner } from '../components/error-banner.js';
 import { TextField, useFieldErrors } from '../components/field.js';
+import './signin-page.css';
+
+/** GET /v1/signins: which ways in the control plane offers. */
+interface SigninMethods {
+  password: boolean;
+  sso: boolean;
+}
+
+/** Until the answer: the password form, as before single sign-on existed. */
+const PASSWORD_ONLY: SigninMethods = { password: true, sso: false };
+
+const SSO_ERROR_COOKIE = 'gateway_sso_error';
 
 /**
- * The password grant. The access token it returns stays in memory; the session cookie it sets is
- * httpOnly, so nothing readable is written anywhere.
+ * Why a single sign-on came back refused: the callback leaves it in a short-lived cookie (never in
+ * the address, where a link of anyone's making could put any text), shown once and deleted.
+ */
+function takeSsoError(): string | null {
+  const found = document.cookie.split('; ').find((c) => c.startsWith(`${SSO_ERROR_COOKIE}=`));
+  if (found === undefined) return null;
+  document.cookie = `${SSO_ERROR_COOKIE}=; Max-Age=0; Path=/; SameSite=Lax`;
+  try {
+    return decodeURIComponent(found.slice(SSO_ERROR_COOKIE.length + 1));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The password grant, and single sign-on when the control plane has it (a link to
+ * GET /v1/signins/oidc, which leaves for the identity provider and comes back signed in). The
+ * access token stays in memory; the session cookie either way sets is httpOnly, so nothing
+ * readable is written anywhere.
  */
 export function SigninPage({ reason }: { reason: string | null }) {
   const session = useSession();
+  const [methods, setMethods] = useState<SigninMethods>(PASSWORD_ONLY);
+  const [ssoError] = useState(takeSsoError);
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
@@ -20,6 +52,11 @@ export function SigninPage({ reason }: { reason: string | null }) {
   useEffect(() => {
     document.title = 'Sign in · Model gateway';
     form.current?.querySelector<HTMLInputElement>('#signin-email')?.focus();
+    createApiClient({ token: () => null, onUnauthorized: () => {} })
+      .get<SigninMethods>('/v1/signins')
+      .then(setMethods)
+      // An older control plane without the route: the password form it always had.
+      .catch(() => {});
   }, []);
 
   const submit = async (event: Event) => {
@@ -51,7 +88,14 @@ export function SigninPage({ reason }: { reason: string | null }) {
           Model gateway
         </p>
         <h1 tabIndex={-1}>Sign in</h1>
-        {reason !== null && error === null && (
+        {ssoError !== null && error === null && (
+          <div class="banner banner-error" role="alert" id="sso-error">
+            <span aria-hidden="true">⚠ </span>
+            <strong>Single sign-on failed: </strong>
+            {ssoError}
+          </div>
+        )}
+        {reason !== null && error === null && ssoError === null && (
           <p class="banner banner-info" role="status">
             <span aria-hidden="true">ℹ </span>
             {reason}
@@ -65,7 +109,16 @@ export function SigninPage({ reason }: { reason: string | null }) {
         ) : (
           <ErrorBanner error={error} action="Sign-in failed" id="signin-error" />
         )}
-        <form ref={form} onSubmit={submit} aria-describedby={error === null ? undefined : 'signin-error'} noValidate>
+        {methods.sso && (
+          <>
+            <a class="button-sso" href="/v1/signins/oidc">
+              Sign in with SSO
+            </a>
+            {methods.password && <p class="signin-or muted small">or with your password</p>}
+          </>
+        )}
+        {!methods.password && <p class="muted small">Password sign-in is turned off here; use single sign-on.</p>}
+        <form ref={form} onSubmit={submit} hidden={!methods.password} aria-describedby={error === null ? undefined : 'signin-error'} noValidate>
           <TextField
             id="signin-email"
             label="Email"

@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 
-/** Liveness, readiness (Postgres and Redis answer) and Prometheus metrics; no token needed. */
+/**
+ * Liveness and readiness (Postgres and Redis answer); no token needed. Prometheus metrics are on
+ * their own port (CONTROL_METRICS_PORT, see control-plane.ts), never on the management API's.
+ */
 export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): void {
   // Probes and scrapes arrive every few seconds from every orchestrator: not worth a log line each.
   const quiet = { logLevel: 'silent' as const };
@@ -15,9 +18,5 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): voi
     ]);
     const ready = postgres && redis;
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', postgres, redis });
-  });
-
-  app.get('/metrics', quiet, async (_req, reply) => {
-    return reply.type(ctx.metrics.contentType).send(await ctx.metrics.metrics());
   });
 }

@@ -83,13 +83,13 @@ async function changeOwnPassword(ctx: AppContext, req: FastifyRequest<{ Body: Ow
   const principal = principalOf(req);
   // The policy first: a new password that could never be accepted costs no attempt.
   checkPassword(req.body.new_password, principal.email, 'new_password');
-  const verdict = await ctx.signinThrottle.attempt(principal.email, req.ip);
+  const verdict = await ctx.signinThrottle.attempt({ userId: principal.userId }, req.ip);
   if (!verdict.allowed) throw new GatewayError('RATE_LIMITED', 'Too many wrong passwords; retry later.', { retryAfter: verdict.retryAfterSeconds });
   const stored = await findPasswordHash(ctx.sql, principal.userId);
   if (stored === null || !(await verifyPassword(req.body.current_password, stored))) {
     throw new GatewayError('FORBIDDEN', WRONG_PASSWORD, { param: 'current_password' });
   }
-  await ctx.signinThrottle.succeeded(principal.email, req.ip);
+  await ctx.signinThrottle.succeeded({ userId: principal.userId }, req.ip);
   const passwordHash = await hashPassword(req.body.new_password);
   const now = Date.now();
   await ctx.sql.begin(async (tx) => {

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
-import { insertProject, listProjects, policyOf, softDeleteProject, updateProject, type ProjectInput } from '../../db/projects.js';
+import { GatewayError } from '@gateway/shared';
+import { insertProject, listProjects, ownersOf, policyOf, projectNamedLike, softDeleteProject, updateProject, type ProjectInput } from '../../db/projects.js';
 import { appendInvalidations } from '../../keys/invalidation-log.js';
 import { withUsedTokens } from '../../quota/used-tokens.js';
 import { projectAccess, projectNotFound } from '../project-access.js';
@@ -11,7 +12,8 @@ import { ERROR_RESPONSES, listOf, nameSchema, projectParams, ref } from '../sche
 
 /**
  * Projects. Any account may create one and becomes its owner; a non-admin account sees only the
- * projects it belongs to. Deletion is soft and takes the project's keys with it, in Postgres first
+ * projects it belongs to. Names are unique among the projects an account owns, whatever their
+ * case (409 CONFLICT naming the project that has the name). Deletion is soft and takes the project's keys with it, in Postgres first
  * (with an invalidation log entry) and then in the Redis projection, which also tells every proxy
  * to drop them.
  */
@@ -49,6 +51,13 @@ const policyProperties = {
   max_tokens_cap: { type: ['integer', 'null'], minimum: 1, maximum: 2_147_483_647, description: 'Largest max_tokens a request may ask for; injected when a request sets none.' },
 } as const;
 
+function refuseTakenName(taken: { id: string; name: string } | null): void {
+  if (taken === null) return;
+  throw new GatewayError('CONFLICT', `A project named "${taken.name}" (${taken.id}) already exists for this account; project names are unique per account, whatever their case.`, {
+    param: 'name',
+  });
+}
+
 export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: ProjectBody }>(
     '/v1/projects',
@@ -57,6 +66,7 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
       schema: {
         tags: ['projects'],
         summary: 'Create a project; the caller becomes its owner',
+        description: 'Names are unique among the projects an account owns, whatever their case: 409 CONFLICT names the project that has it.',
         body: { type: 'object', required: ['name'], additionalProperties: false, properties: { name, ...policyProperties } },
         response: { 201: ref('Project'), ...ERROR_RESPONSES },
       },
@@ -64,6 +74,7 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
     async (req, reply) => {
       const principal = principalOf(req);
       const project = await ctx.sql.begin(async (tx) => {
+        refuseTakenName(await projectNamedLike(tx, req.body.name, [principal.userId]));
         const created = await insertProject(tx, { ...req.body, ownerId: principal.userId });
         await writeAudit(tx, { type: 'project.created', outcome: 'success', status: 201, projectId: created.id, actor: principal.userId }, requestFacts(req, reply));
         return created;
@@ -110,6 +121,7 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
       const principal = principalOf(req);
       const updated = await ctx.sql.begin(async (tx) => {
         await projectAccess(tx, principal, req.params.id, 'project.update', 'change this project', { lock: 'update' });
+        if (req.body.name !== undefined) refuseTakenName(await projectNamedLike(tx, req.body.name, await ownersOf(tx, req.params.id), req.params.id));
         const project = await updateProject(tx, req.params.id, req.body);
         if (project === null) throw projectNotFound();
         await writeAudit(tx, { type: 'project.updated', outcome: 'success', status: 200, projectId: project.id, actor: principal.userId }, requestFacts(req, reply));

@@ -1,12 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '@gateway/shared';
 import { startSession, type IssuedToken } from '../../auth/jwt.js';
-import { decoyHash, verifyPassword } from '../../auth/passwords.js';
+import { decoyHash, hashPassword, hasPassword, needsRehash, verifyPassword } from '../../auth/passwords.js';
 import { clearRefreshCookie, CSRF_HEADER, refreshCookieOf, setRefreshCookie } from '../../auth/refresh-cookie.js';
 import { authenticate, bearerToken, principalOfClaims, type Principal } from '../../auth/require-auth.js';
+import { beginSession } from '../../auth/session-begin.js';
+import { signOutSession } from '../../auth/session-signouts.js';
+import { throttledAccount } from '../../auth/signin-throttle.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit, type ManagementEvent } from '../../db/audit-writer.js';
-import { findUserForSignin } from '../../db/users.js';
+import { rotateRefreshToken } from '../../db/refresh-tokens.js';
+import { findUserForSignin, upgradePasswordHash } from '../../db/users.js';
 import { requestFacts } from '../request-facts.js';
 import { ERROR_RESPONSES, ref } from '../schemas.js';
 
@@ -20,7 +24,12 @@ import { ERROR_RESPONSES, ref } from '../schemas.js';
  *
  * The dashboard asks the password grant for `refresh_cookie: true` and then refreshes with that
  * httpOnly cookie instead of a bearer (see auth/refresh-cookie.ts), so a reload keeps the session
- * while the access token never leaves the page's memory.
+ * while the access token never leaves the page's memory. Each refresh with the cookie replaces it
+ * by a new one; presenting one already replaced means two parties hold the session, and it ends
+ * (signin.refresh_reused).
+ *
+ * PASSWORD_SIGNIN=false leaves single sign-on (oidc-signins.ts) as the only way in, except for the
+ * break-glass accounts `npm run admin` made.
  */
 interface SigninBody {
   grant_type: 'password' | 'refresh';
@@ -45,7 +54,9 @@ export function registerSigninRoutes(app: FastifyInstance, ctx: AppContext): voi
           'SESSION_MAX_AGE_HOURS old, and no token outlives its session: `expires_in` may be under 3600. ' +
           'With `"refresh_cookie": true` the password grant also sets an httpOnly, SameSite=Strict cookie scoped to this path; ' +
           'a refresh grant without a bearer then uses that cookie, and must carry an `X-Requested-With` header (403 otherwise). ' +
-          'POST /v1/signouts clears the cookie.',
+          'Each refresh with the cookie replaces it (rotation); a cookie already replaced ends the session (401, audited `signin.refresh_reused`). ' +
+          'POST /v1/signouts clears the cookie. With PASSWORD_SIGNIN=false the password grant gets 403 FORBIDDEN (sign in with single sign-on, ' +
+          '`GET /v1/signins/oidc`) except for break-glass accounts made by `npm run admin`.',
         security: [],
         body: {
           type: 'object',
@@ -76,28 +87,34 @@ async function passwordGrant(ctx: AppContext, req: FastifyRequest<{ Body: Signin
   // old password sets an instant after this one, and so ends the session this sign-in begins.
   const session = startSession();
 
-  const user = await findUserForSignin(ctx.sql, email);
-  const verdict = await ctx.signinThrottle.attempt(email, req.ip);
+  const lookup = await findUserForSignin(ctx.sql, email);
+  const user = lookup.user;
+  const account = throttledAccount(lookup);
+  const verdict = await ctx.signinThrottle.attempt(account, req.ip);
   if (!verdict.allowed) {
     await audit({ outcome: 'policy_blocked', status: 429, errorCode: 'RATE_LIMITED', actor: user?.id ?? null });
     throw new GatewayError('RATE_LIMITED', 'Too many failed sign-ins; retry later.', { retryAfter: verdict.retryAfterSeconds });
   }
   // An unknown email costs the same scrypt work as a wrong password, so timing does not tell them apart.
-  const valid = await verifyPassword(password, user?.password_hash ?? (await decoyHash()));
+  // So does an account without a password (made by single sign-on).
+  const stored = user !== null && hasPassword(user.password_hash) ? user.password_hash : null;
+  const valid = (await verifyPassword(password, stored ?? (await decoyHash()))) && stored !== null;
   if (user === null || !valid) {
     await audit({ outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED', actor: user?.id ?? null });
     throw new GatewayError('UNAUTHORIZED', BAD_CREDENTIALS);
   }
-  await ctx.signinThrottle.succeeded(email, req.ip);
+  await ctx.signinThrottle.succeeded(account, req.ip);
   if (user.disabled) {
     await audit({ outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED', actor: user.id });
     throw new GatewayError('UNAUTHORIZED', 'This account is disabled; ask an account admin.');
   }
-  const token = await ctx.jwt.issue(user.id, session);
-  if (req.body.refresh_cookie === true) {
-    const refresh = await ctx.jwt.issueRefresh(user.id, session);
-    setRefreshCookie(req, reply, ctx.config.trustProxy, refresh.token, refresh.maxAgeSeconds);
+  if (!ctx.config.passwordSignin && !user.break_glass) {
+    await audit({ outcome: 'policy_blocked', status: 403, errorCode: 'FORBIDDEN', actor: user.id });
+    throw new GatewayError('FORBIDDEN', 'Password sign-in is turned off here; sign in with single sign-on (GET /v1/signins/oidc).');
   }
+  // The one moment the password is known: a hash made at an older, cheaper cost is replaced.
+  if (needsRehash(user.password_hash)) await upgradePasswordHash(ctx.sql, user.id, user.password_hash, await hashPassword(password));
+  const token = await beginSession(ctx, req, reply, user.id, session, { cookie: req.body.refresh_cookie === true });
   await audit({ type: 'signin.succeeded', outcome: 'success', status: 200, actor: user.id });
   return token;
 }
@@ -120,6 +137,7 @@ async function refreshGrant(ctx: AppContext, req: FastifyRequest<{ Body: SigninB
   let token: IssuedToken;
   try {
     principal = cookie === null ? await authenticate(ctx, req) : await principalOfClaims(ctx, await ctx.jwt.verifyRefresh(cookie));
+    if (cookie !== null) await rotateCookie(ctx, req, reply, principal);
     // Same session, so a later sign-out or password change reaches this token too, and the
     // session's end stays where the sign-in put it.
     token = await ctx.jwt.issue(principal.userId, principal.token.session);
@@ -127,14 +145,51 @@ async function refreshGrant(ctx: AppContext, req: FastifyRequest<{ Body: SigninB
     if (err instanceof GatewayError && err.code === 'UNAUTHORIZED') {
       // A dead cookie is dropped, so the browser stops sending it.
       if (cookie !== null) clearRefreshCookie(req, reply, ctx.config.trustProxy);
-      await writeAudit(
-        ctx.sql,
-        { type: 'signin.failed', outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED', actor: principal?.userId ?? null },
-        requestFacts(req, reply),
-      );
+      if (!(err instanceof ReusedRefresh)) {
+        await writeAudit(
+          ctx.sql,
+          { type: 'signin.failed', outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED', actor: principal?.userId ?? null },
+          requestFacts(req, reply),
+        );
+      }
     }
     throw err;
   }
   await writeAudit(ctx.sql, { type: 'signin.refreshed', outcome: 'success', status: 200, actor: principal.userId }, requestFacts(req, reply));
   return token;
+}
+
+class ReusedRefresh extends GatewayError {
+  constructor() {
+    super('UNAUTHORIZED', 'This session cookie was already used once, so someone else may hold the session; it has been signed out. Sign in again.');
+  }
+}
+
+/**
+ * Replaces the presented refresh cookie with a new one. A cookie that was already replaced is a
+ * copy in two hands (a stolen cookie used by the thief, or by its owner after the thief): the whole
+ * session ends, both copies with it, and the event is audited as signin.refresh_reused.
+ */
+async function rotateCookie(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, principal: Principal): Promise<void> {
+  const session = principal.token.session;
+  const next = await ctx.jwt.issueRefresh(principal.userId, session);
+  const reused = await ctx.sql.begin(async (tx) => {
+    const rotation = await rotateRefreshToken(tx, {
+      sessionId: session.id,
+      userId: principal.userId,
+      usedId: principal.token.tokenId,
+      nextId: next.tokenId,
+      expiresAt: new Date(ctx.jwt.sessionEnd(session)),
+    });
+    if (rotation === 'rotated') return false;
+    await signOutSession(ctx, tx, principal.userId, principal.token);
+    await writeAudit(
+      tx,
+      { type: 'signin.refresh_reused', outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED', actor: principal.userId },
+      requestFacts(req, reply),
+    );
+    return true;
+  });
+  if (reused) throw new ReusedRefresh();
+  setRefreshCookie(req, reply, ctx.config.trustProxy, next.token, next.maxAgeSeconds);
 }
