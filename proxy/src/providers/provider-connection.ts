@@ -1,4 +1,5 @@
 import { Pool } from 'undici';
+import { ClientStack } from './client-stack.js';
 import { GatewayError, type ProviderConfig } from '@gateway/shared';
 import type { Cancel } from './cancel.js';
 import { withTraceHeaders } from './trace-headers.js';
@@ -18,7 +19,7 @@ import { UpstreamResponse } from './upstream-request.js';
 export type StatusError = (status: number, bodyText: string, res: UpstreamResponse) => GatewayError;
 
 export class ProviderConnection {
-  private readonly pool: Pool;
+  private readonly pool: Pool | ClientStack;
   private readonly maxQueued: number;
   private readonly maxConnections: number;
   /** Exchanges are counted only when a connection cap makes requests wait. */
@@ -34,13 +35,13 @@ export class ProviderConnection {
     origin: string,
     private readonly headers: Record<string, string>,
   ) {
-    this.pool = new Pool(origin, {
-      connections: config.max_connections,
+    const options = {
       connect: { timeout: config.connect_timeout_ms },
       headersTimeout: config.timeout_ms,
       bodyTimeout: config.idle_timeout_ms,
       keepAliveTimeout: 30_000,
-    });
+    };
+    this.pool = config.max_connections === null ? new ClientStack(origin, options) : new Pool(origin, { ...options, connections: config.max_connections });
     this.maxConnections = config.max_connections ?? Number.POSITIVE_INFINITY;
     this.maxQueued = config.max_connections === null ? Number.POSITIVE_INFINITY : (config.max_queued ?? Number.POSITIVE_INFINITY);
     this.counted = config.max_connections === null ? undefined : this.settled;
