@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
+import { ClientStack } from '@gateway/proxy/client-stack';
 import { loadUws, type HttpResponse, type us_listen_socket } from '@gateway/proxy/uws';
 
 /**
@@ -24,12 +25,10 @@ export interface BarePassthrough {
 
 export function startBarePassthrough(options: BarePassthroughOptions): Promise<BarePassthrough> {
   const uws = loadUws();
-  const pool = new Pool(new URL(options.upstream).origin, {
-    connections: options.connections ?? null,
-    keepAliveTimeout: 30_000,
-    headersTimeout: 300_000,
-    bodyTimeout: 300_000,
-  });
+  // The gateway's own provider leg: with no connection cap, its stack of idle connections.
+  const clientOptions = { keepAliveTimeout: 30_000, headersTimeout: 300_000, bodyTimeout: 300_000 };
+  const origin = new URL(options.upstream).origin;
+  const pool = options.connections == null ? new ClientStack(origin, clientOptions) : new Pool(origin, { ...clientOptions, connections: options.connections });
   const app = uws.App();
 
   app.post('/*', (res, req) => {
