@@ -29,6 +29,8 @@ export interface RecordBufferOptions {
    */
   connection: RedisClient;
   keys: RedisKeys;
+  /** BullMQ prefix of the record queue to send to; the first (RedisKeys.bullPrefix) by default. */
+  queuePrefix?: string;
   config: Pick<ProxyConfig, 'recordBatchSize' | 'recordFlushMs' | 'recordBufferMax'>;
   registry: Registry;
   log: RecordBufferLog;
@@ -91,7 +93,7 @@ export class RecordBuffer implements RecordSink {
     this.assembler = new BatchAssembler(Math.max(1, options.config.recordBatchSize), Math.max(1, options.config.recordFlushMs), () => this.pump());
     this.backlog = new BoundedBacklog(Math.max(1, options.config.recordBufferMax));
     this.backoff = new RetryBackoff(() => this.pump());
-    this.queue = new RecordsQueue(this.connection, options.keys);
+    this.queue = new RecordsQueue(this.connection, options.keys, options.queuePrefix);
     this.confirmation = new WriteConfirmation({
       connection: this.connection,
       sent: this.sent,
