@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
+import { ClientStack } from '@gateway/proxy/client-stack';
 import { loadUws, type HttpResponse, type us_listen_socket } from '@gateway/proxy/uws';
 
 /**
@@ -24,34 +25,25 @@ export interface BarePassthrough {
 
 export function startBarePassthrough(options: BarePassthroughOptions): Promise<BarePassthrough> {
   const uws = loadUws();
-  const pool = new Pool(new URL(options.upstream).origin, {
-    connections: options.connections ?? null,
-    keepAliveTimeout: 30_000,
-    headersTimeout: 300_000,
-    bodyTimeout: 300_000,
-  });
+  // The gateway's own provider leg: with no connection cap, its stack of idle connections.
+  const clientOptions = { keepAliveTimeout: 30_000, headersTimeout: 300_000, bodyTimeout: 300_000 };
+  const origin = new URL(options.upstream).origin;
+  const pool = options.connections == null ? new ClientStack(origin, clientOptions) : new Pool(origin, { ...clientOptions, connections: options.connections });
   const app = uws.App();
 
   app.post('/*', (res, req) => {
     const query = req.getQuery();
     const path = query ? `${req.getUrl()}?${query}` : req.getUrl();
     const contentType = req.getHeader('content-type') || 'application/json';
-    const controller = new AbortController();
-    const state = { aborted: false };
-    res.onAborted(() => {
-      state.aborted = true;
-      controller.abort();
-    });
+    const relay = new Relay(res);
+    res.onAborted(() => relay.clientGone());
     const parts: Buffer[] = [];
     res.onData((chunk, isLast) => {
       // uWebSockets.js reuses the chunk's memory once this callback returns.
       parts.push(Buffer.from(new Uint8Array(chunk).slice()));
       if (!isLast) return;
       const body = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
-      pool.request({ path, method: 'POST', headers: { 'content-type': contentType }, body, signal: controller.signal }).then(
-        (upstream) => relay(res, upstream, state),
-        () => fail(res, state),
-      );
+      pool.dispatch({ path, method: 'POST', headers: { 'content-type': contentType }, body }, relay);
     });
   });
 
@@ -74,58 +66,86 @@ function statusLine(code: number): string {
   return `${code} ${STATUS_CODES[code] ?? 'Unknown'}`;
 }
 
-function fail(res: HttpResponse, state: { aborted: boolean }): void {
-  if (state.aborted) return;
-  state.aborted = true;
-  res.cork(() => res.writeStatus('502 Bad Gateway').end());
-}
+/**
+ * The answer relayed through undici's `dispatch()` with a handler of its own, as the gateway's
+ * provider leg does (no Readable stream, no AbortSignal, no promise per request): event streams
+ * chunk by chunk with backpressure, anything else whole in one corked write.
+ */
+class Relay implements Dispatcher.DispatchHandler {
+  private aborted = false;
+  private abort: ((err?: Error) => void) | null = null;
+  private status = 0;
+  private contentType: string | undefined;
+  private streaming = false;
+  private parts: Buffer[] = [];
 
-/** Event streams are relayed chunk by chunk; anything else is sent whole in one corked write. */
-function relay(res: HttpResponse, upstream: Dispatcher.ResponseData, state: { aborted: boolean }): void {
-  const header = upstream.headers['content-type'];
-  const contentType = Array.isArray(header) ? header[0] : header;
-  const body = upstream.body;
-  body.on('error', () => {
-    if (state.aborted) return;
-    state.aborted = true;
-    res.close();
-  });
-  if (state.aborted) {
-    body.destroy();
-    return;
+  constructor(private readonly res: HttpResponse) {}
+
+  clientGone(): void {
+    this.aborted = true;
+    this.abort?.(new Error('client gone'));
   }
-  if (contentType?.startsWith('text/event-stream')) {
-    res.cork(() => {
-      res.writeStatus(statusLine(upstream.statusCode)).writeHeader('content-type', contentType).writeHeader('cache-control', 'no-cache');
-    });
-    body.on('data', (chunk: Buffer) => {
-      if (state.aborted) return;
-      let ok = true;
+
+  onConnect(abort: (err?: Error) => void): void {
+    if (this.aborted) abort(new Error('client gone'));
+    else this.abort = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    if (statusCode < 200) return true;
+    this.status = statusCode;
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+      const name = rawHeaders[i] as Buffer;
+      if (name.length === 12 && name.toString('latin1').toLowerCase() === 'content-type') this.contentType = (rawHeaders[i + 1] as Buffer).toString('latin1');
+    }
+    this.streaming = this.contentType?.startsWith('text/event-stream') === true;
+    if (this.streaming && !this.aborted) {
+      const { res, contentType } = this;
       res.cork(() => {
-        ok = res.write(chunk);
+        res.writeStatus(statusLine(statusCode)).writeHeader('content-type', contentType as string).writeHeader('cache-control', 'no-cache');
       });
-      if (!ok) {
-        body.pause();
-        res.onWritable(() => {
-          body.resume();
-          return true;
-        });
-      }
-    });
-    body.on('end', () => {
-      if (!state.aborted) res.cork(() => res.end());
-    });
-    return;
+      res.onWritable(() => {
+        resume();
+        return true;
+      });
+    }
+    return true;
   }
-  const parts: Buffer[] = [];
-  body.on('data', (chunk: Buffer) => parts.push(chunk));
-  body.on('end', () => {
-    if (state.aborted) return;
-    const payload = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+
+  onData(chunk: Buffer): boolean {
+    if (this.aborted) return true;
+    if (!this.streaming) {
+      this.parts.push(chunk);
+      return true;
+    }
+    let ok = true;
+    this.res.cork(() => {
+      ok = this.res.write(chunk);
+    });
+    return ok;
+  }
+
+  onComplete(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const { res } = this;
+    if (this.streaming) {
+      res.cork(() => res.end());
+      return;
+    }
+    const payload = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts);
     res.cork(() => {
-      res.writeStatus(statusLine(upstream.statusCode));
-      if (contentType !== undefined) res.writeHeader('content-type', contentType);
+      res.writeStatus(statusLine(this.status));
+      if (this.contentType !== undefined) res.writeHeader('content-type', this.contentType);
       res.end(payload);
     });
-  });
+  }
+
+  onError(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const { res } = this;
+    if (this.status !== 0) res.close();
+    else res.cork(() => res.writeStatus('502 Bad Gateway').end());
+  }
 }

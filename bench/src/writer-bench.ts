@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, encodeRecordBatch, newRecordId, RECORD_JOB_NAME, RECORD_JOB_OPTIONS, RedisKeys, redactUrl, type AuditEvent, type UsageRecord } from '@gateway/shared';
+import { CompactRowsWriter, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, encodeCompactRecordBatch, newRecordId, RECORD_JOB_NAME, RECORD_JOB_OPTIONS, RedisKeys, redactUrl, type AuditEvent, type UsageRecord } from '@gateway/shared';
 
 /**
  * `node bench/dist/writer-bench.js`: the writer's own throughput (DESIGN §6). The records queue
@@ -147,7 +147,11 @@ function makeBatch(fixture: Fixture, requests: number, counter: { n: number }) {
       latency_ms: 100 + (n % 900),
     });
   }
-  return encodeRecordBatch(usage, audit);
+  // As proxies send them: one compact row per request (record batch version 3).
+  const rows = new CompactRowsWriter();
+  for (let i = 0; i < usage.length; i++) rows.add(audit[i] as AuditEvent, usage[i] as UsageRecord);
+  rows.seal();
+  return encodeCompactRecordBatch([rows]);
 }
 
 const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import { Errors, connectRedis, connectSubscriber, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, type Env, type MetricsServer, type ProxyConfig, type RedisClient } from '@gateway/shared';
@@ -104,7 +104,8 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
     registerCooldowns(metrics.registry, router.health);
     quotas.start();
     rateLimiter.start();
-    const records: RecordSink = new RecordBuffer({ connection: queue, keys, config, registry: metrics.registry, log });
+    // One of the record queues for this worker's whole life (its confirmations ask that queue's node).
+    const records: RecordSink = new RecordBuffer({ connection: queue, keys, queuePrefix: keys.recordsQueuePrefix(randomInt(config.recordQueues)), config, registry: metrics.registry, log });
 
     const deps: GatewayDeps = {
       config,

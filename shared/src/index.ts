@@ -10,6 +10,7 @@ export * from './contracts/usage-record.js';
 export * from './contracts/audit-event.js';
 export * from './contracts/gateway-endpoint.js';
 export * from './contracts/record-batch.js';
+export * from './contracts/compact-rows.js';
 export * from './config/env.js';
 export * from './config/providers-file.js';
 export * from './config/service-config.js';

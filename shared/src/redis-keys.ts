@@ -25,6 +25,15 @@ export class RedisKeys {
   /** BullMQ queue of webhook work (deliveries, batched failure reports), run by the writers. */
   readonly webhooksQueue = 'webhooks';
 
+  /**
+   * The BullMQ prefix of record queue `shard` (0 ≤ shard < RECORD_QUEUES). Queue 0 is the one
+   * under `{bull}`, as before there were several; each other one has a hash tag of its own, so on a
+   * Redis Cluster the queues (and the record traffic) spread over the masters.
+   */
+  recordsQueuePrefix(shard: number): string {
+    return shard === 0 ? this.bullPrefix : `${this.prefix}{bull:records:${shard}}`;
+  }
+
   constructor(readonly prefix: string = 'gw:') {
     this.invalidationChannel = `${prefix}invalidate`;
     this.projectionEpoch = `${prefix}projection:epoch`;

@@ -8,6 +8,8 @@ import { CHAT_PATH } from './http.js';
  */
 export interface HeldStream {
   socket: Socket;
+  /** Request written → its first SSE event in, µs. */
+  firstEventUs: number;
   close(): void;
 }
 
@@ -22,6 +24,7 @@ export function openHeldStream(origin: string, headers: Record<string, string>, 
     `content-length: ${payload.length}\r\n\r\n`;
   return new Promise((resolve, reject) => {
     const socket = connect({ host: url.hostname, port: Number(url.port) });
+    let sentAt = 0n;
     let seen = '';
     const timer = setTimeout(() => fail(new Error('no first event in time')), timeoutMs);
     const fail = (err: Error) => {
@@ -34,6 +37,7 @@ export function openHeldStream(origin: string, headers: Record<string, string>, 
       seen += d.toString('latin1');
       if (!seen.startsWith('HTTP/1.1 200')) return fail(new Error(`unexpected answer: ${seen.split('\r\n')[0]}`));
       if (seen.includes('data: ')) {
+        const firstEventUs = Number(process.hrtime.bigint() - sentAt) / 1000;
         clearTimeout(timer);
         socket.off('error', fail);
         // Later errors (the target closing at the end) are expected; only the first event mattered.
@@ -41,12 +45,15 @@ export function openHeldStream(origin: string, headers: Record<string, string>, 
         seen = '';
         socket.removeAllListeners('data');
         socket.on('data', () => {});
-        resolve({ socket, close: () => socket.destroy() });
+        resolve({ socket, firstEventUs, close: () => socket.destroy() });
       }
     });
     socket.setNoDelay(true);
-    socket.write(head);
-    socket.write(payload);
+    socket.once('connect', () => {
+      sentAt = process.hrtime.bigint();
+      socket.write(head);
+      socket.write(payload);
+    });
   });
 }
 

@@ -88,7 +88,7 @@ export async function startBare(ctx: RunContext, upstream: string, options: Star
   };
 }
 
-/** A providers file naming the mock as a provider of `type` (OpenAI-compatible by default), sized for 10k streams. */
+/** A providers file naming the mock as a provider of `type` (OpenAI-compatible by default), with no connection options: the defaults must hold 10k streams. */
 function writeProviders(ctx: RunContext, upstream: string, type: 'openai' | 'anthropic'): string {
   const file = join(ctx.tmpDir, `providers-${type}-${upstream.replace(/\D/g, '')}.json`);
   const providers = {
@@ -99,7 +99,6 @@ function writeProviders(ctx: RunContext, upstream: string, type: 'openai' | 'ant
         // The anthropic adapter appends /v1/messages itself.
         base_url: type === 'anthropic' ? upstream : `${upstream}/v1`,
         models: [BENCH_MODEL],
-        max_connections: 20_000,
         timeout_ms: 300_000,
         idle_timeout_ms: 300_000,
       },

@@ -17,6 +17,9 @@ import { sized, type Scenario, type ScenarioOutcome } from './scenario.js';
  * minus its RSS before the first stream, divided by the streams held, is the cost of one.
  */
 export const TARGET_PER_STREAM_BYTES = 32 * 1024;
+export const TARGET_FIRST_EVENT_ADDED_US = 100;
+/** Streams opened one by one beside the held ones to time their first event. */
+const PROBES = 200;
 /** Descriptors a process needs besides the streams' sockets (Redis, listeners, stdio, epoll…). */
 const SPARE_FDS = 128;
 
@@ -43,6 +46,8 @@ export function feasibleLevels(wanted: number[]): { levels: number[]; cap: numbe
 interface TargetMemory {
   baselineBytes: number;
   levels: { streams: number; rssBytes: number; perStreamBytes: number; openFailures: number }[];
+  /** First event p50 of streams opened one at a time while the top level is held. */
+  probeFirstEventP50Us: number;
 }
 
 async function measure(ctx: RunContext, name: 'bare' | 'gateway', levels: number[], settleMs: number, key: string): Promise<TargetMemory> {
@@ -64,15 +69,24 @@ async function measure(ctx: RunContext, name: 'bare' | 'gateway', levels: number
     progress(`idle-memory: ${name} baseline RSS ${(baselineBytes / 2 ** 20).toFixed(1)} MiB`);
     const body = chatBody(BENCH_MODEL, { stream: true, mock: { hang_after_chunks: 1 } });
     const headers = chatHeaders(target, ua);
-    const out: TargetMemory = { baselineBytes, levels: [] };
+    const out: TargetMemory = { baselineBytes, levels: [], probeFirstEventP50Us: Number.NaN };
     for (const level of levels) {
       const failures = await holdStreams(held, level, 200, () => openHeldStream(service.origin, headers, body));
       await sleep(settleMs);
       const rss = await sampleRss(service.child.pid);
       const perStream = (rss - baselineBytes) / level;
       out.levels.push({ streams: level, rssBytes: rss, perStreamBytes: perStream, openFailures: failures });
-      progress(`idle-memory: ${name} ${formatInt(level)} streams: RSS ${(rss / 2 ** 20).toFixed(1)} MiB, ${kib(perStream)} per stream`);
+      progress(`idle-memory: ${name} ${formatInt(level)} streams: RSS ${(rss / 2 ** 20).toFixed(1)} MiB, ${kib(perStream)} per stream, ${failures} not answered 200`);
     }
+    // With the top level held, new streams one at a time: what holding them costs a new one.
+    const probes: number[] = [];
+    for (let i = 0; i < PROBES; i++) {
+      const probe = await openHeldStream(service.origin, headers, body);
+      probes.push(probe.firstEventUs);
+      probe.close();
+    }
+    out.probeFirstEventP50Us = median(probes);
+    progress(`idle-memory: ${name} first event p50 of a new stream beside ${formatInt(held.length)}: ${Math.round(out.probeFirstEventP50Us)} µs`);
     return out;
   } finally {
     for (const h of held) h.close();
@@ -114,6 +128,25 @@ export const idleMemory: Scenario = {
         target: `≤ ${TARGET_PER_STREAM_BYTES / 1024} KiB`,
         verdict: atMost(g?.perStreamBytes ?? Number.NaN, TARGET_PER_STREAM_BYTES),
       });
+    });
+    const top = levels.at(-1) ?? 0;
+    const addedUs = gateway.probeFirstEventP50Us - bare.probeFirstEventP50Us;
+    rows.push({
+      figure: `first event p50, a new stream beside ${formatInt(top)} held (${PROBES} one by one)`,
+      bare: `${Math.round(bare.probeFirstEventP50Us)} µs`,
+      gateway: `${Math.round(gateway.probeFirstEventP50Us)} µs`,
+      result: `gateway − bare ${addedUs >= 0 ? '+' : '−'}${Math.round(Math.abs(addedUs))} µs`,
+      target: `≤ +${TARGET_FIRST_EVENT_ADDED_US} µs`,
+      verdict: atMost(addedUs, TARGET_FIRST_EVENT_ADDED_US),
+    });
+    const gatewayFailures = gateway.levels.reduce((n, l) => n + l.openFailures, 0);
+    rows.push({
+      figure: `streams not answered 200 (of ${formatInt(top)})`,
+      bare: String(bare.levels.reduce((n, l) => n + l.openFailures, 0)),
+      gateway: String(gatewayFailures),
+      result: gatewayFailures === 0 ? 'every stream 200' : `${gatewayFailures} failed`,
+      target: '0',
+      verdict: atMost(gatewayFailures, 0),
     });
     const failures = [...bare.levels, ...gateway.levels].reduce((n, l) => n + l.openFailures, 0);
     return {

@@ -27,6 +27,8 @@ export interface RecordWorkerOptions {
   onWritten?: (result: WriteResult) => Promise<void>;
   /** A span per batch; null or absent when tracing is off. */
   tracer?: ServiceTracer | null;
+  /** Record queues to consume (RECORD_QUEUES); 1 when absent. */
+  recordQueues?: number;
 }
 
 export interface BatchOutcome {
@@ -49,7 +51,10 @@ const peek = new Unpackr({ useRecords: false, moreTypes: false });
  * failure.
  */
 export class RecordWorker {
+  /** The first record queue's consumer (RedisKeys.bullPrefix). */
   readonly worker: Worker;
+  /** One consumer per record queue (RECORD_QUEUES), the first one included. */
+  readonly workers: Worker[];
   private probing = false;
   private closing = false;
   private lastVersionWarning = 0;
@@ -68,9 +73,16 @@ export class RecordWorker {
     this.onWritten = options.onWritten;
     metrics.postgresUp.set(1);
     const tracer = options.tracer ?? null;
-    this.worker = new Worker(keys.recordsQueue, (job) => (tracer === null ? this.process(job) : tracer.traceBatch(job, () => this.process(job))), {
+    const prefixes = Array.from({ length: Math.max(1, options.recordQueues ?? 1) }, (_, shard) => keys.recordsQueuePrefix(shard));
+    this.workers = prefixes.map((prefix) => this.consume(connection, keys, prefix, options, tracer));
+    this.worker = this.workers[0] as Worker;
+  }
+
+  private consume(connection: RedisClient, keys: RedisKeys, prefix: string, options: RecordWorkerOptions, tracer: RecordWorkerOptions['tracer'] | null): Worker {
+    const log = this.log;
+    const worker = new Worker(keys.recordsQueue, (job) => (tracer === null || tracer === undefined ? this.process(job) : tracer.traceBatch(job, () => this.process(job))), {
       connection,
-      prefix: keys.bullPrefix,
+      prefix,
       concurrency: options.concurrency,
       lockDuration: options.lockDurationMs,
       stalledInterval: options.stalledIntervalMs,
@@ -86,18 +98,19 @@ export class RecordWorker {
     });
     // BullMQ reports every failed reconnect while Redis is away; one line per outage-ish is enough.
     let lastRedisWarning = 0;
-    this.worker.on('error', (err) => {
+    worker.on('error', (err) => {
       const now = Date.now();
       if (now - lastRedisWarning < 10_000) return;
       lastRedisWarning = now;
       log.warn({ err: { message: err.message } }, 'records queue error (Redis unavailable?); the worker keeps retrying');
     });
+    return worker;
   }
 
   async close(timeoutMs: number): Promise<void> {
     this.closing = true;
     let timer: NodeJS.Timeout | undefined;
-    const graceful = this.worker.close();
+    const graceful = Promise.all(this.workers.map((w) => w.close()));
     const timedOut = await Promise.race([
       graceful.then(() => false),
       new Promise<boolean>((resolve) => {
@@ -105,7 +118,7 @@ export class RecordWorker {
       }),
     ]).finally(() => clearTimeout(timer));
     // A batch cut short here is not lost: its lock expires and another writer writes it.
-    if (timedOut) await this.worker.close(true).catch(() => {});
+    if (timedOut) await Promise.all(this.workers.map((w) => w.close(true).catch(() => {})));
   }
 
   private async process(job: Job): Promise<BatchOutcome> {
@@ -187,7 +200,7 @@ export class RecordWorker {
     this.probing = true;
     this.metrics.postgresUp.set(0);
     this.log.warn({ err: errorFields(err) }, 'postgres unavailable; pausing record writes until it answers');
-    void this.worker.pause(true).catch(() => {});
+    for (const w of this.workers) void w.pause(true).catch(() => {});
     const probe = async (delay: number): Promise<void> => {
       await new Promise((resolve) => setTimeout(resolve, delay));
       if (this.closing) return;
@@ -195,7 +208,7 @@ export class RecordWorker {
       this.probing = false;
       this.metrics.postgresUp.set(1);
       this.log.info('postgres answers again; resuming record writes');
-      await this.worker.resume();
+      for (const w of this.workers) w.resume();
     };
     void probe(PROBE_MIN_MS);
   }

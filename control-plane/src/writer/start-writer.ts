@@ -59,7 +59,7 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
   const wait = startupWaitFor(config.startupTimeoutMs, log);
   setStartupWait(wait);
   const db = await WriterDb.open(config.databaseUrl, config.concurrency + 3, wait);
-  const opened: { redis?: RedisClient; probe?: RedisClient; hooks?: RedisClient; server?: MetricsServer; queue?: Queue; webhookQueue?: WebhookQueue } = {};
+  const opened: { redis?: RedisClient; probe?: RedisClient; hooks?: RedisClient; server?: MetricsServer; queues?: Queue[]; webhookQueue?: WebhookQueue } = {};
   try {
     const migrated = await migrate(db.sql);
     if (migrated.applied.length > 0) log.info({ applied: migrated.applied }, 'migrations applied');
@@ -75,9 +75,12 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
 
     const keys = new RedisKeys(config.redisPrefix);
     const registry = createRegistry('gateway_writer_');
-    opened.queue = new Queue(keys.recordsQueue, { connection: opened.probe, prefix: keys.bullPrefix });
-    opened.queue.on('error', () => {});
-    const metrics = writerMetrics(registry, opened.queue);
+    opened.queues = Array.from({ length: config.recordQueues }, (_, shard) => {
+      const queue = new Queue(keys.recordsQueue, { connection: opened.probe as RedisClient, prefix: keys.recordsQueuePrefix(shard) });
+      queue.on('error', () => {});
+      return queue;
+    });
+    const metrics = writerMetrics(registry, opened.queues);
     if (config.port > 0) {
       const probe = opened.probe;
       opened.server = await startMetricsServer(options.host ?? '0.0.0.0', config.port, registry, async () => ({
@@ -107,8 +110,9 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
       maxBackoffMs: options.maxBackoffMs ?? MAX_BACKOFF_MS,
       ...(options.batchVersions ? { batchVersions: options.batchVersions } : {}),
       tracer,
+      recordQueues: config.recordQueues,
     });
-    const { redis, probe, hooks, server, queue, webhookQueue } = opened;
+    const { redis, probe, hooks, server, queues, webhookQueue } = opened;
     let closing: Promise<void> | null = null;
     return {
       config,
@@ -121,7 +125,7 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
         closing ??= (async () => {
           await Promise.all([recordWorker.close(timeoutMs), webhookWorker.close(timeoutMs)]);
           await tracer?.close();
-          await Promise.allSettled([server?.close(), queue.close(), webhookQueue.close()]);
+          await Promise.allSettled([server?.close(), ...queues.map((q) => q.close()), webhookQueue.close()]);
           await Promise.allSettled([quit(redis), quit(probe), quit(hooks), db.end()]);
         })();
         return closing;
@@ -129,7 +133,7 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
     };
   } catch (err) {
     await opened.server?.close();
-    await opened.queue?.close().catch(() => {});
+    await Promise.all((opened.queues ?? []).map((q) => q.close().catch(() => {})));
     await opened.webhookQueue?.close().catch(() => {});
     opened.hooks?.disconnect();
     opened.probe?.disconnect();

@@ -18,12 +18,15 @@ const QUEUE_READ_TIMEOUT_MS = 2_000;
  * scrape time, so they are right even when this writer is paused or idle; a scrape while Redis is
  * away keeps the last values rather than hanging.
  */
-export function writerMetrics(registry: Registry, queue: Queue): WriterMetrics {
+/** `queue`: the record queue, or all of them (RECORD_QUEUES), summed. */
+export function writerMetrics(registry: Registry, queue: Queue | readonly Queue[]): WriterMetrics {
+  const queues = Array.isArray(queue) ? (queue as readonly Queue[]) : [queue as Queue];
   const registers = [registry];
   let last = { waiting: 0, delayed: 0, active: 0, oldestAge: 0 };
   let reading: Promise<void> | null = null;
   const read = () => {
-    reading ??= readQueue(queue)
+    reading ??= Promise.all(queues.map(readQueue))
+      .then(sumQueues)
       .then((now) => {
         last = now;
       })
@@ -83,6 +86,15 @@ export function writerMetrics(registry: Registry, queue: Queue): WriterMetrics {
       registers,
     }),
     postgresUp: new Gauge({ name: 'gateway_writer_postgres_up', help: '1 while PostgreSQL accepts writes, 0 while this writer waits for it', registers }),
+  };
+}
+
+function sumQueues(all: Awaited<ReturnType<typeof readQueue>>[]) {
+  return {
+    waiting: all.reduce((n, q) => n + q.waiting, 0),
+    delayed: all.reduce((n, q) => n + q.delayed, 0),
+    active: all.reduce((n, q) => n + q.active, 0),
+    oldestAge: Math.max(0, ...all.map((q) => q.oldestAge)),
   };
 }
 

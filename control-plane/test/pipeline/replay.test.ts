@@ -120,7 +120,7 @@ describe('writer: replays and bad input', () => {
 
   it('completes an unreadable batch as invalid, and keeps a batch of a newer format for a newer writer', async () => {
     const garbage = await jobs.queue.add('batch', { b: Buffer.from('not msgpack at all').toString('base64') }, { ...JOB, jobId: randomUUID() });
-    const newer = new Packr({ useRecords: false }).pack({ v: 3, usage: [], audit: [], more: true }).toString('base64');
+    const newer = new Packr({ useRecords: false }).pack({ v: 4, usage: [], audit: [], more: true }).toString('base64');
     const future = await jobs.queue.add('batch', { b: newer }, { ...JOB, jobId: randomUUID() });
     const deadline = Date.now() + 10_000;
     while ((await garbage.getState()) !== 'unknown' || (await future.getState()) !== 'delayed') {

@@ -111,6 +111,33 @@ describe('QuotaLeases', () => {
     expect(held.length).toBeGreaterThanOrEqual(Math.floor((1_000 - 2 * 50) / 37));
   });
 
+  it("sizes a lease by the proxy's own traffic, so quiet workers do not lock up a small quota", async () => {
+    const p = policy(2_000);
+    const estimate = 20;
+    // Sixteen workers each serve one request and keep what they leased.
+    for (let i = 0; i < 16; i++) {
+      const quiet = leases();
+      const r = (await reserve(quiet, p, estimate)) as Reservation;
+      expect(r).not.toBeInstanceOf(GatewayError);
+      quiet.settle(r, estimate);
+    }
+    // Each quiet one holds about one request's worth, not a sixteenth of the quota.
+    const before = await ledger(p);
+    expect(before.leased).toBeLessThanOrEqual(16 * 2 * estimate);
+    // A busy worker is admitted for all the rest, bar what the quiet ones still hold.
+    const busy = leases();
+    let admitted = 0;
+    for (;;) {
+      const r = await reserve(busy, p, estimate);
+      if (r instanceof GatewayError) break;
+      busy.settle(r, estimate);
+      admitted++;
+    }
+    expect(admitted * estimate).toBeGreaterThanOrEqual(2_000 - before.leased - before.charged - estimate);
+    const after = await ledger(p);
+    expect(after.charged + after.leased).toBeLessThanOrEqual(2_000);
+  });
+
   it('says the quota is used up when it is', async () => {
     const q = leases();
     const p = policy(500);

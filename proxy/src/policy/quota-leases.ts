@@ -15,6 +15,11 @@ import { GatewayError, quotaPeriodId, type ProjectPolicy, type RedisClient, type
  *   requests that used more than they reserved (output is capped by max_tokens, so in practice by
  *   the error of the prompt estimate) — the bound documented in docs/quotas.md.
  *
+ * A block is sized by this proxy's own share of the project's traffic: about a second of what it
+ * reserved lately (at least 1 % of the quota), capped by `blockTokens` and by a sixteenth of the quota. A proxy (or worker)
+ * that sees one request now and then leases little more than that request, so a small quota is
+ * not locked up in the unspent blocks of many quiet workers while a busy one is refused.
+ *
  * Unspent leases are handed back after a short idle time, at drain, and when the project's policy
  * changes; the leases of a proxy that died are dropped by the control plane's reconciler once the
  * proxy's alive key has expired.
@@ -42,7 +47,14 @@ interface Ledger {
   leasing: Promise<void> | null;
   /** Seconds a monthly ledger outlives its month (0: none). */
   ttl: number;
+  /** Tokens reserved here since `windowStart`, and per second over the window before it. */
+  windowTokens: number;
+  windowStart: number;
+  lastRate: number;
 }
+
+/** The window over which a proxy's own rate of use is measured. */
+const RATE_WINDOW_MS = 1_000;
 
 export interface QuotaLeaseOptions {
   /** Largest block leased at once (a smaller one for small quotas). */
@@ -115,8 +127,23 @@ export class QuotaLeases {
     if (policy.quota_tokens === null) return FREE;
     const ledger = this.ledgerFor(policy, now);
     ledger.lastUsed = now;
+    ledger.windowTokens += estimate;
     if (ledger.leasing === null && ledger.balance >= estimate) return this.take(ledger, estimate);
-    return this.reserveWithLease(ledger, estimate);
+    return this.reserveWithLease(ledger, estimate, now);
+  }
+
+  /** Tokens to lease beyond what the waiting request needs: about a second of this proxy's own use. */
+  private blockFor(ledger: Ledger, now: number): number {
+    const elapsed = now - ledger.windowStart;
+    if (elapsed >= RATE_WINDOW_MS) {
+      ledger.lastRate = (ledger.windowTokens * 1000) / elapsed;
+      ledger.windowTokens = 0;
+      ledger.windowStart = now;
+    }
+    const share = Math.ceil(Math.max(ledger.lastRate, ledger.windowTokens));
+    // Never less than 1 % of the quota: a slow but steady user spends it in at most ~100 round trips.
+    const floor = Math.floor(ledger.quota / 100);
+    return Math.max(1, Math.min(this.options.blockTokens, Math.floor(ledger.quota / 16), Math.max(share, floor)));
   }
 
   private take(ledger: Ledger, amount: number): Reservation {
@@ -126,10 +153,10 @@ export class QuotaLeases {
     return { ledger, amount };
   }
 
-  private async reserveWithLease(ledger: Ledger, estimate: number): Promise<Reservation | GatewayError> {
+  private async reserveWithLease(ledger: Ledger, estimate: number, now: number): Promise<Reservation | GatewayError> {
     while (ledger.leasing !== null) await ledger.leasing.catch(() => {});
     if (ledger.balance >= estimate) return this.take(ledger, estimate);
-    const want = estimate - ledger.balance + Math.max(1, Math.min(this.options.blockTokens, Math.floor(ledger.quota / 16)));
+    const want = estimate - ledger.balance + this.blockFor(ledger, now);
     let failed = false;
     let charged = 0;
     // Alive before the lease (sent first on the connection), so the reconciler does not find
@@ -189,6 +216,9 @@ export class QuotaLeases {
         leasing: null,
         // A monthly ledger is kept for two months, long enough to be reconciled and reported.
         ttl: period === 'total' ? 0 : 62 * 24 * 3600,
+        windowTokens: 0,
+        windowStart: now,
+        lastRate: 0,
       };
       this.ledgers.set(key, ledger);
     }

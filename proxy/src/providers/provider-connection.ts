@@ -1,4 +1,5 @@
 import { Pool } from 'undici';
+import { ClientStack } from './client-stack.js';
 import { GatewayError, type ProviderConfig } from '@gateway/shared';
 import type { Cancel } from './cancel.js';
 import { withTraceHeaders } from './trace-headers.js';
@@ -7,18 +8,22 @@ import { UpstreamResponse } from './upstream-request.js';
 
 /**
  * The way every networked adapter reaches its provider: a keep-alive undici Pool with the
- * providers file's connect, header and idle timeouts, the provider's fixed headers (its key
- * among them), and the waiting bound — beyond `max_connections` requests wait for a connection,
- * beyond `max_queued` more they are refused at once with a retryable 503, so a client (or the
- * route's next provider) can go elsewhere rather than queue without limit. An answer other than
- * 200 becomes the adapter's own error, from at most the first 8 KiB of its body.
+ * providers file's connect, header and idle timeouts and the provider's fixed headers (its key
+ * among them). By default the pool opens a connection for every request in flight that finds none
+ * idle: a stream holds its connection for its whole life, so any cap would make a stream wait for
+ * another one to end. When the providers file sets `max_connections`, requests beyond it wait for a
+ * connection, and beyond `max_queued` more (when set) they are refused at once with a retryable
+ * 503, so a client (or the route's next provider) can go elsewhere. An answer other than 200
+ * becomes the adapter's own error, from at most the first 8 KiB of its body.
  */
 export type StatusError = (status: number, bodyText: string, res: UpstreamResponse) => GatewayError;
 
 export class ProviderConnection {
-  private readonly pool: Pool;
+  private readonly pool: Pool | ClientStack;
   private readonly maxQueued: number;
   private readonly maxConnections: number;
+  /** Exchanges are counted only when a connection cap makes requests wait. */
+  private readonly counted: (() => void) | undefined;
   /** Exchanges under way (each holds a connection until its body ends). */
   private outstanding = 0;
   private readonly settled = () => {
@@ -30,20 +35,21 @@ export class ProviderConnection {
     origin: string,
     private readonly headers: Record<string, string>,
   ) {
-    this.pool = new Pool(origin, {
-      connections: config.max_connections,
+    const options = {
       connect: { timeout: config.connect_timeout_ms },
       headersTimeout: config.timeout_ms,
       bodyTimeout: config.idle_timeout_ms,
       keepAliveTimeout: 30_000,
-    });
-    this.maxQueued = config.max_queued;
-    this.maxConnections = config.max_connections;
+    };
+    this.pool = config.max_connections === null ? new ClientStack(origin, options) : new Pool(origin, { ...options, connections: config.max_connections });
+    this.maxConnections = config.max_connections ?? Number.POSITIVE_INFINITY;
+    this.maxQueued = config.max_connections === null ? Number.POSITIVE_INFINITY : (config.max_queued ?? Number.POSITIVE_INFINITY);
+    this.counted = config.max_connections === null ? undefined : this.settled;
   }
 
-  /** Requests waiting for a connection. */
+  /** Requests waiting for a connection (always 0 without a connection cap). */
   queueDepth(): number {
-    return Math.max(0, this.outstanding - this.maxConnections);
+    return this.counted === undefined ? 0 : Math.max(0, this.outstanding - this.maxConnections);
   }
 
   /** POSTs `payload`; resolves with a 200 answer whose body is still to be read. */
@@ -52,9 +58,9 @@ export class ProviderConnection {
       throw new GatewayError('UNAVAILABLE', `Provider ${this.config.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
     }
     let res: UpstreamResponse;
-    this.outstanding++;
+    if (this.counted !== undefined) this.outstanding++;
     try {
-      res = await UpstreamResponse.post(this.pool, path, withTraceHeaders(this.headers, traced), payload, cancel, this.settled);
+      res = await UpstreamResponse.post(this.pool, path, withTraceHeaders(this.headers, traced), payload, cancel, this.counted);
     } catch (err) {
       throw transportError(this.config.name, err, cancel.aborted);
     }

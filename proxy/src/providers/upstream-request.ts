@@ -46,7 +46,7 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
    * once when the exchange is over (body read to its end, failed or aborted): until then it holds
    * one of the pool's connections.
    */
-  static post(pool: Dispatcher, path: string, headers: Record<string, string>, body: Buffer, cancel: Cancel, settled?: () => void): Promise<UpstreamResponse> {
+  static post(pool: Pick<Dispatcher, 'dispatch'>, path: string, headers: Record<string, string>, body: Buffer, cancel: Cancel, settled?: () => void): Promise<UpstreamResponse> {
     if (cancel.aborted) {
       settled?.();
       return Promise.reject(new UpstreamAborted());

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BatchAssembler } from './batch-assembler.js';
 import type { OutgoingBatch } from './outgoing-batch.js';
-import { batchOf, requestIds, USAGE, usageRecord } from './record-fixtures.case.js';
+import { batchOf, requestIds, usageRecord } from './record-fixtures.case.js';
 
 function assembler(batchSize: number, flushMs = 60_000) {
   const cuts = { count: 0 };
@@ -11,7 +11,7 @@ function assembler(batchSize: number, flushMs = 60_000) {
 
 function push(a: BatchAssembler, from: number, count: number): void {
   for (let i = from; i < from + count; i++) {
-    a.add(USAGE, usageRecord(i));
+    a.add(null, usageRecord(i));
     a.cutWhenDue();
   }
 }
@@ -57,8 +57,8 @@ describe('BatchAssembler', () => {
 
   it('adds without cutting, so a full batch stays within reach until cutWhenDue', () => {
     const { a, cuts } = assembler(2);
-    a.add(USAGE, usageRecord(0));
-    a.add(USAGE, usageRecord(1));
+    a.add(null, usageRecord(0));
+    a.add(null, usageRecord(1));
     expect(cuts.count).toBe(0);
     expect(a.next()).toBeUndefined();
     a.cutWhenDue();

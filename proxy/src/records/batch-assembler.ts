@@ -1,6 +1,6 @@
 import { newRecordId, type AuditEvent, type UsageRecord } from '@gateway/shared';
 import { Fifo } from './fifo.js';
-import { OutgoingBatch, type RecordKind } from './outgoing-batch.js';
+import { OutgoingBatch } from './outgoing-batch.js';
 
 /**
  * Gathers records into batches of up to `batchSize`, cut when full or `flushMs` after the first
@@ -28,10 +28,10 @@ export class BatchAssembler {
    * Adds to the open batch without cutting it; cutWhenDue() follows. The two are apart so the
    * owner can apply its bound in between, before a full batch is handed on and out of its reach.
    */
-  add(kind: RecordKind, record: UsageRecord | AuditEvent): void {
+  add(audit: AuditEvent | null, usage: UsageRecord | null): void {
     if (this.open === null) this.open = new OutgoingBatch(newRecordId());
-    this.open.add(kind, record);
-    this.held++;
+    this.open.add(audit, usage);
+    this.held += (audit === null ? 0 : 1) + (usage === null ? 0 : 1);
   }
 
   /** Cuts the open batch if full, otherwise makes sure a timer will. */
@@ -48,6 +48,7 @@ export class BatchAssembler {
     const open = this.open;
     if (open === null || open.size === 0) return;
     this.open = null;
+    open.seal();
     const last = this.waiting.last();
     // While Redis is away, small batches cut every flushMs join the newest waiting one, so the
     // buffer holds few full batches and sends few jobs once Redis is back.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BatchAssembler } from './batch-assembler.js';
 import { BoundedBacklog, type BacklogSources } from './bounded-backlog.js';
-import { batchOf, requestIds, USAGE, usageRecord } from './record-fixtures.case.js';
+import { batchOf, requestIds, usageRecord } from './record-fixtures.case.js';
 import { SentBatches } from './sent-batches.js';
 
 /** Sources with sent batches of `sent` sizes and `unsent` records that drop at most `perCall` at a time. */
@@ -72,7 +72,7 @@ describe('BoundedBacklog', () => {
     sent.add(batchOf(3, 100));
     const assembler = new BatchAssembler(4, 60_000, () => {});
     for (let i = 0; i < 10; i++) {
-      assembler.add(USAGE, usageRecord(i));
+      assembler.add(null, usageRecord(i));
       assembler.cutWhenDue();
     }
     const trimmed = new BoundedBacklog(6).trim(sent.records + assembler.records, {

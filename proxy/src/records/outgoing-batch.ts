@@ -1,22 +1,18 @@
-import { encodeRecordBatch, type AuditEvent, type RecordBatchJobData, type UsageRecord } from '@gateway/shared';
-
-// Small integers rather than strings: the kinds array of a full buffer holds hundreds of thousands
-// of entries, and V8 stores an array of small integers unboxed.
-export const USAGE = 0;
-export const AUDIT = 1;
-export type RecordKind = typeof USAGE | typeof AUDIT;
+import { CompactRowsWriter, encodeCompactRecordBatch, type AuditEvent, type RecordBatchJobData, type UsageRecord } from '@gateway/shared';
 
 /**
- * One BullMQ job's worth of records on its way out (encodeBatch gives its wire form, the shared
- * RecordBatch). Its id becomes the jobId when the batch is cut and never changes, so a batch sent
- * twice (a lost reply, a retry, a re-send after a Redis restart) is one job in Redis, or at worst
- * a replay the writer's idempotent insert absorbs.
+ * One BullMQ job's worth of records on its way out, held as compact rows (bytes and a dictionary
+ * per segment, never the record objects) from the moment they are added until a writer has them;
+ * encodeBatch gives its wire form, a version 3 RecordBatch. Its id becomes the jobId when the
+ * batch is cut and never changes, so a batch sent twice (a lost reply, a retry, a re-send after a
+ * Redis restart) is one job in Redis, or at worst a replay the writer's idempotent insert absorbs.
  */
 export class OutgoingBatch {
-  // One array in arrival order (not one per kind), so the bound drops the oldest records whatever
-  // their kind.
-  readonly records: (UsageRecord | AuditEvent)[] = [];
-  readonly kinds: RecordKind[] = [];
+  /** Oldest first; a batch merged into another keeps its own segment (and dictionary). */
+  private readonly segments: CompactRowsWriter[] = [];
+  private held = 0;
+  /** Records a row could not carry: the batch cannot be encoded and is dropped whole when sent. */
+  unencodable = 0;
   /** Handed to Redis at least once: its records may be in a job under this id, so no more join it. */
   attempted = false;
   /** Counted in enqueued_total already (a re-send is counted as resent instead). */
@@ -26,35 +22,67 @@ export class OutgoingBatch {
 
   constructor(readonly id: string) {}
 
+  /** Records (a request's audit event and usage record are two). */
   get size(): number {
-    return this.records.length;
+    return this.held + this.unencodable;
   }
 
-  add(kind: RecordKind, record: UsageRecord | AuditEvent): void {
-    this.records.push(record);
-    this.kinds.push(kind);
+  /** One request's records as one row. */
+  add(audit: AuditEvent | null, usage: UsageRecord | null): void {
+    let segment = this.segments.at(-1);
+    if (segment === undefined) this.segments.push((segment = new CompactRowsWriter()));
+    const n = (audit === null ? 0 : 1) + (usage === null ? 0 : 1);
+    try {
+      segment.add(audit, usage);
+      this.held += n;
+    } catch {
+      this.unencodable += n;
+    }
+  }
+
+  /** Cut: no more rows join this batch's segments (another batch may still be appended). */
+  seal(): void {
+    for (const s of this.segments) s.seal();
   }
 
   append(other: OutgoingBatch): void {
-    for (let i = 0; i < other.records.length; i++) this.add(other.kinds[i] as RecordKind, other.records[i] as UsageRecord | AuditEvent);
+    for (const segment of other.segments) this.segments.push(segment);
+    this.held += other.held;
+    this.unencodable += other.unencodable;
   }
 
-  /** Removes up to `count` of the oldest records; returns how many it removed. */
+  /** Removes the oldest rows, about `count` records (a row's two go together); returns how many it removed. */
   dropOldest(count: number): number {
-    const n = Math.min(count, this.records.length);
-    this.records.splice(0, n);
-    this.kinds.splice(0, n);
+    let dropped = 0;
+    while (dropped < count && this.segments.length > 0) {
+      const segment = this.segments[0] as CompactRowsWriter;
+      dropped += segment.dropOldest(count - dropped);
+      if (segment.records === 0) this.segments.shift();
+    }
+    this.held -= dropped;
+    if (this.held === 0 && this.unencodable > 0 && dropped < count) {
+      const n = Math.min(this.unencodable, count - dropped);
+      this.unencodable -= n;
+      dropped += n;
+    }
+    return dropped;
+  }
+
+  /** Bytes held for this batch's rows. */
+  get bytes(): number {
+    let n = 0;
+    for (const s of this.segments) n += s.rows().length;
     return n;
+  }
+
+  /** @internal encodeBatch's view. */
+  get parts(): readonly CompactRowsWriter[] {
+    return this.segments;
   }
 }
 
-/** The job data of a batch. Throws for a record msgpack cannot encode. */
+/** The job data of a batch. Throws for a batch holding a record the format cannot carry. */
 export function encodeBatch(batch: OutgoingBatch): RecordBatchJobData {
-  const usage: UsageRecord[] = [];
-  const audit: AuditEvent[] = [];
-  for (let i = 0; i < batch.records.length; i++) {
-    if (batch.kinds[i] === USAGE) usage.push(batch.records[i] as UsageRecord);
-    else audit.push(batch.records[i] as AuditEvent);
-  }
-  return encodeRecordBatch(usage, audit);
+  if (batch.unencodable > 0) throw new Error(`${batch.unencodable} record(s) in the batch hold a value the record format cannot carry`);
+  return encodeCompactRecordBatch(batch.parts.filter((s) => s.records > 0));
 }

@@ -2,13 +2,18 @@ import type { Registry } from 'prom-client';
 import type { AuditEvent, ProxyConfig, RedisKeys, UsageRecord, RedisClient } from '@gateway/shared';
 import { BatchAssembler } from './batch-assembler.js';
 import { BoundedBacklog } from './bounded-backlog.js';
-import { AUDIT, encodeBatch, USAGE, type OutgoingBatch, type RecordKind } from './outgoing-batch.js';
+import { encodeBatch, type OutgoingBatch } from './outgoing-batch.js';
 import { recordBufferMetrics, type RecordBufferMetrics } from './record-buffer-metrics.js';
 import type { RecordSink } from './record-sink.js';
 import { RecordsQueue } from './records-queue.js';
 import { RetryBackoff } from './retry-backoff.js';
 import { SentBatches } from './sent-batches.js';
 import { WriteConfirmation } from './write-confirmation.js';
+
+// Small integers rather than strings: V8 keeps an array of small integers unboxed.
+const USAGE = 0;
+const AUDIT = 1;
+type RecordKind = typeof USAGE | typeof AUDIT;
 
 /** The part of a pino logger the buffer uses. */
 export interface RecordBufferLog {
@@ -24,6 +29,8 @@ export interface RecordBufferOptions {
    */
   connection: RedisClient;
   keys: RedisKeys;
+  /** BullMQ prefix of the record queue to send to; the first (RedisKeys.bullPrefix) by default. */
+  queuePrefix?: string;
   config: Pick<ProxyConfig, 'recordBatchSize' | 'recordFlushMs' | 'recordBufferMax'>;
   registry: Registry;
   log: RecordBufferLog;
@@ -38,9 +45,15 @@ export interface RecordBufferOptions {
  * jobs, off the request path. While Redis is away the buffer keeps up to recordBufferMax records
  * and retries with backoff; past the bound it drops the oldest, counted and logged.
  *
- * A record is buffered (in the assembler, or in flight), then sent (kept in SentBatches until a
- * writer is seen to have taken it, so a Redis restart without persistence loses nothing), then
- * let go. Both states count towards the bound. docs/pipeline.md tells the whole story.
+ * A record is buffered (handed over, in the assembler, or in flight), then sent (kept in
+ * SentBatches until a writer is seen to have taken it, so a Redis restart without persistence
+ * loses nothing), then let go. Both states count towards the bound. docs/pipeline.md tells the
+ * whole story.
+ *
+ * push() only appends the record to a list: the records handed over during one turn of the event
+ * loop are encoded together in the next (setImmediate), a request's audit event and usage record
+ * into one compact row, so the objects die young and the request path does none of the encoding.
+ * From then on a record is bytes (OutgoingBatch), never an object, until a writer has it.
  */
 export class RecordBuffer implements RecordSink {
   private readonly connection: RedisClient;
@@ -53,6 +66,11 @@ export class RecordBuffer implements RecordSink {
   private readonly sent = new SentBatches();
   private readonly backlog: BoundedBacklog;
   private readonly confirmation: WriteConfirmation;
+
+  private handed: (UsageRecord | AuditEvent)[] = [];
+  private handedKinds: RecordKind[] = [];
+  private encodeScheduled = false;
+  private readonly encodeHanded = () => this.encodeHandedRecords();
 
   private inFlightBatches = 0;
   private inFlightRecords = 0;
@@ -75,7 +93,7 @@ export class RecordBuffer implements RecordSink {
     this.assembler = new BatchAssembler(Math.max(1, options.config.recordBatchSize), Math.max(1, options.config.recordFlushMs), () => this.pump());
     this.backlog = new BoundedBacklog(Math.max(1, options.config.recordBufferMax));
     this.backoff = new RetryBackoff(() => this.pump());
-    this.queue = new RecordsQueue(this.connection, options.keys);
+    this.queue = new RecordsQueue(this.connection, options.keys, options.queuePrefix);
     this.confirmation = new WriteConfirmation({
       connection: this.connection,
       sent: this.sent,
@@ -98,6 +116,7 @@ export class RecordBuffer implements RecordSink {
   /** Cuts the open batch and resolves once everything buffered is in Redis, or at the timeout. */
   async flush(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
+    this.encodeHandedRecords();
     this.assembler.cut();
     this.backoff.skipWait();
     this.pump();
@@ -129,21 +148,47 @@ export class RecordBuffer implements RecordSink {
 
   /** Records not yet in Redis (for tests and the drain log). */
   get buffered(): number {
-    return this.assembler.records + this.inFlightRecords;
+    return this.handed.length + this.assembler.records + this.inFlightRecords;
   }
 
   private push(kind: RecordKind, record: UsageRecord | AuditEvent): void {
-    try {
-      if (this.closed) {
-        this.metrics.dropped.inc();
-        return;
+    if (this.closed) {
+      this.metrics.dropped.inc();
+      return;
+    }
+    this.handed.push(record);
+    this.handedKinds.push(kind);
+    if (!this.encodeScheduled) {
+      this.encodeScheduled = true;
+      setImmediate(this.encodeHanded);
+    }
+  }
+
+  /** The records handed over since the last turn, into rows: an audit event and the usage record after it with the same id share one. */
+  private encodeHandedRecords(): void {
+    this.encodeScheduled = false;
+    const records = this.handed;
+    const kinds = this.handedKinds;
+    if (records.length === 0) return;
+    this.handed = [];
+    this.handedKinds = [];
+    // close() has counted what it found here as dropped.
+    if (this.closed) return;
+    for (let i = 0; i < records.length; i++) {
+      let audit: AuditEvent | null = null;
+      let usage: UsageRecord | null = null;
+      if (kinds[i] === AUDIT) {
+        audit = records[i] as AuditEvent;
+        if (kinds[i + 1] === USAGE && (records[i + 1] as UsageRecord).id === audit.id) usage = records[++i] as UsageRecord;
+      } else usage = records[i] as UsageRecord;
+      try {
+        this.assembler.add(audit, usage);
+        this.enforceBound();
+        this.assembler.cutWhenDue();
+      } catch (err) {
+        // Record keeping never fails a request; this is a bug to log, not to throw.
+        this.log.warn({ err: { message: (err as Error).message } }, 'record buffer could not take a record');
       }
-      this.assembler.add(kind, record);
-      this.enforceBound();
-      this.assembler.cutWhenDue();
-    } catch (err) {
-      // The request path must never see a failure of record keeping.
-      this.log.warn({ err: { message: (err as Error).message } }, 'record buffer push failed');
     }
   }
 

@@ -1,7 +1,7 @@
 // Test-only (a .case.ts file stays out of the build).
 import { randomUUID } from 'node:crypto';
-import { newRecordId, type AuditEvent, type UsageRecord } from '@gateway/shared';
-import { AUDIT, OutgoingBatch, USAGE } from './outgoing-batch.js';
+import { decodeRecordBatch, newRecordId, type AuditEvent, type UsageRecord } from '@gateway/shared';
+import { encodeBatch, OutgoingBatch } from './outgoing-batch.js';
 
 /** Records for the unit tests of this folder; request_id carries `n` so order can be checked. */
 export function usageRecord(n: number): UsageRecord {
@@ -43,12 +43,13 @@ export function auditEvent(n: number): AuditEvent {
 /** A batch of usage records numbered from..from+size-1. */
 export function batchOf(size: number, from = 0): OutgoingBatch {
   const batch = new OutgoingBatch(newRecordId());
-  for (let i = 0; i < size; i++) batch.add(USAGE, usageRecord(from + i));
+  for (let i = 0; i < size; i++) batch.add(null, usageRecord(from + i));
   return batch;
 }
 
+/** The request ids a batch carries, as its wire form reads back, in the order they were numbered. */
 export function requestIds(batch: OutgoingBatch): string[] {
-  return batch.records.map((r) => r.request_id);
+  const decoded = decodeRecordBatch(encodeBatch(batch));
+  const n = (id: string) => Number(id.slice('req-'.length));
+  return [...decoded.audit, ...decoded.usage].map((r) => r.request_id).sort((a, b) => n(a) - n(b));
 }
-
-export { AUDIT, USAGE };

@@ -11,6 +11,8 @@ export class RecordsQueue {
   constructor(
     private readonly connection: RedisClient,
     private readonly keys: RedisKeys,
+    /** BullMQ prefix of the record queue this producer sends to (RedisKeys.recordsQueuePrefix). */
+    private readonly prefix: string = keys.bullPrefix,
   ) {
     this.queue = this.newQueue();
   }
@@ -45,7 +47,7 @@ export class RecordsQueue {
   }
 
   private newQueue(): Queue {
-    const queue = new Queue(this.keys.recordsQueue, { connection: this.connection, prefix: this.keys.bullPrefix });
+    const queue = new Queue(this.keys.recordsQueue, { connection: this.connection, prefix: this.prefix });
     // The queue re-emits connection errors; the owner of the connection logs those.
     queue.on('error', () => {});
     return queue;

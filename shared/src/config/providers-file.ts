@@ -22,10 +22,10 @@ export interface ProviderConfig {
   timeout_ms: number;
   /** Longest silence allowed between two chunks of a response body. */
   idle_timeout_ms: number;
-  /** Connections kept open to the provider per proxy process. */
-  max_connections: number;
-  /** Requests allowed to wait for a connection per proxy process; beyond it, 503 at once. */
-  max_queued: number;
+  /** Connections to the provider per proxy worker; null (the default): as many as requests in flight. */
+  max_connections: number | null;
+  /** Requests allowed to wait for a connection per proxy worker, beyond it 503 at once; null (the default): no bound. */
+  max_queued: number | null;
   /** Adapter-specific settings, checked by the adapter. */
   options: Record<string, unknown>;
   /**
@@ -109,7 +109,7 @@ export const DEFAULT_COOLDOWN: CooldownConfig = { failures: 3, base_ms: 30_000, 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const VAR_RE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-const DEFAULTS = { connect_timeout_ms: 5_000, timeout_ms: 60_000, idle_timeout_ms: 60_000, max_connections: 256, max_queued: 1_024 };
+const DEFAULTS = { connect_timeout_ms: 5_000, timeout_ms: 60_000, idle_timeout_ms: 60_000, max_connections: null, max_queued: null };
 
 /** Models the offline mock provider serves when no providers file is given. */
 export const DEFAULT_MOCK_MODELS = ['mock-1', 'mock-1-mini'];
@@ -289,8 +289,10 @@ function parseProvider(entry: unknown, at: string, env: Env, knownTypes: readonl
     connect_timeout_ms: positiveInt(e.connect_timeout_ms, DEFAULTS.connect_timeout_ms, `${where}: "connect_timeout_ms"`),
     timeout_ms: positiveInt(e.timeout_ms, DEFAULTS.timeout_ms, `${where}: "timeout_ms"`),
     idle_timeout_ms: positiveInt(e.idle_timeout_ms, DEFAULTS.idle_timeout_ms, `${where}: "idle_timeout_ms"`),
-    max_connections: positiveInt(e.max_connections, DEFAULTS.max_connections, `${where}: "max_connections"`),
-    max_queued: nonNegativeInt(e.max_queued, DEFAULTS.max_queued, `${where}: "max_queued"`),
+    // Unset: no connection cap and no waiting bound, so a worker holds as many streams as its
+    // open-files limit allows (a queued stream would wait for a whole other stream to end).
+    max_connections: e.max_connections == null ? DEFAULTS.max_connections : positiveInt(e.max_connections, 1, `${where}: "max_connections"`),
+    max_queued: e.max_queued == null ? DEFAULTS.max_queued : nonNegativeInt(e.max_queued, 0, `${where}: "max_queued"`),
     options: options as Record<string, unknown>,
     ...(settings === null ? {} : { settings }),
     ...(preset === null ? {} : { preset: e.preset as string }),

@@ -36,6 +36,8 @@ export interface ProxyConfig extends CommonConfig, ListenerConfig {
   drainTimeoutMs: number;
   /** Records per BullMQ job. */
   recordBatchSize: number;
+  /** Record queues (RECORD_QUEUES); each proxy worker sends to one of them, picked at start. */
+  recordQueues: number;
   /** Longest a record waits in the buffer before its batch is sent. */
   recordFlushMs: number;
   /** Records held in memory while Redis is away before the oldest are dropped (and counted). */
@@ -106,6 +108,8 @@ export interface WriterConfig extends CommonConfig {
   databaseUrl: string;
   /** Batches written at once by one writer process. */
   concurrency: number;
+  /** Record queues (RECORD_QUEUES) the writer takes batches from: all of them. */
+  recordQueues: number;
   /** Port of the writer's /metrics, /healthz and /readyz listener; 0 disables it. */
   port: number;
   /** Webhook deliveries may go to private, loopback and other non-public addresses (tests, labs). */
@@ -156,6 +160,7 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     maxBodyBytes: envInt(env, 'MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
     drainTimeoutMs: envInt(env, 'DRAIN_TIMEOUT_MS', 10_000, 0, 600_000),
     recordBatchSize: envInt(env, 'RECORD_BATCH_SIZE', 500, 1, 10_000),
+    recordQueues: envInt(env, 'RECORD_QUEUES', 1, 1, 64),
     recordFlushMs: envInt(env, 'RECORD_FLUSH_MS', 10, 1, 10_000),
     recordBufferMax: envInt(env, 'RECORD_BUFFER_MAX', 250_000, 1_000, 10_000_000),
     keyStaleBoundMs: envInt(env, 'KEY_STALE_BOUND_MS', 1_000, 0, 60_000),
@@ -244,6 +249,7 @@ export function loadWriterConfig(env: Env): WriterConfig {
     ...common(env),
     databaseUrl: envUrl(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
     concurrency: envInt(env, 'WRITER_CONCURRENCY', 4, 1, 64),
+    recordQueues: envInt(env, 'RECORD_QUEUES', 1, 1, 64),
     port: envPort(env, 'WRITER_PORT', 8082),
     webhookAllowPrivate: envBool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
   };

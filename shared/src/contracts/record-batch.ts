@@ -1,5 +1,6 @@
 import { Packr } from 'msgpackr';
 import type { AuditEvent } from './audit-event.js';
+import { readCompactRows, type CompactRowsWriter } from './compact-rows.js';
 import type { UsageRecord } from './usage-record.js';
 import { ContractError, expectObject, expectVersion } from './version.js';
 
@@ -13,16 +14,21 @@ import { ContractError, expectObject, expectVersion } from './version.js';
  * - 2: usage records add tokens.cached, cost_usd, endpoint, provider_finish_reason and the
  *   finish reason `other`; audit events add endpoint, attempts, providers. A writer reading a
  *   v1 record stores the defaults documented on each field.
+ * - 3: the same records as version 2, as compact rows (compact-rows.ts): one row per request with
+ *   its audit event and usage record together, ids as bytes, repeated strings in a dictionary.
+ *   The msgpack envelope is `{v: 3, s: [[dictionary, rows], …]}` (segments: batches merged while
+ *   Redis was away keep their own dictionaries); a writer that knows only 1 and 2 reads `v` and
+ *   refuses the batch, which stays queued for a newer writer.
  *
  * Upgrade writers before proxies: a writer refuses a version it does not know, and the batch is
  * retried until a writer that knows it takes it (docs/pipeline.md).
  */
-export type RecordBatchVersion = 1 | 2;
+export type RecordBatchVersion = 1 | 2 | 3;
 
 /** What proxies write. */
-export const RECORD_BATCH_VERSION = 2;
+export const RECORD_BATCH_VERSION = 3;
 /** What writers read. */
-export const RECORD_BATCH_VERSIONS: readonly RecordBatchVersion[] = [1, 2];
+export const RECORD_BATCH_VERSIONS: readonly RecordBatchVersion[] = [1, 2, 3];
 
 export interface RecordBatch {
   v: RecordBatchVersion;
@@ -60,10 +66,18 @@ export const RECORD_JOB_OPTIONS = {
 // a batch still decodes on its own in any writer: no structure table is shared between processes.
 const packr = new Packr({ useRecords: true, moreTypes: false });
 
-/** The proxy's entry point: a batch of the current version. */
+/**
+ * A version 2 batch of record objects, as proxies wrote them before version 3 (tests and tools
+ * that hand-craft batches use it; a writer reads both).
+ */
 export function encodeRecordBatch(usage: UsageRecord[], audit: AuditEvent[]): RecordBatchJobData {
-  const batch: RecordBatch = { v: RECORD_BATCH_VERSION, usage, audit };
+  const batch: RecordBatch = { v: 2, usage, audit };
   return { b: packr.pack(batch).toString('base64') };
+}
+
+/** The proxy's entry point: a version 3 batch of compact rows, one segment per writer given. */
+export function encodeCompactRecordBatch(segments: readonly CompactRowsWriter[]): RecordBatchJobData {
+  return { b: packr.pack({ v: 3, s: segments.map((s) => [s.dictionary, s.rows()]) }).toString('base64') };
 }
 
 /**
@@ -81,6 +95,23 @@ export function decodeRecordBatch(data: unknown): RecordBatch {
   }
   const obj = expectObject(NAME, decoded);
   const v = expectVersion(NAME, obj, RECORD_BATCH_VERSIONS) as RecordBatchVersion;
+  if (v === 3) return { v, ...splitSegments(obj.s) };
   if (!Array.isArray(obj.usage) || !Array.isArray(obj.audit)) throw new ContractError(NAME, 'usage and audit must be arrays');
   return { v, usage: obj.usage as UsageRecord[], audit: obj.audit as AuditEvent[] };
+}
+
+/** A version 3 batch's rows, split back into usage records and audit events. */
+function splitSegments(segments: unknown): { usage: UsageRecord[]; audit: AuditEvent[] } {
+  if (!Array.isArray(segments)) throw new ContractError(NAME, 'segments must be an array');
+  const usage: UsageRecord[] = [];
+  const audit: AuditEvent[] = [];
+  for (const segment of segments) {
+    if (!Array.isArray(segment) || !Array.isArray(segment[0]) || !(segment[1] instanceof Uint8Array)) throw new ContractError(NAME, 'a segment must be [dictionary, rows]');
+    try {
+      readCompactRows(segment[0] as unknown[], segment[1], usage, audit);
+    } catch (err) {
+      throw new ContractError(NAME, `rows do not parse (${(err as Error).message})`);
+    }
+  }
+  return { usage, audit };
 }
