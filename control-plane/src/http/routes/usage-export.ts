@@ -6,7 +6,7 @@ import { usageExportPages, type ExportPage } from '../../db/usage-export.js';
 import type { UsageFilter } from '../../db/usage.js';
 import { recordQuerySchema, visibleProjects, type RecordListQuery } from '../record-list.js';
 import { ERROR_RESPONSES } from '../schemas.js';
-import { spreadsheetLine, type CsvValue } from '../spreadsheet-csv.js';
+import { spreadsheetLine, type CsvValue } from '../../csv/spreadsheet-csv.js';
 
 /**
  * GET /v1/usage/export: every usage record the filters of GET /v1/usage select, as one CSV file
