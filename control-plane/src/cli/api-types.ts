@@ -83,6 +83,7 @@ export interface AuditEvent {
   project_id: string | null;
   key_id: string | null;
   actor: string | null;
+  target: { type: string; id: string } | null;
   model: string | null;
   provider: string | null;
   endpoint: string | null;

@@ -73,7 +73,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
           createdBy: principal.userId,
           expiresAt,
         });
-        await writeAudit(tx, { type: 'key.created', outcome: 'success', status: 201, projectId: created.project_id, keyId: created.id, actor: principal.userId }, facts);
+        await writeAudit(tx, { type: 'key.created', outcome: 'success', status: 201, projectId: created.project_id, keyId: created.id, actor: principal.userId, target: { type: 'key', id: created.id } }, facts);
         return created;
       });
       if (!(await ctx.projection.tryPut({ id: key.id, project_id: key.project_id, key_hash: key.key_hash, expires_at: expiresAt?.getTime() ?? null }))) {
@@ -158,7 +158,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
       }
       const deletedNow = await ctx.sql.begin(async (tx) => {
         if (!(await markKeyDeleted(tx, key.project_id, key.id))) return false;
-        await writeAudit(tx, { type: 'key.deleted', outcome: 'success', status: 204, projectId: key.project_id, keyId: key.id, actor: principal.userId }, requestFacts(req, reply));
+        await writeAudit(tx, { type: 'key.deleted', outcome: 'success', status: 204, projectId: key.project_id, keyId: key.id, actor: principal.userId, target: { type: 'key', id: key.id } }, requestFacts(req, reply));
         // Last in the transaction: durable and announced (NOTIFY) together with the deletion.
         await appendInvalidations(tx, [deletionEntry(key)]);
         return true;
