@@ -75,6 +75,21 @@ export async function listKeys(sql: Queryable, projectId: string, options: { inc
   return rows.map(toStoredKey);
 }
 
+/**
+ * The keys of every live project an account may read, in one statement: every project for an
+ * account admin (`userId` null), else the projects it is a member of.
+ */
+export async function listKeysOfVisibleProjects(sql: Queryable, userId: string | null, options: { includeDeleted?: boolean } = {}): Promise<StoredKey[]> {
+  const rows = await sql<KeyRow[]>`
+    select ${sql.unsafe(COLUMNS.split(', ').map((c) => `k.${c}`).join(', '))}
+    from api_keys k join projects p on p.id = k.project_id
+    where p.deleted_at is null
+      ${userId === null ? sql`` : sql`and exists (select 1 from project_members m where m.project_id = p.id and m.user_id = ${userId})`}
+      ${options.includeDeleted ? sql`` : sql`and k.deleted_at is null`}
+    order by k.project_id, k.created_at, k.id`;
+  return rows.map(toStoredKey);
+}
+
 /** A key of this project, deleted or not; a key of another project is not found. */
 export async function findKey(sql: Queryable, projectId: string, keyId: string): Promise<StoredKey | null> {
   const rows = await sql<KeyRow[]>`select ${sql.unsafe(COLUMNS)} from api_keys where id = ${keyId} and project_id = ${projectId}`;

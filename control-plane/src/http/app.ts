@@ -18,6 +18,7 @@ import { registerMemberRoutes } from './routes/members.js';
 import { registerOpenApi, registerOpenApiRoute } from './routes/openapi.js';
 import { registerProjectRoutes } from './routes/projects.js';
 import { registerSigninRoutes } from './routes/signins.js';
+import { registerUsageDownloadRoute } from './routes/usage-export.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerUserRoutes } from './routes/users.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
@@ -112,6 +113,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await registerDashboard(app);
   registerSigninRoutes(app, ctx);
   registerInternalInvalidationRoutes(app, ctx);
+  // Authenticated by its link's ticket, not a bearer token.
+  registerUsageDownloadRoute(app, ctx);
   await app.register(async (authenticated) => {
     // onRequest runs before the body is parsed and validated: no token, no other answer than 401.
     authenticated.addHook('onRequest', requireAuth(ctx));

@@ -156,7 +156,7 @@ export function AccountsPage() {
           </div>
         )}
         {accounts.data !== undefined && (pager.stack.length > 1 || accounts.data.has_more) && (
-          <Pager state={pager} nextCursor={accounts.data.next_cursor} shown={accounts.data.data.length} pageSize={PAGE_SIZE} onChange={setPager} label="Pages of accounts" />
+          <Pager state={pager} nextCursor={accounts.data.next_cursor} shown={accounts.data.data.length} pageSize={PAGE_SIZE} onChange={setPager} label="Pages of accounts" loading={accounts.loading} />
         )}
         <p class="hint">
           An account {ACCOUNT_ROLES.map((r, i) => `${i > 0 ? '; an ' : ''}${r} ${ROLE_HELP[r]}`).join('')}. The last enabled account admin cannot be disabled or made a

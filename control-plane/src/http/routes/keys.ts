@@ -4,7 +4,7 @@ import { can } from '../../auth/permissions.js';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
-import { findKey, insertKey, isKeyLive, listKeys, markKeyDeleted, type StoredKey } from '../../db/keys.js';
+import { findKey, insertKey, isKeyLive, listKeys, listKeysOfVisibleProjects, markKeyDeleted, type StoredKey } from '../../db/keys.js';
 import { appendInvalidations } from '../../keys/invalidation-log.js';
 import { forbidden, projectAccess } from '../project-access.js';
 import { requestFacts } from '../request-facts.js';
@@ -128,6 +128,31 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (req) => {
       await projectAccess(ctx.sql, principalOf(req), req.params.id, 'project.read', 'read this project');
       return { data: (await listKeys(ctx.sql, req.params.id, { includeDeleted: req.query.include_deleted })).map(publicKey) };
+    },
+  );
+
+  // One request for the key names of every project a caller sees (the dashboard's "All projects").
+  app.get<{ Querystring: { include_deleted: boolean } }>(
+    '/v1/keys',
+    {
+      schema: {
+        tags: ['keys'],
+        summary: 'The keys of every project the caller may read, in one list (never their secrets)',
+        description: 'An account admin gets the keys of every project, anyone else those of the projects they are a member of. Keys of deleted projects are left out.',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            include_deleted: { type: 'boolean', default: false, description: 'Also list deleted keys (their `deleted_at` is set).' },
+          },
+        },
+        response: { 200: listOf('ApiKey'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => {
+      const principal = principalOf(req);
+      const keys = await listKeysOfVisibleProjects(ctx.sql, principal.role === 'admin' ? null : principal.userId, { includeDeleted: req.query.include_deleted });
+      return { data: keys.map(publicKey) };
     },
   );
 
