@@ -26,3 +26,4 @@ export * from './metrics-server.js';
 export * from './net/trusted-proxies.js';
 export * from './log-redaction.js';
 export * from './config/served-models.js';
+export * from './management-api/index.js';

@@ -1,4 +1,4 @@
-import type { ApiKey, AuditEvent, Member, NewApiKey, Project, SummaryFigures, UsageRecord, User } from './api-types.js';
+import type { ApiKey, Member, NewApiKey, Project, StoredAuditEvent as AuditEvent, StoredUsageRecord as UsageRecord, SummaryFigures, User } from '@gateway/shared';
 import type { Column } from './output.js';
 
 /** What the table and CSV formats show of each resource; JSON shows the API's answer whole. */

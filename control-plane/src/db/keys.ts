@@ -1,3 +1,4 @@
+import type { ApiKey } from '@gateway/shared';
 import { one, type Queryable } from './connect.js';
 
 /** API keys in Postgres: the source of truth the Redis projection is made from. No secret is stored. */
@@ -14,19 +15,8 @@ interface KeyRow {
   deleted_at: Date | null;
 }
 
-/** A key as the API shows it: never the hash, never the secret. */
-export interface ApiKey {
-  id: string;
-  project_id: string;
-  name: string;
-  prefix: string;
-  created_by: string | null;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  /** Null while the key is live. */
-  deleted_at: string | null;
-}
+/** As the API shows it: declared once, in shared (management-api/types.ts). */
+export type { ApiKey };
 
 /** What deletion and projection need besides the public fields. */
 export interface StoredKey extends ApiKey {
