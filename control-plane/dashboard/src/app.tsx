@@ -65,7 +65,19 @@ function Shell() {
 
   // On a narrow screen the navigation folds behind a Menu button (styles.css): closed again on every page change.
   const [menuOpen, setMenuOpen] = useState(false);
+  const menuToggle = useRef<HTMLButtonElement>(null);
   useEffect(() => setMenuOpen(false), [path]);
+  useEffect(() => {
+    if (!menuOpen) return;
+    // Escape folds it and puts focus back on the button, as the account menu does.
+    const escape = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape') return;
+      setMenuOpen(false);
+      menuToggle.current?.focus();
+    };
+    document.addEventListener('keydown', escape);
+    return () => document.removeEventListener('keydown', escape);
+  }, [menuOpen]);
 
   // After an in-app navigation, focus goes to the new page's heading (see PageHeading).
   const firstRender = useRef(true);
@@ -84,7 +96,7 @@ function Shell() {
       </a>
       <header class="topbar">
         <span class="brand">Model gateway</span>
-        <button type="button" class="nav-toggle" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen(!menuOpen)}>
+        <button type="button" ref={menuToggle} class="nav-toggle" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen(!menuOpen)}>
           <span aria-hidden="true">☰ </span>Menu<span class="visually-hidden">{page ? `, on ${page.label}` : ''}</span>
         </button>
         {/* A chosen page (the current one too) folds the menu away. */}

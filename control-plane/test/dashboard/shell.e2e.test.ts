@@ -143,6 +143,11 @@ describe.each(SIZES)('at the %s size', (size) => {
       expect(await nav.count()).toBe(0);
       expect(await menu.getAttribute('aria-expanded')).toBe('false');
       expect(await menu.textContent()).toContain('on Projects');
+      // Escape folds it again, with focus back on the button.
+      await openNav();
+      await page.keyboard.press('Escape');
+      await poll(() => menu.getAttribute('aria-expanded')).toBe('false');
+      expect(await menu.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
       await openNav();
     } else {
       expect(await menu.isVisible()).toBe(false);
