@@ -4,7 +4,11 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: {
     // Tests run the TypeScript sources; the compiled dist/ is for `npm start` and spawned processes.
-    alias: { '@gateway/shared': fileURLToPath(new URL('./shared/src/index.ts', import.meta.url)) },
+    // The subpath first: an alias also matches the names it prefixes.
+    alias: [
+      { find: '@gateway/shared/otel-sdk', replacement: fileURLToPath(new URL('./shared/src/tracing/otel-sdk.ts', import.meta.url)) },
+      { find: '@gateway/shared', replacement: fileURLToPath(new URL('./shared/src/index.ts', import.meta.url)) },
+    ],
   },
   test: {
     include: ['shared/src/**/*.test.ts', 'proxy/src/**/*.test.ts', 'proxy/test/**/*.test.ts', 'control-plane/src/**/*.test.ts', 'control-plane/test/**/*.test.ts', 'bench/src/**/*.test.ts', 'deploy/**/*.test.ts', 'test-support/**/*.test.ts'],

@@ -36,8 +36,9 @@ export async function resetPassword(sql: Db, email: string, password: string): P
     if (user === null) throw new RecoveryError(`no account has the email ${email}`);
     await updateUser(tx, user.id, { passwordHash, disabled: false, tokensValidAfter: new Date(now) });
     await markBreakGlass(tx, user.id);
-    await writeAudit(tx, { type: 'password.reset', outcome: 'success', status: 204 }, facts);
-    if (user.disabled) await writeAudit(tx, { type: 'user.enabled', outcome: 'success', status: 200 }, facts);
+    const target = { type: 'user', id: user.id } as const;
+    await writeAudit(tx, { type: 'password.reset', outcome: 'success', status: 204, target }, facts);
+    if (user.disabled) await writeAudit(tx, { type: 'user.enabled', outcome: 'success', status: 200, target }, facts);
     return { wasDisabled: user.disabled };
   });
   await afterInstant(now);
@@ -51,7 +52,7 @@ export async function createAdmin(sql: Db, email: string, password: string): Pro
     const row = await insertUser(tx, { email, passwordHash, role: 'admin' });
     if (row === null) throw new RecoveryError(`an account with the email ${email} already exists; use reset-password`);
     await markBreakGlass(tx, row.id);
-    await writeAudit(tx, { type: 'user.created', outcome: 'success', status: 201 }, localAdminFacts('create-admin'));
+    await writeAudit(tx, { type: 'user.created', outcome: 'success', status: 201, target: { type: 'user', id: row.id } }, localAdminFacts('create-admin'));
     return { id: row.id };
   });
 }

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultProviders } from '@gateway/shared';
 import { curlRequest, parseDocExamples, routeOf, shapeDifferences, shellWords, valueAt, type DocExample, type Route } from './doc-examples.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from './harness.js';
 
@@ -36,7 +37,11 @@ interface Ran {
 const ran: Ran[] = [];
 let routes: Route[] = [];
 
-/** What a proxy would have recorded, so the usage examples have pages to show. */
+/** What the default install serves (no providers file, no provider keys): the examples must use only these. */
+const DEFAULT_MODELS = defaultProviders({}).providers.flatMap((p) => p.models.map((m) => ({ model: m.id, provider: p.name })));
+const SEEDED = DEFAULT_MODELS[0] as { model: string; provider: string };
+
+/** What a proxy of the default install would have recorded, so the usage examples have pages to show. */
 async function seedUsage(h: Harness): Promise<void> {
   const projectId = randomUUID();
   const keyId = randomUUID();
@@ -47,14 +52,14 @@ async function seedUsage(h: Harness): Promise<void> {
     request_id: `req_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
     project_id: projectId,
     key_id: keyId,
-    model: 'gpt-4o-mini',
-    provider: 'openai',
+    model: SEEDED.model,
+    provider: SEEDED.provider,
     input_tokens: 12,
     output_tokens: 30,
     total_tokens: 42,
-    // gpt-4o-mini at $0.15 / $0.60 per million tokens, cached input at $0.075.
-    cached_tokens: 4,
-    cost_usd: 0.0000195,
+    // The offline mock reads no cache and has no price.
+    cached_tokens: 0,
+    cost_usd: null,
     latency_ms: 380,
     finish_reason: 'stop',
     stream: i === 2,
@@ -99,6 +104,33 @@ async function run(h: Harness, example: DocExample, vars: Record<string, string>
   }
   return { example, method: request.method, path: new URL(request.url).pathname, answer };
 }
+
+it('filters only on models and providers the default install serves, so the examples work there as written', () => {
+  const served = (name: string) => (value: string) => DEFAULT_MODELS.some((m) => m[name as 'model' | 'provider'] === value);
+  const offending: string[] = [];
+  for (const file of DOC_FILES) {
+    for (const example of parseDocExamples(readFileSync(join(ROOT, file), 'utf8'), file)) {
+      for (const [, name, value] of example.command.matchAll(/[?&](model|provider)=([^&"'\s]+)/g)) {
+        if (!served(name as string)(value as string)) offending.push(`${file}:${example.line}: ${name}=${value}`);
+      }
+    }
+  }
+  expect(offending).toEqual([]);
+});
+
+it('never reads a cursor with a bare jq -r in a shell example, which prints a null as the text null', () => {
+  const offending: string[] = [];
+  for (const file of readdirSync(DOCS_DIR).filter((name) => name.endsWith('.md'))) {
+    let inShell = false;
+    readFileSync(join(DOCS_DIR, file), 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (/^```/.test(line)) inShell = !inShell && /^```(sh|bash|shell)\b/.test(line);
+        else if (inShell && /jq -r\b[^|]*next_cursor/.test(line) && !/\/\/ empty/.test(line)) offending.push(`docs/${file}:${i + 1}`);
+      });
+  }
+  expect(offending).toEqual([]);
+});
 
 it('finds the management API examples', () => {
   expect(DOC_FILES[0]).toBe(MAIN_DOC);

@@ -200,3 +200,35 @@ describe('API keys', () => {
     expect(logs).not.toContain(secret.slice(12));
   });
 });
+
+describe('GET /v1/keys', () => {
+  it("lists the keys of every project the caller may read, in one request, and no one else's", async () => {
+    const mine = await newProject('mine');
+    const theirs = await newProject('theirs');
+    const gone = await newProject('gone');
+    const key = async (projectId: string, name: string) => (await h.api('POST', `/v1/projects/${projectId}/keys`, { token: h.adminToken, body: { name } })).body.id as string;
+    const a = await key(mine.id, 'a');
+    const deleted = await key(mine.id, 'deleted');
+    const b = await key(theirs.id, 'b');
+    const c = await key(gone.id, 'c');
+    expect((await h.api('DELETE', `/v1/projects/${mine.id}/keys/${deleted}`, { token: h.adminToken })).status).toBe(204);
+    expect((await h.api('DELETE', `/v1/projects/${gone.id}`, { token: h.adminToken })).status).toBe(204);
+    const member = await h.createUser('member');
+    expect((await h.api('POST', `/v1/projects/${mine.id}/members`, { token: h.adminToken, body: { user_id: member.id, role: 'viewer' } })).status).toBe(201);
+
+    const ids = async (token: string, query = '') => {
+      const res = await h.api('GET', `/v1/keys${query}`, { token });
+      expect(res.status, res.text).toBe(200);
+      expect(res.text).not.toMatch(/"key"|key_hash/);
+      return (res.body.data as { id: string }[]).map((k) => k.id);
+    };
+    expect(await ids(member.token)).toEqual([a]);
+    expect(await ids(member.token, '?include_deleted=true')).toEqual([a, deleted]);
+    const all = await ids(h.adminToken);
+    expect(all).toEqual(expect.arrayContaining([a, b]));
+    expect(all).not.toContain(deleted);
+    expect(all).not.toContain(c);
+    const outsider = await h.createUser('member');
+    expect(await ids(outsider.token)).toEqual([]);
+  });
+});

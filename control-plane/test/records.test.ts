@@ -307,6 +307,7 @@ describe('usage and audit lists', () => {
       project_id: projectA,
       key_id: null,
       actor: null,
+      target: null,
       model: null,
       provider: null,
       endpoint: null,

@@ -19,7 +19,7 @@ const T0 = Date.UTC(2026, 0, 1);
 const BULK = EXPORT_PAGE_SIZE * 2 + 317;
 
 beforeAll(async () => {
-  h = await startHarness('usageexport');
+  h = await startHarness('usageexport', { captureLogs: true });
   projectA = (await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: 'Billing, "EU"' } })).body.id;
   projectB = (await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: 'Other tenant' } })).body.id;
   keyA = (await h.api('POST', `/v1/projects/${projectA}/keys`, { token: h.adminToken, body: { name: 'backend' } })).body.id;
@@ -156,5 +156,57 @@ describe('GET /v1/usage/export', () => {
 
     const anonymous = await exportCsv(`?project_id=${projectA}`, null);
     expect(anonymous.res.status).toBe(401);
+  });
+});
+
+describe('download links: POST /v1/usage/export/links', () => {
+  async function link(token: string): Promise<string> {
+    const res = await h.api('POST', '/v1/usage/export/links', { token });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.expires_in).toBe(60);
+    expect(res.body.url).toMatch(/^\/v1\/usage\/export\/download\?ticket=[\w-]+\.[\w-]+\.[\w-]+$/);
+    return res.body.url;
+  }
+  const follow = (url: string, query = '', headers: Record<string, string> = {}) => fetch(`${h.base}${url}${query}`, { headers });
+
+  it('downloads the export with the filters and access of the caller, without an Authorization header, streamed', async () => {
+    const url = await link(member.token);
+    const res = await follow(url, `&project_id=${projectA}&model=mock-1`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="usage-.*\.csv"$/);
+    expect(res.headers.get('transfer-encoding')).toBe('chunked');
+    const rows = parseCsv(await res.text());
+    expect(rows[0]).toEqual([...EXPORT_COLUMNS]);
+    expect(rows.slice(1)).toHaveLength(BULK);
+    // The member's own access: another tenant's project is not found.
+    const foreign = await follow(url, `&project_id=${projectB}`);
+    expect(foreign.status).toBe(404);
+  });
+
+  it('refuses a link without a valid ticket, a ticket used as a bearer token, and a token used as a ticket', async () => {
+    const url = await link(h.adminToken);
+    const ticket = new URL(url, h.base).searchParams.get('ticket') as string;
+    expect((await follow('/v1/usage/export/download')).status).toBe(400);
+    expect((await follow(`/v1/usage/export/download?ticket=${ticket.slice(0, -2)}xx`)).status).toBe(401);
+    expect((await follow(`/v1/usage/export/download?ticket=${h.adminToken}`)).status).toBe(401);
+    expect((await follow('/v1/usage/export', '', { authorization: `Bearer ${ticket}` })).status).toBe(401);
+    expect((await h.api('POST', '/v1/usage/export/links', { token: null })).status).toBe(401);
+  });
+
+  it("ends with the session: a signed-out session's link is refused", async () => {
+    const user = await h.createUser('admin');
+    const url = await link(user.token);
+    expect((await h.api('POST', '/v1/signouts', { token: user.token })).status).toBe(204);
+    const res = await follow(url);
+    expect(res.status).toBe(401);
+  });
+
+  it('keeps the ticket out of the log', async () => {
+    const url = await link(h.adminToken);
+    await (await follow(url, `&project_id=${projectB}`)).text();
+    const ticket = new URL(url, h.base).searchParams.get('ticket') as string;
+    const logs = h.logs.join('');
+    expect(logs).toContain('/v1/usage/export/download?ticket=[REDACTED]');
+    expect(logs).not.toContain(ticket);
   });
 });

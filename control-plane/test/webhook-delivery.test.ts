@@ -176,7 +176,7 @@ describe('failures', () => {
     ]);
     expect((await listed(hook.id))?.disabled_reason).toMatch(/2 deliveries in a row failed/);
     const [disabled] = await auditOf('webhook.disabled');
-    expect(disabled).toMatchObject({ type: 'webhook.disabled', outcome: 'error', actor: null, request_id: log[0]?.event_id });
+    expect(disabled).toMatchObject({ type: 'webhook.disabled', outcome: 'error', actor: null, target: { type: 'webhook', id: hook.id }, request_id: log[0]?.event_id });
     expect(receiver.at('/down')).toHaveLength(6);
 
     // Disabled: a new event makes no delivery for it.

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -29,6 +29,10 @@ export interface Receiver {
   /** Requests to `path`. */
   at(path: string): Received[];
   answer(path: string, answer: Answer): void;
+  /** Requests to `path` are recorded and left unanswered, as by an endpoint that hangs, until release(). */
+  hold(path: string): void;
+  /** Answers every held request 200 and holds no more. */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -36,6 +40,8 @@ export async function startReceiver(): Promise<Receiver> {
   const received: Received[] = [];
   const answers = new Map<string, Answer>();
   const calls = new Map<string, number>();
+  const holding = new Set<string>();
+  const held: ServerResponse[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -44,6 +50,7 @@ export async function startReceiver(): Promise<Receiver> {
       received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       const call = (calls.get(path) ?? 0) + 1;
       calls.set(path, call);
+      if (holding.has(path)) return void held.push(res);
       const answer = answers.get(path) ?? 200;
       const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer(call);
       res.writeHead(status, { 'content-type': 'text/plain', ...headers });
@@ -57,6 +64,11 @@ export async function startReceiver(): Promise<Receiver> {
     received,
     at: (path) => received.filter((r) => r.path === path),
     answer: (path, answer) => void answers.set(path, answer),
+    hold: (path) => void holding.add(path),
+    release() {
+      holding.clear();
+      for (const res of held.splice(0)) res.writeHead(200).end();
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

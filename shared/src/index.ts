@@ -28,3 +28,4 @@ export * from './net/trusted-proxies.js';
 export * from './log-redaction.js';
 export * from './config/served-models.js';
 export * from './config/placeholder-secrets.js';
+export * from './management-api/index.js';

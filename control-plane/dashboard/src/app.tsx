@@ -1,5 +1,5 @@
 import type { FunctionComponent } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { SessionProvider, useSession, useSessionState, useUser } from './auth/session-context.js';
 import { AccountMenu } from './components/account-menu.js';
 import { PageHeading } from './components/page-heading.js';
@@ -63,11 +63,21 @@ function Shell() {
     if (path === '/' || path === '/signin') navigate(href('/projects', { project }), { replace: true });
   }, [path]);
 
-  // On a phone the navigation is one row that scrolls sideways: keep the current page's entry in view.
-  const navList = useRef<HTMLUListElement>(null);
+  // On a narrow screen the navigation folds behind a Menu button (styles.css): closed again on every page change.
+  const [menuOpen, setMenuOpen] = useState(false);
+  const menuToggle = useRef<HTMLButtonElement>(null);
+  useEffect(() => setMenuOpen(false), [path]);
   useEffect(() => {
-    navList.current?.querySelector<HTMLElement>('[aria-current="page"]')?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-  }, [path]);
+    if (!menuOpen) return;
+    // Escape folds it and puts focus back on the button, as the account menu does.
+    const escape = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape') return;
+      setMenuOpen(false);
+      menuToggle.current?.focus();
+    };
+    document.addEventListener('keydown', escape);
+    return () => document.removeEventListener('keydown', escape);
+  }, [menuOpen]);
 
   // After an in-app navigation, focus goes to the new page's heading (see PageHeading).
   const firstRender = useRef(true);
@@ -86,8 +96,12 @@ function Shell() {
       </a>
       <header class="topbar">
         <span class="brand">Model gateway</span>
-        <nav aria-label="Main">
-          <ul ref={navList}>
+        <button type="button" ref={menuToggle} class="nav-toggle" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen(!menuOpen)}>
+          <span aria-hidden="true">☰ </span>Menu<span class="visually-hidden">{page ? `, on ${page.label}` : ''}</span>
+        </button>
+        {/* A chosen page (the current one too) folds the menu away. */}
+        <nav aria-label="Main" id="main-nav" class={menuOpen ? 'is-open' : undefined} onClick={(e) => (e.target as Element).closest('a') !== null && setMenuOpen(false)}>
+          <ul>
             {pages.map((p) => (
               <li key={p.path}>
                 <Link href={href(p.path, { project })} aria-current={p.path === path ? 'page' : undefined}>

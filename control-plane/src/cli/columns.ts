@@ -1,4 +1,4 @@
-import type { ApiKey, AuditEvent, Member, NewApiKey, Project, SummaryFigures, UsageRecord, User } from './api-types.js';
+import type { ApiKey, Member, NewApiKey, Project, StoredAuditEvent as AuditEvent, StoredUsageRecord as UsageRecord, SummaryFigures, User } from '@gateway/shared';
 import type { Column } from './output.js';
 
 /** What the table and CSV formats show of each resource; JSON shows the API's answer whole. */
@@ -85,6 +85,8 @@ export const AUDIT_COLUMNS: Column<AuditEvent>[] = [
   { field: 'project_id', title: 'PROJECT', get: (e) => e.project_id },
   { field: 'key_id', get: (e) => e.key_id, csvOnly: true },
   { field: 'actor', get: (e) => e.actor },
+  { field: 'target.type', title: 'TARGET', get: (e) => e.target?.type },
+  { field: 'target.id', get: (e) => e.target?.id, csvOnly: true },
   { field: 'model', get: (e) => e.model },
   { field: 'provider', get: (e) => e.provider },
   { field: 'endpoint', get: (e) => e.endpoint, csvOnly: true },

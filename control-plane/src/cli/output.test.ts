@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from './cli-errors.js';
-import { csvField } from './csv.js';
+import { csvField } from '../csv/spreadsheet-csv.js';
 import { chooseFormat, Output, type Column } from './output.js';
 
 interface Row {
@@ -62,6 +62,14 @@ describe('output formats', () => {
     expect(csvField('plain')).toBe('plain');
   });
 
+  it('CSV turns a cell a spreadsheet would run as a formula into text, as the server export does', () => {
+    const evil: Row = { name: '=HYPERLINK("http://evil.test","x")', count: 1, cost: null, at: 0, tags: ['@SUM(A1)', 'b'] };
+    const { stdout } = render('csv', false, (out) => out.list({ data: [evil] }, [evil], COLUMNS));
+    expect(stdout.split('\r\n')[1]).toBe(`"'=HYPERLINK(""http://evil.test"",""x"")",1,,1970-01-01T00:00:00.000Z,"'@SUM(A1),b",csv only`);
+    const followed = render('csv', false, (out) => out.stream(COLUMNS)([{ ...evil, name: '+1' }]));
+    expect(followed.stdout.split('\r\n')[1]).toMatch(/^'\+1,/);
+  });
+
   it('JSON is the answer as given', () => {
     const answer = { data: ROWS, next_cursor: null, has_more: false };
     expect(JSON.parse(render('json', false, (out) => out.list(answer, ROWS, COLUMNS)).stdout)).toEqual(answer);
@@ -72,6 +80,13 @@ describe('output formats', () => {
     const { stdout } = render('table', false, (out) => out.list({ data: [evil] }, [evil], COLUMNS));
     expect(stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
     expect(stdout).toContain('x\uFFFD]0;owned\uFFFD\uFFFD');
+  });
+
+  it('a time the table cannot read is shown sanitised, as is every value of one item', () => {
+    const evil = { name: '\u001b[2J', count: 1, cost: '\u001b[31m', at: '\u001b]8;;x\u0007', tags: null } as unknown as Row;
+    for (const run of [(out: Output) => out.list({ data: [evil] }, [evil], COLUMNS), (out: Output) => out.item(evil, evil, COLUMNS), (out: Output) => out.stream(COLUMNS)([evil])]) {
+      expect(render('table', false, run).stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    }
   });
 
   it('an empty list prints nothing on stdout and says so on stderr', () => {

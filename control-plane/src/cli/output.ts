@@ -1,5 +1,5 @@
 import { UsageError } from './cli-errors.js';
-import { csvLine } from './csv.js';
+import { spreadsheetLine, type CsvValue } from '../csv/spreadsheet-csv.js';
 import { COLOURED, columnWidths, formatLine, PLAIN, renderPairs, renderTable, sanitize, type Style } from './table.js';
 
 /**
@@ -89,8 +89,8 @@ export class Output {
       const header = !started;
       started = true;
       if (this.format === 'csv') {
-        if (header) this.stdout.write(csvLine(columns.map((c) => c.field)));
-        for (const row of rows) this.stdout.write(csvLine(columns.map((c) => csvCell(c, row))));
+        if (header) this.stdout.write(spreadsheetLine(columns.map((c) => c.field)));
+        for (const row of rows) this.stdout.write(spreadsheetLine(columns.map((c) => csvCell(c, row))));
         return;
       }
       const cells = rows.map((row) => shown.map((c) => tableCell(c, row)));
@@ -114,7 +114,7 @@ export class Output {
   }
 
   private csv<T>(rows: T[], columns: Column<T>[]): void {
-    this.stdout.write(csvLine(columns.map((c) => c.field)) + rows.map((row) => csvLine(columns.map((c) => csvCell(c, row)))).join(''));
+    this.stdout.write(spreadsheetLine(columns.map((c) => c.field)) + rows.map((row) => spreadsheetLine(columns.map((c) => csvCell(c, row)))).join(''));
   }
 }
 
@@ -131,7 +131,7 @@ function tableCell<T>(column: Column<T>, row: T): string {
   if (value === null || value === undefined) return column.blank ?? '-';
   switch (column.kind) {
     case 'instant':
-      return instant(value).replace('T', ' ').slice(0, 19);
+      return sanitize(instant(value).replace('T', ' ').slice(0, 19));
     case 'cost':
       return typeof value === 'number' ? cost(value) : sanitize(String(value));
     case 'list':
@@ -143,9 +143,10 @@ function tableCell<T>(column: Column<T>, row: T): string {
   }
 }
 
-function csvCell<T>(column: Column<T>, row: T): string {
+/** A CSV cell in the server export's form (one function for both): a formula is turned into text. */
+function csvCell<T>(column: Column<T>, row: T): CsvValue {
   const value = column.get(row);
-  if (value === null || value === undefined) return '';
+  if (value === null || value === undefined) return null;
   if (column.kind === 'instant') return instant(value);
   if (column.kind === 'cost' && typeof value === 'number') return cost(value);
   if (Array.isArray(value)) return value.join(',');

@@ -1,5 +1,5 @@
 import type { Api } from './api.js';
-import type { Page } from './api-types.js';
+import type { Page } from '@gateway/shared';
 import { flag, integer, text, type CommandContext, type Options } from './command.js';
 import type { Query } from './http.js';
 import type { Column } from './output.js';

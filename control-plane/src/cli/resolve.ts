@@ -1,5 +1,5 @@
 import type { Api } from './api.js';
-import type { ApiKey, List, Member, Page, Project, User } from './api-types.js';
+import type { ApiKey, List, Member, Page, Project, User } from '@gateway/shared';
 import { ApiError } from './cli-errors.js';
 
 /**

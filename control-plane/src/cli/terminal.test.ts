@@ -37,6 +37,17 @@ describe('terminal questions', () => {
     await expect(confirm).rejects.toMatchObject({ exitCode: 130 });
   });
 
+  it('a question never passes a control character to the terminal', async () => {
+    const { term, input, seen } = fakeTerminal();
+    const answer = term.confirm('Delete project "x\u001b]0;owned\u0007" (p1)?', '--yes');
+    await new Promise((resolve) => setImmediate(resolve));
+    input.write('n\r');
+    expect(await answer).toBe(false);
+    expect(seen()).toContain('Delete project "x\uFFFD]0;owned\uFFFD" (p1)? [y/N]');
+    // readline moves its own cursor with CSI sequences; the name brings no OSC or bell.
+    expect(seen()).not.toMatch(/\u0007|\u001b\]/);
+  });
+
   it('confirms on y or yes only', async () => {
     for (const [typed, expected] of [['y', true], ['YES', true], ['', false], ['n', false], ['yep', false]] as const) {
       const { term, input } = fakeTerminal();

@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { CliError, EXIT, UsageError } from './cli-errors.js';
+import { sanitize } from './table.js';
 
 /**
  * Questions to the operator, asked on stderr so that stdout stays data. A password is read with
@@ -37,7 +38,8 @@ export function processTerminal(stdin: NodeJS.ReadStream = process.stdin, stderr
     async ask(question) {
       const rl = createInterface({ input: stdin, output: stderr, terminal: stdin.isTTY === true });
       try {
-        return (await rl.question(question)).trim();
+        // A question may name a project or key, whose name came from someone else.
+        return (await rl.question(sanitize(question))).trim();
       } catch (err) {
         // Ctrl-C at the question: the readline interface aborts it.
         if ((err as NodeJS.ErrnoException).code === 'ABORT_ERR') {
@@ -61,7 +63,7 @@ export function processTerminal(stdin: NodeJS.ReadStream = process.stdin, stderr
 
 /** Reads one line in raw mode and echoes nothing; Ctrl-C interrupts, backspace and Ctrl-U edit. */
 function readHidden(stdin: NodeJS.ReadStream, stderr: NodeJS.WritableStream, question: string): Promise<string> {
-  stderr.write(question);
+  stderr.write(sanitize(question));
   stdin.setRawMode(true);
   stdin.setEncoding('utf8');
   stdin.resume();

@@ -1,4 +1,4 @@
-import { newRecordId, type AuditOutcome, type ErrorCode } from '@gateway/shared';
+import { newRecordId, type AuditOutcome, type AuditTarget, type ErrorCode } from '@gateway/shared';
 import type { Queryable } from './connect.js';
 
 /**
@@ -16,6 +16,8 @@ export interface ManagementEvent {
   keyId?: string | null;
   /** The acting user's id. */
   actor?: string | null;
+  /** What the action was done to (the account, member, project, key or webhook). */
+  target?: AuditTarget | null;
 }
 
 /** Facts of the HTTP request behind the event. */
@@ -30,10 +32,10 @@ export async function writeAudit(sql: Queryable, event: ManagementEvent, facts: 
   const id = newRecordId();
   await sql`
     insert into audit_events
-      (ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, client_ip, user_agent, latency_ms)
+      (ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, target_type, target_id, client_ip, user_agent, latency_ms)
     values
       (${Date.now()}, ${id}, ${facts.requestId}, ${event.type}, ${event.outcome}, ${event.status}, ${event.errorCode ?? null},
-       ${event.projectId ?? null}, ${event.keyId ?? null}, ${event.actor ?? null}, ${facts.clientIp}, ${facts.userAgent},
-       ${Math.max(0, Math.round(facts.latencyMs))})`;
+       ${event.projectId ?? null}, ${event.keyId ?? null}, ${event.actor ?? null}, ${event.target?.type ?? null}, ${event.target?.id ?? null},
+       ${facts.clientIp}, ${facts.userAgent}, ${Math.max(0, Math.round(facts.latencyMs))})`;
   return id;
 }

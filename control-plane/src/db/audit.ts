@@ -1,5 +1,5 @@
 import type { Fragment } from 'postgres';
-import type { AuditOutcome, GatewayEndpoint, StoredAuditEvent } from '@gateway/shared';
+import type { AuditOutcome, AuditTarget, GatewayEndpoint, StoredAuditEvent } from '@gateway/shared';
 import type { Queryable } from './connect.js';
 import { pageQuery, type PageQuery } from './record-page.js';
 
@@ -24,6 +24,8 @@ interface AuditRow {
   project_id: string | null;
   key_id: string | null;
   actor: string | null;
+  target_type: AuditTarget['type'] | null;
+  target_id: string | null;
   model: string | null;
   provider: string | null;
   endpoint: GatewayEndpoint | null;
@@ -35,7 +37,7 @@ interface AuditRow {
 }
 
 const COLUMNS =
-  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms';
+  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, target_type, target_id, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms';
 
 function toAuditEvent(row: AuditRow): StoredAuditEvent {
   return {
@@ -49,6 +51,7 @@ function toAuditEvent(row: AuditRow): StoredAuditEvent {
     project_id: row.project_id,
     key_id: row.key_id,
     actor: row.actor,
+    target: row.target_type === null || row.target_id === null ? null : { type: row.target_type, id: row.target_id },
     model: row.model,
     provider: row.provider,
     endpoint: row.endpoint,

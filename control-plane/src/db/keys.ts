@@ -1,3 +1,4 @@
+import type { ApiKey } from '@gateway/shared';
 import { one, type Queryable } from './connect.js';
 
 /** API keys in Postgres: the source of truth the Redis projection is made from. No secret is stored. */
@@ -14,19 +15,8 @@ interface KeyRow {
   deleted_at: Date | null;
 }
 
-/** A key as the API shows it: never the hash, never the secret. */
-export interface ApiKey {
-  id: string;
-  project_id: string;
-  name: string;
-  prefix: string;
-  created_by: string | null;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  /** Null while the key is live. */
-  deleted_at: string | null;
-}
+/** As the API shows it: declared once, in shared (management-api/types.ts). */
+export type { ApiKey };
 
 /** What deletion and projection need besides the public fields. */
 export interface StoredKey extends ApiKey {
@@ -72,6 +62,21 @@ export async function listKeys(sql: Queryable, projectId: string, options: { inc
     select ${sql.unsafe(COLUMNS)} from api_keys
     where project_id = ${projectId} ${options.includeDeleted ? sql`` : sql`and deleted_at is null`}
     order by created_at, id`;
+  return rows.map(toStoredKey);
+}
+
+/**
+ * The keys of every live project an account may read, in one statement: every project for an
+ * account admin (`userId` null), else the projects it is a member of.
+ */
+export async function listKeysOfVisibleProjects(sql: Queryable, userId: string | null, options: { includeDeleted?: boolean } = {}): Promise<StoredKey[]> {
+  const rows = await sql<KeyRow[]>`
+    select ${sql.unsafe(COLUMNS.split(', ').map((c) => `k.${c}`).join(', '))}
+    from api_keys k join projects p on p.id = k.project_id
+    where p.deleted_at is null
+      ${userId === null ? sql`` : sql`and exists (select 1 from project_members m where m.project_id = p.id and m.user_id = ${userId})`}
+      ${options.includeDeleted ? sql`` : sql`and k.deleted_at is null`}
+    order by k.project_id, k.created_at, k.id`;
   return rows.map(toStoredKey);
 }
 

@@ -1,3 +1,4 @@
+import type { Member } from '@gateway/shared';
 import type { ProjectRole } from '../auth/permissions.js';
 import { one, type Queryable } from './connect.js';
 
@@ -9,13 +10,8 @@ interface MemberRow {
   created_at: Date;
 }
 
-export interface Member {
-  project_id: string;
-  user_id: string;
-  email: string;
-  role: ProjectRole;
-  created_at: string;
-}
+/** As the API shows it: declared once, in shared (management-api/types.ts). */
+export type { Member };
 
 function toMember(projectId: string, row: MemberRow): Member {
   return { project_id: projectId, user_id: row.user_id, email: row.email, role: row.role, created_at: row.created_at.toISOString() };

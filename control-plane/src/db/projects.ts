@@ -1,3 +1,4 @@
+import type { Project } from '@gateway/shared';
 import type { ProjectPolicy, QuotaPeriod, RateLimits } from '@gateway/shared';
 import type { ProjectRole } from '../auth/permissions.js';
 import { one, type Queryable } from './connect.js';
@@ -18,19 +19,8 @@ interface ProjectRow {
   created_at: Date;
 }
 
-export interface Project {
-  id: string;
-  name: string;
-  /** Null: no quota. */
-  quota_tokens: number | null;
-  quota_period: QuotaPeriod;
-  /** Tokens used in the quota's current period (see quota/used-tokens.ts). */
-  used_tokens: number;
-  rate_limits: RateLimits;
-  allowed_models: string[] | null;
-  max_tokens_cap: number | null;
-  created_at: string;
-}
+/** As the API shows it: declared once, in shared (management-api/types.ts). */
+export type { Project };
 
 /** The fields a project is created or changed with (the API's body, in its own names). */
 export interface ProjectInput {

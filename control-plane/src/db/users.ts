@@ -1,3 +1,4 @@
+import type { User } from '@gateway/shared';
 import type { Fragment } from 'postgres';
 import type { AccountRole } from '../auth/permissions.js';
 import { one, type Queryable } from './connect.js';
@@ -13,14 +14,8 @@ export interface UserRow {
   created_at: Date;
 }
 
-/** An account as the API shows it: never a password hash, nor the revocation instant. */
-export interface User {
-  id: string;
-  email: string;
-  role: AccountRole;
-  disabled: boolean;
-  created_at: string;
-}
+/** As the API shows it: declared once, in shared (management-api/types.ts). */
+export type { User };
 
 export function toUser(row: UserRow): User {
   return { id: row.id, email: row.email, role: row.role, disabled: row.disabled, created_at: row.created_at.toISOString() };

@@ -1,3 +1,4 @@
+import type { DeliveryStatus, Webhook, WebhookDelivery, WebhookEventType } from '@gateway/shared';
 import type { Fragment } from 'postgres';
 import { one, type Queryable } from './connect.js';
 
@@ -6,22 +7,15 @@ interface WebhookRow {
   id: string;
   project_id: string;
   url: string;
-  events: string[];
+  // The insert is checked against the API's list of event types.
+  events: WebhookEventType[];
   enabled: boolean;
   disabled_reason: string | null;
   created_at: Date;
 }
 
-/** A webhook as the API shows it, after creation: no secret. */
-export interface Webhook {
-  id: string;
-  project_id: string;
-  url: string;
-  events: string[];
-  enabled: boolean;
-  disabled_reason: string | null;
-  created_at: string;
-}
+/** As the API shows it: declared once, in shared (management-api/types.ts). */
+export type { Webhook };
 
 const COLUMNS = 'id, project_id, url, events, enabled, disabled_reason, created_at';
 
@@ -99,12 +93,12 @@ export async function failPendingDeliveries(sql: Queryable, webhookId: string, r
   return rows.length;
 }
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+export type { DeliveryStatus };
 
 interface DeliveryRow {
   id: string;
   event_id: string;
-  event_type: string;
+  event_type: WebhookEventType;
   status: DeliveryStatus;
   attempts: number;
   last_status: number | null;
@@ -114,19 +108,7 @@ interface DeliveryRow {
   next_attempt_at: Date;
 }
 
-export interface Delivery {
-  id: string;
-  event_id: string;
-  event_type: string;
-  status: DeliveryStatus;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: string;
-  last_attempt_at: string | null;
-  /** When the next attempt is due; null once the delivery is settled. */
-  next_attempt_at: string | null;
-}
+export type Delivery = WebhookDelivery;
 
 export function toDelivery(row: DeliveryRow): Delivery {
   return {

@@ -19,6 +19,7 @@ import { registerOpenApi, registerOpenApiRoute } from './routes/openapi.js';
 import { registerProjectRoutes } from './routes/projects.js';
 import { registerOidcSigninRoutes } from './routes/oidc-signins.js';
 import { registerSigninRoutes } from './routes/signins.js';
+import { registerUsageDownloadRoute } from './routes/usage-export.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerUserRoutes } from './routes/users.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
@@ -114,6 +115,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   registerSigninRoutes(app, ctx);
   registerOidcSigninRoutes(app, ctx);
   registerInternalInvalidationRoutes(app, ctx);
+  // Authenticated by its link's ticket, not a bearer token.
+  registerUsageDownloadRoute(app, ctx);
   await app.register(async (authenticated) => {
     // onRequest runs before the body is parsed and validated: no token, no other answer than 401.
     authenticated.addHook('onRequest', requireAuth(ctx));

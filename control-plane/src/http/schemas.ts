@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { AUDIT_OUTCOMES, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS } from '@gateway/shared';
+import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS } from '@gateway/shared';
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
 import { WEBHOOK_SCHEMAS } from './webhook-schemas.js';
 
@@ -187,6 +187,7 @@ export const SHARED_SCHEMAS = [
       'project_id',
       'key_id',
       'actor',
+      'target',
       'model',
       'provider',
       'endpoint',
@@ -207,6 +208,13 @@ export const SHARED_SCHEMAS = [
       project_id: nullable(uuid),
       key_id: nullable(uuid),
       actor: { ...nullable(uuid), description: 'The acting user id of a management action.' },
+      target: {
+        type: ['object', 'null'],
+        description: 'What a management action was done to: an account (`user`), a project member (`member`, the user id), a project, a key or a webhook. Null for gateway requests, sign-ins and sign-outs.',
+        required: ['type', 'id'],
+        additionalProperties: false,
+        properties: { type: { type: 'string', enum: AUDIT_TARGET_TYPES }, id: { type: 'string' } },
+      },
       model: { type: ['string', 'null'] },
       provider: { type: ['string', 'null'], description: 'The provider that answered (the last one tried).' },
       endpoint: { ...nullable(endpoint), enum: [...GATEWAY_ENDPOINTS, null], description: 'The gateway API of a gateway request; null for management actions and `/v1/models`.' },

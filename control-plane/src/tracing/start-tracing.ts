@@ -12,7 +12,7 @@ export const WRITER_SERVICE_NAME = 'gateway-writer';
 export async function startTracing(env: Env, serviceName: string, log: Logger): Promise<ServiceTracer | null> {
   const config = loadTracingConfig(env, serviceName);
   if (config === null) return null;
-  const [{ startTracingSdk }, { OtelServiceTracer }] = await Promise.all([import('./otel-sdk.js'), import('./otel-service-tracer.js')]);
+  const [{ startTracingSdk }, { OtelServiceTracer }] = await Promise.all([import('@gateway/shared/otel-sdk'), import('./otel-service-tracer.js')]);
   const sdk = await startTracingSdk(config, serviceName, log);
   const url = new URL(config.url);
   log.info({ url: `${url.protocol}//${url.host}${url.pathname}`, protocol: config.protocol, sampler: config.sampler }, 'tracing on');

@@ -108,7 +108,7 @@ async function disableWebhook(tx: Queryable, claim: ClaimedDelivery, reason: str
   // No HTTP request is behind this: the request id is the event whose delivery failed last.
   await writeAudit(
     tx,
-    { type: 'webhook.disabled', outcome: 'error', status, projectId: claim.projectId, actor: null },
+    { type: 'webhook.disabled', outcome: 'error', status, projectId: claim.projectId, actor: null, target: { type: 'webhook', id: claim.webhookId } },
     { requestId: claim.eventId, clientIp: null, userAgent: null, latencyMs: 0 },
   );
   return true;

@@ -21,6 +21,7 @@ export interface NewEvent {
 
 export interface RecordedEvent {
   eventId: string;
+  projectId: string;
   /** One per endpoint the event goes to; empty when nobody subscribed. */
   deliveryIds: string[];
 }
@@ -44,5 +45,5 @@ export async function recordEvent(sql: Queryable, event: NewEvent): Promise<Reco
     insert into webhook_deliveries (webhook_id, event_id)
     select hooks.id, made.id from hooks cross join made
     returning id`;
-  return { eventId: id, deliveryIds: rows.map((r) => r.id) };
+  return { eventId: id, projectId: event.projectId, deliveryIds: rows.map((r) => r.id) };
 }

@@ -2,9 +2,7 @@
  * The events a webhook can subscribe to. `gateway.request.failed` is opt-in like every other (an
  * endpoint gets only what it lists) and batched: one delivery carries a window's failed requests.
  */
-export const WEBHOOK_EVENT_TYPES = ['key.created', 'key.deleted', 'project.updated', 'quota.threshold', 'gateway.request.failed'] as const;
-
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '@gateway/shared';
 
 /** Quota thresholds, in percent of the project's quota, each announced once per period. */
 export const QUOTA_THRESHOLDS = [80, 100] as const;

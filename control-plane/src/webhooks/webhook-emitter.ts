@@ -19,13 +19,13 @@ export class WebhookEmitter {
   async emit(event: NewEvent): Promise<void> {
     let deliveryIds: string[];
     try {
-      deliveryIds = (await recordEvent(this.sql(), event)).deliveryIds;
+      ({ deliveryIds } = await recordEvent(this.sql(), event));
     } catch (err) {
       this.log.error({ err: { message: (err as Error).message }, type: event.type, project_id: event.projectId }, 'webhook event could not be recorded');
       return;
     }
     try {
-      await this.queue.deliver(deliveryIds);
+      await this.queue.deliver(event.projectId, deliveryIds);
     } catch (err) {
       this.log.warn({ err: { message: (err as Error).message }, deliveries: deliveryIds.length }, 'webhook deliveries not queued; the writers will pick them up');
     }

@@ -5,7 +5,9 @@ import type { RedisKeys, RedisClient } from '@gateway/shared';
  * The producer side of RedisKeys.webhooksQueue, used by the control plane and the writers. Two
  * kinds of job, both with ids that make a repeated hand-over a no-op while the first is queued:
  *
- * - `deliver` {delivery_id}: one attempt of one delivery, id `d-<delivery>-<attempt>`;
+ * - `deliver` {delivery_id, project_id}: one attempt of one delivery, id `d-<delivery>-<attempt>`;
+ *   the project lets the worker share its attempts fairly between projects (jobs queued by an
+ *   older version have none and are simply run);
  * - `failed-requests` {project_id}: the gateway.request.failed event of one project's window of
  *   `windowMs`, id `f-<project>-<window number>`, delayed to the window's end, so every batch of
  *   failures landing in the window joins the same job and the project gets at most one event per
@@ -19,6 +21,7 @@ export const FAILED_REQUESTS_JOB = 'failed-requests';
 
 export interface DeliverJobData {
   delivery_id: string;
+  project_id?: string;
 }
 
 export interface FailedRequestsJobData {
@@ -33,13 +36,13 @@ export class WebhookQueue {
     this.queue.on('error', () => {});
   }
 
-  /** Queues attempt `attempt` of each delivery, after `delayMs`. */
-  async deliver(deliveryIds: readonly string[], attempt = 1, delayMs = 0): Promise<void> {
+  /** Queues attempt `attempt` of each delivery of the project, after `delayMs`. */
+  async deliver(projectId: string, deliveryIds: readonly string[], attempt = 1, delayMs = 0): Promise<void> {
     if (deliveryIds.length === 0) return;
     await this.queue.addBulk(
       deliveryIds.map((id) => ({
         name: DELIVER_JOB,
-        data: { delivery_id: id } satisfies DeliverJobData,
+        data: { delivery_id: id, project_id: projectId } satisfies DeliverJobData,
         opts: { jobId: `d-${id}-${attempt}`, delay: Math.max(0, delayMs), attempts: 1, removeOnComplete: true, removeOnFail: true },
       })),
     );

@@ -1,4 +1,4 @@
-import { Worker, type Job } from 'bullmq';
+import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { RedisKeys, RedisClient } from '@gateway/shared';
@@ -9,6 +9,7 @@ import { reportFailedRequests } from './failed-requests.js';
 import { announceCrossing, type QuotaCrossing } from './quota-events.js';
 import { DEFAULT_RETRY_DELAYS_MS, retryDelay } from './retry-schedule.js';
 import { DELIVER_JOB, FAILED_REQUESTS_JOB, type DeliverJobData, type FailedRequestsJobData, type WebhookQueue } from './webhook-queue.js';
+import { ProjectSlots } from './project-slots.js';
 import { WebhookSender } from './webhook-sender.js';
 
 /**
@@ -23,6 +24,13 @@ import { WebhookSender } from './webhook-sender.js';
 export interface WebhookWorkerOptions {
   /** Attempts in flight at once per writer. */
   concurrency: number;
+  /**
+   * Attempts of one project in flight at once per writer: a project whose endpoints hang holds at
+   * most this many of the `concurrency` slots, so every other project's deliveries go on.
+   */
+  projectConcurrency: number;
+  /** How long a delivery of a project at its share waits (outside the slots) before it is tried again, ±50 %. */
+  projectDeferMs: number;
   /** Longest wait for an endpoint's answer (connect included). */
   timeoutMs: number;
   /** Delays before the 2nd, 3rd, … attempt; one more attempt than delays. */
@@ -38,7 +46,9 @@ export interface WebhookWorkerOptions {
 }
 
 export const DEFAULT_WEBHOOK_OPTIONS: Omit<WebhookWorkerOptions, 'allowPrivate'> = {
-  concurrency: 8,
+  concurrency: 32,
+  projectConcurrency: 4,
+  projectDeferMs: 1_000,
   timeoutMs: 10_000,
   retryDelaysMs: DEFAULT_RETRY_DELAYS_MS,
   disableAfter: 5,
@@ -62,6 +72,8 @@ export class WebhookWorker {
   private readonly sender: WebhookSender;
   private readonly attempts: Counter<'result'>;
   private readonly disabled: Counter;
+  private readonly deferred: Counter;
+  private readonly slots: ProjectSlots;
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | null = null;
 
@@ -82,7 +94,13 @@ export class WebhookWorker {
       registers: [registry],
     });
     this.disabled = new Counter({ name: 'gateway_writer_webhooks_disabled_total', help: 'Webhooks disabled after failed deliveries', registers: [registry] });
-    this.worker = new Worker(keys.webhooksQueue, (job) => this.process(job), {
+    this.deferred = new Counter({
+      name: 'gateway_writer_webhook_deferrals_total',
+      help: 'Delivery attempts put back to wait because their project had its share of attempts in flight',
+      registers: [registry],
+    });
+    this.slots = new ProjectSlots(options.projectConcurrency);
+    this.worker = new Worker(keys.webhooksQueue, (job, token) => this.process(job, token), {
       connection,
       prefix: keys.bullPrefix,
       concurrency: options.concurrency,
@@ -108,11 +126,33 @@ export class WebhookWorker {
     this.sweepTimer.unref();
   }
 
-  private async process(job: Job): Promise<void> {
-    if (job.name === DELIVER_JOB) return this.attempt((job.data as DeliverJobData).delivery_id);
+  private async process(job: Job, token: string | undefined): Promise<void> {
+    if (job.name === DELIVER_JOB) return this.fairAttempt(job, token);
     if (job.name === FAILED_REQUESTS_JOB) {
       const event = await reportFailedRequests(this.db.sql, (job.data as FailedRequestsJobData).project_id);
-      if (event !== null) await this.queue.deliver(event.deliveryIds);
+      if (event !== null) await this.queue.deliver(event.projectId, event.deliveryIds);
+    }
+  }
+
+  /**
+   * One attempt, unless its project already has its share in flight here. Then the job goes back
+   * to the delayed set instead of taking a slot: an endpoint that hangs until the timeout holds
+   * only its project's share, and the jobs of other projects behind it in the queue are taken at
+   * once. (BullMQ's open-source queue has no groups; this is its documented manual delay.)
+   */
+  private async fairAttempt(job: Job, token: string | undefined): Promise<void> {
+    const { delivery_id: deliveryId, project_id: projectId } = job.data as DeliverJobData;
+    // A job queued by an older version names no project: it is run as before.
+    if (projectId === undefined) return this.attempt(deliveryId);
+    if (!this.slots.take(projectId)) {
+      this.deferred.inc();
+      await job.moveToDelayed(Date.now() + Math.round(this.options.projectDeferMs * (0.5 + Math.random())), token);
+      throw new DelayedError();
+    }
+    try {
+      await this.attempt(deliveryId);
+    } finally {
+      this.slots.release(projectId);
     }
   }
 
@@ -137,7 +177,7 @@ export class WebhookWorker {
       this.attempts.inc({ result: 'retrying' });
       this.log.info({ ...facts, error, retry_in_ms: delay }, 'webhook delivery attempt failed; retrying');
       if (await markRetrying(this.db.sql, claim, { status: result.status, error }, delay)) {
-        await this.queue.deliver([claim.id], claim.attempt + 1, delay).catch((err: Error) =>
+        await this.queue.deliver(claim.projectId, [claim.id], claim.attempt + 1, delay).catch((err: Error) =>
           this.log.warn({ ...facts, err: { message: err.message } }, 'webhook retry not queued; the sweep will queue it'),
         );
       }
@@ -161,7 +201,7 @@ export class WebhookWorker {
     try {
       for (const crossing of signals.quotaCrossings) {
         const event = await announceCrossing(this.db.sql, crossing);
-        if (event !== null) await this.queue.deliver(event.deliveryIds);
+        if (event !== null) await this.queue.deliver(event.projectId, event.deliveryIds);
       }
       for (const projectId of signals.failedRequestProjects) await this.queue.failedRequests(projectId, this.options.failedRequestsWindowMs);
     } catch (err) {
@@ -181,11 +221,11 @@ export class WebhookWorker {
 
   private async sweepOnce(): Promise<void> {
     const sql = this.db.sql;
-    const due = await sql<{ id: string; attempts: number }[]>`
-      select id, attempts from webhook_deliveries
-      where status = 'pending' and next_attempt_at < now() - interval '1 minute'
-      order by next_attempt_at limit ${SWEEP_BATCH}`;
-    for (const row of due) await this.queue.deliver([row.id], row.attempts + 1);
+    const due = await sql<{ id: string; attempts: number; project_id: string }[]>`
+      select d.id, d.attempts, w.project_id from webhook_deliveries d join webhooks w on w.id = d.webhook_id
+      where d.status = 'pending' and d.next_attempt_at < now() - interval '1 minute'
+      order by d.next_attempt_at limit ${SWEEP_BATCH}`;
+    for (const row of due) await this.queue.deliver(row.project_id, [row.id], row.attempts + 1);
 
     const crossings = await sql<QuotaCrossing[]>`
       select project_id, period, threshold, quota_tokens::text as quota_tokens from quota_thresholds

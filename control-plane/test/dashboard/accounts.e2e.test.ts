@@ -85,6 +85,18 @@ describe.each(SIZES)('at the %s size', (size) => {
     await poll(() => reset.isVisible()).toBe(false);
     expect(await signinStatus(email, 'a temporary passphrase')).toBe(200);
 
+    // Your own row offers your own password change, as an action (not a "label: value" line).
+    await page.getByLabel('Email contains').fill(ADMIN_EMAIL);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await poll(() => rows.count()).toBe(1);
+    expect(await rows.first().textContent()).not.toContain('Your password:');
+    await rows.first().getByRole('button', { name: 'Change my password' }).click();
+    const own = page.getByRole('dialog', { name: 'Change your password' });
+    await poll(() => own.isVisible()).toBe(true);
+    expect(await own.getByLabel('Current password').count()).toBe(1);
+    await own.getByRole('button', { name: 'Cancel' }).click();
+    await poll(() => own.isVisible()).toBe(false);
+
     // Paging: one more account than fits a page is a second page.
     const more = await Promise.all(
       Array.from({ length: 26 }, (_, i) =>

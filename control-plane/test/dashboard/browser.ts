@@ -112,6 +112,13 @@ export async function shotFor(page: Page, name: string, size: SizeName, options:
   await page.emulateMedia({ colorScheme: 'light' });
 }
 
+/** Follows a link of the main navigation, opening the Menu first where the navigation folds behind it (a phone). */
+export async function goTo(page: Page, name: string): Promise<void> {
+  const menu = page.getByRole('button', { name: /^Menu/ });
+  if ((await menu.isVisible()) && (await menu.getAttribute('aria-expanded')) !== 'true') await menu.click();
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name }).click();
+}
+
 export async function signIn(page: Page, email: string, password: string): Promise<void> {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);

@@ -8,7 +8,7 @@ import { TEST_REDIS_URL } from '../../../test-support/databases.js';
 import { eventually } from '../../../test-support/processes.js';
 import { startWriter, type Writer } from '../../src/writer/start-writer.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from '../harness.js';
-import { expectFitsViewport, launch, openTab, SIZES, storageContents, type SizeName } from './browser.js';
+import { expectFitsViewport, goTo, launch, openTab, SIZES, storageContents, type SizeName } from './browser.js';
 
 /**
  * The dashboard end to end, in a real headless Chromium, at 1440×900 and at 390×844: sign in,
@@ -212,7 +212,7 @@ describe.each(Object.keys(SIZES) as SizeName[])('at the %s size', (size) => {
     expect(await focused(page)).toBe('button:Settings of Billing service');
 
     // Keys: reached through the main navigation, which moves focus to the new page's heading.
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
+    await goTo(page, 'API keys');
     await expect.poll(() => focused(page)).toBe('h1:API keys');
     await expect.poll(() => new URL(page.url()).searchParams.get('project')).toBe(projectId);
     await expect.poll(() => page.getByRole('complementary', { name: 'Rotating a key' }).textContent()).toContain('Delete the old key');
@@ -260,7 +260,7 @@ describe.each(Object.keys(SIZES) as SizeName[])('at the %s size', (size) => {
     await page.getByRole('button', { name: 'Refresh', exact: true }).click();
 
     // Usage: the records arrive, with totals and a chart for the range.
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Usage' }).click();
+    await goTo(page, 'Usage');
     await expect.poll(() => focused(page)).toBe('h1:Usage');
     const recordsRegion = page.getByRole('region', { name: 'Records' });
     const recordRows = recordsRegion.locator('tbody tr');
@@ -304,12 +304,12 @@ describe.each(Object.keys(SIZES) as SizeName[])('at the %s size', (size) => {
     expect(await byModel.getByRole('columnheader', { name: 'Cost' }).count()).toBe(1);
     await fits('the usage page with a priced record');
 
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Projects' }).click();
+    await goTo(page, 'Projects');
     await expect.poll(() => focused(page)).toBe('h1:Projects');
     await expect.poll(() => card.textContent()).toContain('of 100,000 tokens');
 
     // Audit: the gateway requests, the refused one marked by icon and word as well as colour.
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit' }).click();
+    await goTo(page, 'Audit');
     await expect.poll(() => focused(page)).toBe('h1:Audit');
     const events = page.getByRole('region', { name: 'Events, newest first' });
     await refreshUntilVisible(page, events.locator('tr.row-failed', { hasText: 'gateway.request' }), 'the refused request in the audit trail');
@@ -333,7 +333,7 @@ describe.each(Object.keys(SIZES) as SizeName[])('at the %s size', (size) => {
     const dismiss = page.getByRole('button', { name: 'Dismiss message' });
     while ((await dismiss.count()) > 0) await dismiss.first().click();
     const viewer = await h.createUser('member');
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
+    await goTo(page, 'Members');
     await expect.poll(() => focused(page)).toBe('h1:Members');
     await page.getByLabel('Email', { exact: true }).fill(viewer.email);
     await page.getByLabel('Role', { exact: true }).selectOption('viewer');
@@ -344,7 +344,7 @@ describe.each(Object.keys(SIZES) as SizeName[])('at the %s size', (size) => {
     await fits('the members');
 
     // Deleting the key: a confirmation that starts on Cancel, then the gateway refuses the key.
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
+    await goTo(page, 'API keys');
     await page.getByRole('button', { name: 'Delete key billing-prod' }).click();
     const confirm = page.getByRole('alertdialog', { name: 'Delete key “billing-prod”?' });
     await expect.poll(() => confirm.isVisible()).toBe(true);
@@ -377,7 +377,7 @@ describe.each(Object.keys(SIZES) as SizeName[])('at the %s size', (size) => {
     await fits("a viewer's members page");
 
     // The viewer's usage: the records, and nothing wider than the window.
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Usage' }).click();
+    await goTo(page, 'Usage');
     await expect.poll(() => page.getByRole('region', { name: 'Records' }).locator('tbody tr').count(), { timeout: 15_000 }).toBeGreaterThan(0);
     await fits("a viewer's usage page");
 

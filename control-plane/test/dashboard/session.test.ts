@@ -47,7 +47,7 @@ function harness(options: { lifetimeS?: number; cookie?: boolean } = {}) {
   /** Whether the browser holds a live session cookie (set by a password grant, cleared by revoke). */
   let cookie = options.cookie ?? false;
   let issued = 0;
-  const user: User = { id: 'u1', email: 'a@example.test', role: 'member', created_at: '2025-01-01T00:00:00Z' };
+  const user: User = { id: 'u1', email: 'a@example.test', role: 'member', disabled: false, created_at: '2025-01-01T00:00:00Z' };
 
   const session = new Session({
     grant: async (body, bearer) => {

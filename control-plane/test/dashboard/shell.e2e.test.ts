@@ -1,13 +1,13 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from '../harness.js';
-import { expectFitsViewport, heading, launch, openTab, poll, shotFor, signIn, storageContents, watchedPage, type SizeName } from './browser.js';
+import { expectFitsViewport, goTo, heading, launch, openTab, poll, shot, shotFor, signIn, storageContents, watchedPage, type SizeName } from './browser.js';
 
 /**
  * The dashboard's shell in Chromium, at 1440×900 and 390×844: the session survives a reload and
  * a new tab through the httpOnly cookie and ends with sign-out; field problems show on their field
- * and clear as it changes; the my-account menu changes the password; the navigation fits a phone
- * in one row; dark mode.
+ * and clear as it changes; the my-account menu changes the password; the navigation is one row on
+ * a wide screen and folds behind a Menu button on a phone; dark mode.
  */
 let h: Harness;
 let browser: Browser;
@@ -59,7 +59,7 @@ describe.each(SIZES)('at the %s size', (size) => {
     await page.reload();
     await poll(() => heading(page)).toBe('Sign in');
     // The other tab's session was the same one: its next call is refused and it says so.
-    await second.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit' }).click();
+    await goTo(second, 'Audit');
     await poll(() => heading(second)).toBe('Sign in');
     expect(await second.getByRole('status').filter({ hasText: 'Your session ended.' }).count()).toBe(1);
     expect(problems).toEqual([]);
@@ -128,14 +128,44 @@ describe.each(SIZES)('at the %s size', (size) => {
     await page.goto(`${h.base}/`);
     await signIn(page, ADMIN_EMAIL, ADMIN_PASSWORD);
     const nav = page.getByRole('navigation', { name: 'Main' });
+    const menu = page.getByRole('button', { name: /^Menu/ });
+    type Box = { top: number; left: number; right: number; bottom: number };
+    const boxes = () => nav.getByRole('link').evaluateAll((els) => els.map((el) => (el as unknown as { getBoundingClientRect(): Box }).getBoundingClientRect()));
+    const width = await page.evaluate(() => (globalThis as unknown as { innerWidth: number }).innerWidth);
+    /** On a phone the navigation is behind the Menu button: open it first. */
+    const openNav = async () => {
+      if (size !== 'phone') return;
+      if ((await menu.getAttribute('aria-expanded')) !== 'true') await menu.click();
+      await poll(() => menu.getAttribute('aria-expanded')).toBe('true');
+    };
+    if (size === 'phone') {
+      // Folded: no row of links running off the edge, a Menu button that says which page is open.
+      expect(await nav.count()).toBe(0);
+      expect(await menu.getAttribute('aria-expanded')).toBe('false');
+      expect(await menu.textContent()).toContain('on Projects');
+      // Escape folds it again, with focus back on the button.
+      await openNav();
+      await page.keyboard.press('Escape');
+      await poll(() => menu.getAttribute('aria-expanded')).toBe('false');
+      expect(await menu.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+      await openNav();
+    } else {
+      expect(await menu.isVisible()).toBe(false);
+    }
     const links = await nav.getByRole('link').allTextContents();
     expect(links).toEqual(['Projects', 'API keys', 'Webhooks', 'Usage', 'Audit', 'Members', 'Accounts']);
-    // One row: every entry's top edge is the same.
-    const tops = await nav.getByRole('link').evaluateAll((els) => els.map((el) => Math.round((el as unknown as { getBoundingClientRect(): { top: number } }).getBoundingClientRect().top)));
-    expect(new Set(tops).size).toBe(1);
+    const placed = await boxes();
+    // Every entry whole on the screen, none clipped at an edge.
+    for (const box of placed) expect(box.left >= 0 && box.right <= width, JSON.stringify(box)).toBe(true);
+    // Wide: one row (every top edge the same). Phone: one entry per line, all in view.
+    expect(new Set(placed.map((b) => Math.round(b.top))).size).toBe(size === 'phone' ? links.length : 1);
+    if (size === 'phone') await shot(page, 'navigation-phone', { fullPage: false });
     for (const name of links) {
+      await openNav();
       await nav.getByRole('link', { name }).click();
       await poll(() => heading(page)).toBe(name);
+      // A page chosen folds the menu away again.
+      if (size === 'phone') await poll(() => menu.getAttribute('aria-expanded')).toBe('false');
       await page.waitForLoadState('networkidle');
       await expectFitsViewport(page, name);
       await page.emulateMedia({ colorScheme: 'dark' });

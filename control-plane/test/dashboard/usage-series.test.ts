@@ -171,3 +171,20 @@ describe('walking a keyset-paged list', () => {
     expect(result).toEqual({ items: [1, 2, 3], complete: false });
   });
 });
+
+describe('usage chart lines', () => {
+  it('draws each line wider, with larger dots, than every line drawn over it, so equal lines never hide one another', async () => {
+    const { lineStyle } = await import('../../dashboard/src/lib/chart-lines.js');
+    for (const count of [2, 3, 7]) {
+      const styles = Array.from({ length: count }, (_, i) => lineStyle(i, count));
+      // The last four lines drawn are layered; past that a line stops growing (a dash still tells them apart).
+      for (let i = Math.max(0, count - 4); i + 1 < count; i++) {
+        expect(styles[i]!.width, `line ${i} of ${count}`).toBeGreaterThan(styles[i + 1]!.width);
+        expect(styles[i]!.pointSize).toBeGreaterThan(styles[i + 1]!.pointSize);
+      }
+      expect(new Set(styles.slice(0, 4).map((s) => JSON.stringify(s.dash))).size).toBe(Math.min(count, 4));
+      expect(new Set(styles.slice(-4).map((s) => JSON.stringify(s.dash))).size).toBe(Math.min(count, 4));
+      expect(Math.max(...styles.map((s) => s.width))).toBeLessThanOrEqual(8);
+    }
+  });
+});

@@ -88,6 +88,8 @@ async function chooseRange(page: Page, preset: string): Promise<void> {
 async function exportCsv(page: Page): Promise<string[][]> {
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
   expect(download.suggestedFilename()).toMatch(/^usage-\d{4}-\d{2}-\d{2}T\d{4}Z\.csv$/);
+  // A download the browser makes by following the link (the ticket stands in for the bearer token).
+  expect(new URL(download.url()).pathname).toBe('/v1/usage/export/download');
   const text = readFileSync((await download.path()) as string, 'utf8');
   // The cells compared here hold no quotes, commas or line breaks except the one checked by hand.
   return text
@@ -99,18 +101,28 @@ async function exportCsv(page: Page): Promise<string[][]> {
 it('shows totals, cost, breakdowns, presets and filters from the address, and exports the filtered records', { timeout: 180_000 }, async () => {
   const { context, page, problems } = await newPage(WIDE);
 
-  // Loading shows as loading, never as "no usage": the totals are held back until released.
+  // Every request the page makes, to count how key names are read.
+  const requested: string[] = [];
+  page.on('request', (req) => requested.push(new URL(req.url()).pathname));
+
+  // Loading shows as loading, never as "no usage": the totals and the records are held back until released.
   let release: () => void = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
-  await page.route('**/v1/usage/summary*', async (route) => {
+  const hold = async (route: Route) => {
     await held;
     await route.fallback();
-  });
+  };
+  await page.route('**/v1/usage/summary*', hold);
+  await page.route(/\/v1\/usage\?/, hold);
   await page.goto(`${h.base}/usage`);
   await signIn(page, ADMIN_EMAIL, ADMIN_PASSWORD);
   await expect.poll(() => page.getByRole('status').filter({ hasText: 'Loading totals…' }).isVisible()).toBe(true);
   expect(await visibleText(page)).not.toMatch(/No usage/);
+  const pager = page.getByRole('navigation', { name: 'Usage record pages' });
+  await expect.poll(() => pager.textContent()).toContain('Page 1 · Loading…');
+  expect(await pager.textContent()).not.toContain('no records');
   release();
+  await expect.poll(() => pager.textContent()).toMatch(/Page 1 · records 1–\d+/);
 
   // The default: the last 24 hours of every project, with cost beside tokens, in the browser's zone.
   await expect.poll(() => stats(page)).toContain(`Requests${IN['24h']}`);
@@ -121,6 +133,9 @@ it('shows totals, cost, breakdowns, presets and filters from the address, and ex
   const records = page.getByRole('region', { name: 'Records' });
   await expect.poll(() => records.getByRole('columnheader', { name: 'Project' }).count()).toBe(1);
   expect(await records.getByRole('row', { name: /checkout-web/ }).first().textContent()).toContain('Checkout');
+  // "All projects" names the keys of every project from one list, not one request per project.
+  expect(requested.filter((path) => path === '/v1/keys')).toHaveLength(1);
+  expect(requested.filter((path) => /^\/v1\/projects\/[^/]+\/keys$/.test(path))).toEqual([]);
 
   // Each preset is its own range, with a chart bucket to match, and goes into the address.
   for (const [preset, count, bucket] of [
@@ -225,7 +240,10 @@ it('shows totals, cost, breakdowns, presets and filters from the address, and ex
   expect(rows).toHaveLength(11);
   expect(new Set(rows.slice(1).map((r) => r[header.indexOf('project_name')]))).toEqual(new Set(['Checkout']));
   expect(new Set(rows.slice(1).map((r) => r[header.indexOf('key_name')]))).toEqual(new Set(['checkout-web', 'checkout-batch']));
-  await expect.poll(() => page.locator('.toasts').textContent()).toMatch(/Exported usage-.*\.csv\./);
+  await expect.poll(() => page.locator('.toasts').textContent()).toContain('Export started');
+  // The browser fetched the file itself, by a link, streaming it to disk: no script read it whole.
+  expect(requested.filter((path) => path === '/v1/usage/export')).toEqual([]);
+
 
   // Every project, the last hour: the client-chosen model name cannot run as a formula.
   await page.getByLabel('Project', { exact: true }).selectOption({ label: 'All projects' });
@@ -268,6 +286,22 @@ it('fits a phone: filters fold away, records become cards, the address restores 
 
   // By key, by name; the records as cards, each value labelled.
   await expect.poll(() => page.getByRole('region', { name: 'By key' }).textContent()).toContain('checkout-batch');
+  // Each share ("54%") stays one piece on the line of its bar, never broken before its "%".
+  const shares = await page
+    .getByRole('region', { name: 'By key' })
+    .locator('.share')
+    .evaluateAll((els) =>
+      els.map((el) => {
+        type Rect = { top: number; bottom: number; height: number };
+        const e = el as unknown as { getBoundingClientRect(): Rect; querySelector(s: string): { getClientRects(): ArrayLike<Rect>; getBoundingClientRect(): Rect } };
+        const value = e.querySelector('.share-value');
+        const bar = e.querySelector('.share-track').getBoundingClientRect();
+        const text = value.getBoundingClientRect();
+        return { lines: value.getClientRects().length, sameLine: text.top < bar.bottom && text.bottom > bar.top };
+      }),
+    );
+  expect(shares.length).toBeGreaterThan(0);
+  expect(shares.every((s) => s.lines === 1 && s.sameLine)).toBe(true);
   const records = page.getByRole('region', { name: 'Records' });
   await expect.poll(() => records.getByRole('row', { name: /checkout-web/ }).count()).toBeGreaterThan(0);
   const display = await records

@@ -12,7 +12,7 @@ export const PROXY_SERVICE_NAME = 'gateway-proxy';
 export async function startTracing(env: Env, providers: ProvidersConfig, log: Logger): Promise<GatewayTracer | null> {
   const config = loadTracingConfig(env, PROXY_SERVICE_NAME);
   if (config === null) return null;
-  const [{ startTracingSdk }, { OtelGatewayTracer }] = await Promise.all([import('./otel-sdk.js'), import('./otel-tracer.js')]);
+  const [{ startTracingSdk }, { OtelGatewayTracer }] = await Promise.all([import('@gateway/shared/otel-sdk'), import('./otel-tracer.js')]);
   const sdk = await startTracingSdk(config, PROXY_SERVICE_NAME, log);
   log.info({ url: redactedUrl(config.url), protocol: config.protocol, sampler: config.sampler, captureContent: config.captureContent }, 'tracing on');
   return new OtelGatewayTracer(sdk.tracer, providerServers(providers), config.captureContent, sdk.shutdown);

@@ -48,9 +48,22 @@ export interface AuditEvent {
   latency_ms: number;
 }
 
-/** An audit event as Postgres holds it and the management API serves it: every field present. */
+/** What a management action was done to; `member` is the user id of a project member. */
+export type AuditTargetType = 'user' | 'member' | 'project' | 'key' | 'webhook';
+export const AUDIT_TARGET_TYPES: readonly AuditTargetType[] = ['user', 'member', 'project', 'key', 'webhook'];
+
+export interface AuditTarget {
+  type: AuditTargetType;
+  id: string;
+}
+
+/**
+ * An audit event as Postgres holds it and the management API serves it: every field present.
+ * `target` is written by the control plane for its own actions; gateway requests have none.
+ */
 export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers'> {
   endpoint: GatewayEndpoint | null;
   attempts: number;
   providers: string[];
+  target: AuditTarget | null;
 }

@@ -1,6 +1,5 @@
 import { apiErrorFrom, ApiError } from './api-error.js';
 import { toQueryString, type QueryValues } from '../lib/record-query.js';
-import { attachmentName } from '../lib/attachment-name.js';
 
 /**
  * The dashboard's only way to the server: the public management API on the same origin, with
@@ -12,8 +11,6 @@ export interface ApiClient {
   post<T>(path: string, body: unknown): Promise<T>;
   patch<T>(path: string, body: unknown): Promise<T>;
   delete(path: string): Promise<void>;
-  /** A file answer (CSV export): the whole body as a Blob, and the name the server gives it. */
-  download(path: string, query?: QueryValues): Promise<{ blob: Blob; filename: string }>;
 }
 
 export interface ClientOptions {
@@ -58,37 +55,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
     return parsed as T;
   }
 
-  async function download(path: string): Promise<{ blob: Blob; filename: string }> {
-    const headers: Record<string, string> = { accept: 'text/csv, application/json' };
-    const token = options.token();
-    if (token !== null) headers.authorization = `Bearer ${token}`;
-    let res: Response;
-    let blob: Blob;
-    try {
-      res = await doFetch(path, { method: 'GET', headers, credentials: 'omit' });
-      // Errors are JSON; a file is read whole (a cut-off stream rejects here rather than saving half a file).
-      if (!res.ok) {
-        const text = await res.text();
-        let parsed: unknown = null;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = null;
-        }
-        const err = apiErrorFrom(res.status, parsed, res.headers.get('retry-after'));
-        if (res.status === 401 && token !== null) options.onUnauthorized(err);
-        throw err;
-      }
-      blob = await res.blob();
-    } catch (err) {
-      if (err instanceof ApiError) throw err;
-      throw new ApiError(0, 'NETWORK', err instanceof Error ? err.message : 'network error');
-    }
-    return { blob, filename: attachmentName(res.headers.get('content-disposition'), 'download') };
-  }
-
   return {
-    download: (path, query) => download(path + (query ? toQueryString(query) : '')),
     get: (path, query) => request('GET', path + (query ? toQueryString(query) : '')),
     post: (path, body) => request('POST', path, body),
     patch: (path, body) => request('PATCH', path, body),

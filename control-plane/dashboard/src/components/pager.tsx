@@ -20,6 +20,7 @@ export function Pager({
   pageSize,
   onChange,
   label,
+  loading = false,
 }: {
   state: PagerState;
   nextCursor: string | null;
@@ -27,6 +28,8 @@ export function Pager({
   pageSize: number;
   onChange: (state: PagerState) => void;
   label: string;
+  /** A page is being read: its count is not known yet, and "no records" would be a false answer. */
+  loading?: boolean;
 }) {
   const page = state.stack.length;
   const start = (page - 1) * pageSize + (shown > 0 ? 1 : 0);
@@ -37,7 +40,7 @@ export function Pager({
         <span aria-hidden="true">← </span>Previous page
       </button>
       <span class="pager-position">
-        Page {page} · {shown === 0 ? 'no records' : `records ${start}–${end}`}
+        Page {page} · {loading ? 'Loading…' : shown === 0 ? 'no records' : `records ${start}–${end}`}
       </span>
       <button type="button" disabled={nextCursor === null} onClick={() => nextCursor !== null && onChange({ stack: [...state.stack, nextCursor] })}>
         Next page<span aria-hidden="true"> →</span>

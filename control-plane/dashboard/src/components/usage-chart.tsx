@@ -2,12 +2,14 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatCompact, formatDateTime, formatTickTime } from '../lib/format.js';
+import { lineStyle } from '../lib/chart-lines.js';
 import { describeBucket, describeSeries, type UsageSeries } from '../lib/usage-series.js';
 
 /**
  * Tokens over time, one line per model, drawn by uPlot on a canvas (about 50 kB minified, and
  * fast with thousands of points). Colours come from the Okabe–Ito set, which stays distinct for
- * the common kinds of colour blindness, and each line also gets its own dash pattern. The canvas
+ * the common kinds of colour blindness; each line also gets its own dash pattern and a width that
+ * keeps equal lines from hiding each other (chart-lines.ts). The canvas
  * cannot read CSS, so the colours are read from the stylesheet's variables (--chart-1…7 for the
  * lines, --muted and --border for axes and grid) and the chart is drawn again when the system
  * switches between light and dark. The canvas
@@ -15,7 +17,6 @@ import { describeBucket, describeSeries, type UsageSeries } from '../lib/usage-s
  * figures.
  */
 const CHART_VARIABLES = 7;
-const DASHES: number[][] = [[], [8, 4], [2, 3], [10, 3, 2, 3]];
 const HEIGHT = 260;
 
 function busyIndexes(values: ArrayLike<number | null | undefined> | undefined): number[] {
@@ -69,15 +70,18 @@ export function UsageChart({ series }: { series: UsageSeries }) {
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(10, max * 1.1)] } },
         series: [
           { label: 'Time', value: (_u: uPlot, v: number | null) => (v === null ? '—' : formatDateTime(v * 1000)) },
-          ...series.models.map((model, i) => ({
-            label: model,
-            stroke: colours.lines[i % colours.lines.length],
-            dash: DASHES[i % DASHES.length],
-            width: 2,
-            // Dots only where the model had traffic: a ring on every empty bucket is noise.
-            points: { show: true, size: 6, filter: (u: uPlot, seriesIdx: number) => busyIndexes(u.data[seriesIdx]) },
-            value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${formatCompact(v)} tokens`),
-          })),
+          ...series.models.map((model, i) => {
+            const style = lineStyle(i, series.models.length);
+            return {
+              label: model,
+              stroke: colours.lines[i % colours.lines.length],
+              dash: style.dash,
+              width: style.width,
+              // Dots only where the model had traffic: a ring on every empty bucket is noise.
+              points: { show: true, size: style.pointSize, filter: (u: uPlot, seriesIdx: number) => busyIndexes(u.data[seriesIdx]) },
+              value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${formatCompact(v)} tokens`),
+            };
+          }),
         ],
         axes: [
           {

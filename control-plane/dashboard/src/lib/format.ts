@@ -82,7 +82,7 @@ export interface QuotaUse {
 /** Where the bar turns amber: early enough to act before requests start failing with 429. */
 const HIGH = 0.8;
 
-export function quotaUse(project: Pick<Project, 'quota_tokens' | 'used_tokens' | 'quota_period'>): QuotaUse {
+export function quotaUse(project: Pick<Project, 'quota_tokens' | 'used_tokens'> & Partial<Pick<Project, 'quota_period'>>): QuotaUse {
   const used = project.used_tokens;
   const quota = project.quota_tokens;
   const period = project.quota_period === 'month' ? ' this month' : '';

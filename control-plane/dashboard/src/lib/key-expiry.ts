@@ -37,7 +37,7 @@ export const EXPIRING_SOON_MS = 7 * DAY;
 
 export type KeyState = 'live' | 'expiring' | 'expired' | 'deleted';
 
-export function keyState(key: Pick<ApiKey, 'expires_at' | 'deleted_at'>, now: number): KeyState {
+export function keyState(key: Pick<ApiKey, 'expires_at'> & Partial<Pick<ApiKey, 'deleted_at'>>, now: number): KeyState {
   if (key.deleted_at) return 'deleted';
   if (key.expires_at === null) return 'live';
   const at = new Date(key.expires_at).getTime();

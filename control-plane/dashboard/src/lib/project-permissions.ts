@@ -1,27 +1,7 @@
-import { PROJECT_ROLES, type ProjectRole } from '../api/types.js';
+import { LOWEST_ROLE_FOR, roleAtLeast, type ProjectAction, type ProjectRole } from '../../../../shared/src/management-api/roles.js';
 
-/** Whether `role` is `lowest` or above, in the order viewer < member < admin < owner. */
-export function roleAtLeast(role: ProjectRole | null, lowest: ProjectRole): boolean {
-  return role !== null && PROJECT_ROLES.indexOf(role) >= PROJECT_ROLES.indexOf(lowest);
-}
-
-/**
- * What a project role may do, as the server's table says (control-plane/src/auth/permissions.ts,
- * kept equal by a test): pages show a control only when `mayDo(role, action)`.
- */
-export const LOWEST_ROLE_FOR = {
-  'project.read': 'viewer',
-  'records.read': 'viewer',
-  'key.create': 'member',
-  'key.delete_own': 'member',
-  'key.delete_any': 'admin',
-  'project.update': 'admin',
-  'member.manage': 'admin',
-  'member.manage_owners': 'owner',
-  'webhook.manage': 'admin',
-  'project.delete': 'owner',
-} as const satisfies Record<string, ProjectRole>;
-export type ProjectAction = keyof typeof LOWEST_ROLE_FOR;
+/** The server's own table (shared/src/management-api/roles.ts), so a control shows exactly when the API allows it. */
+export { LOWEST_ROLE_FOR, roleAtLeast, type ProjectAction };
 
 /**
  * Whether `role` may do `action`. While the role is unknown (undefined: loading, or the member list

@@ -1,17 +1,17 @@
 /**
- * Hands a downloaded Blob to the browser as a file. The export is fetched with the bearer token
- * (the token never goes into a URL, where history and server logs would keep it), so the browser
- * cannot download it by itself; an object URL and a `download` link do the rest.
+ * Starts a download by following a link, as a user's click on one would: the browser streams the
+ * answer to disk as it arrives, however large, and shows it in its own downloads list. (A script
+ * that fetched the file itself to add an Authorization header would hold all of it in memory
+ * first.) The link's one-minute ticket stands in for the header; an empty `download` attribute
+ * keeps the name the server gives in Content-Disposition. Chosen over the File System Access API
+ * (showSaveFilePicker), which only Chromium has and which asks for a place before every export.
  */
-export function saveBlob(blob: Blob, filename: string): void {
-  const url = URL.createObjectURL(blob);
+export function followDownloadLink(url: string): void {
   const link = document.createElement('a');
   link.href = url;
-  link.download = filename;
+  link.download = '';
   link.hidden = true;
   document.body.append(link);
   link.click();
   link.remove();
-  // The download has taken the data by the next task; a minute is generous for slow disks.
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }

@@ -120,7 +120,7 @@ export function describeSeries(series: UsageSeries): string {
  * of the range counts, however many there are. The points must use the same bucket width and
  * alignment as asked for here.
  */
-export function seriesFromPoints(points: UsageSeriesAnswer['data'], from: number, to: number, bucketMs: number, alignMs = 0): UsageSeries {
+export function seriesFromPoints(points: UsageSeriesAnswer<'model'>['data'], from: number, to: number, bucketMs: number, alignMs = 0): UsageSeries {
   const first = Math.floor((from + alignMs) / bucketMs) * bucketMs - alignMs;
   const count = Math.max(1, Math.ceil((to - first) / bucketMs));
   const starts = Array.from({ length: count }, (_, i) => first + i * bucketMs);

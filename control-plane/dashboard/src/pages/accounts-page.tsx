@@ -6,6 +6,7 @@ import { Dialog } from '../components/dialog.js';
 import { ErrorBanner } from '../components/error-banner.js';
 import { FieldProblem, TextField, useFieldErrors } from '../components/field.js';
 import { PageHeading } from '../components/page-heading.js';
+import { PasswordDialog } from '../components/password-dialog.js';
 import { currentCursor, firstPage, Pager, type PagerState } from '../components/pager.js';
 import { useToasts } from '../components/toasts.js';
 import { formatDateTime } from '../lib/format.js';
@@ -36,6 +37,7 @@ export function AccountsPage() {
   const [actionError, setActionError] = useState<unknown>(null);
   const [resetting, setResetting] = useState<User | null>(null);
   const [disabling, setDisabling] = useState<User | null>(null);
+  const [changingOwn, setChangingOwn] = useState(false);
   const notify = useToasts();
 
   const patch = async (user: User, change: { role?: AccountRole; disabled?: boolean }, done: string) => {
@@ -129,10 +131,12 @@ export function AccountsPage() {
                     </td>
                     <td class="cell-actions">
                       <div class="row-actions">
-                        {/* Your own password and account are changed from My account: disabling yourself or
-                            resetting your own password here would end the session you are using. */}
+                        {/* Your own password is changed as in the account menu (it asks for the current one);
+                            disabling yourself would end the session you are using. */}
                         {user.id === me.id ? (
-                          <span class="muted small">Your password: My account</span>
+                          <button type="button" onClick={() => setChangingOwn(true)}>
+                            Change my password
+                          </button>
                         ) : (
                           <button type="button" onClick={() => setResetting(user)} aria-label={`Set a new password for ${user.email}`}>
                             New password
@@ -156,7 +160,7 @@ export function AccountsPage() {
           </div>
         )}
         {accounts.data !== undefined && (pager.stack.length > 1 || accounts.data.has_more) && (
-          <Pager state={pager} nextCursor={accounts.data.next_cursor} shown={accounts.data.data.length} pageSize={PAGE_SIZE} onChange={setPager} label="Pages of accounts" />
+          <Pager state={pager} nextCursor={accounts.data.next_cursor} shown={accounts.data.data.length} pageSize={PAGE_SIZE} onChange={setPager} label="Pages of accounts" loading={accounts.loading} />
         )}
         <p class="hint">
           An account {ACCOUNT_ROLES.map((r, i) => `${i > 0 ? '; an ' : ''}${r} ${ROLE_HELP[r]}`).join('')}. The last enabled account admin cannot be disabled or made a
@@ -178,6 +182,7 @@ export function AccountsPage() {
         <p>They are signed out everywhere at once and cannot sign in until an account admin enables the account again. Their projects, keys and records stay.</p>
       </ConfirmDialog>
       <ResetPasswordDialog user={resetting} onClose={() => setResetting(null)} />
+      <PasswordDialog open={changingOwn} email={me.email} onClose={() => setChangingOwn(false)} />
     </>
   );
 }

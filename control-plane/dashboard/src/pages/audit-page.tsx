@@ -74,7 +74,7 @@ export function AuditPage() {
     [projectId],
   );
   // Likewise key ids: the keys lists have names; a deleted key keeps its short id.
-  const keys = useAsync(() => loadKeyDirectory(api, projectId, projects.data ?? []), [projectId, projects.data, tick]);
+  const keys = useAsync(() => loadKeyDirectory(api, projectId), [projectId, tick]);
   const keyName = (id: string | null) => (id === null ? '—' : (keys.data?.get(id)?.name ?? shortId(id)));
   const actorName = (id: string | null) => {
     if (id === null) return '—';
@@ -280,7 +280,7 @@ export function AuditPage() {
             </table>
           </div>
         )}
-        <Pager state={pager} nextCursor={events.data?.next_cursor ?? null} shown={list?.length ?? 0} pageSize={PAGE_SIZE} onChange={setPager} label="Audit event pages" />
+        <Pager state={pager} nextCursor={events.data?.next_cursor ?? null} shown={list?.length ?? 0} pageSize={PAGE_SIZE} onChange={setPager} label="Audit event pages" loading={events.loading} />
       </section>
 
       <SideSheet open={shown !== null} title={shown === null ? '' : `${shown.type} · ${formatDateTime(shown.timestamp)}`} onClose={() => setShown(null)}>

@@ -117,7 +117,7 @@ export function UsageBreakdown({
                       <span class="share-track" aria-hidden="true">
                         <span class="share-fill" style={{ width: `${total > 0 ? Math.max(1, Math.round((row.tokens.total / total) * 100)) : 0}%` }} />
                       </span>
-                      {formatShare(row.tokens.total, total)}
+                      <span class="share-value">{formatShare(row.tokens.total, total)}</span>
                     </span>
                   </td>
                   <td class="num" data-label="Cost" title={row.cost_usd === null ? 'No price is known for these records' : undefined}>

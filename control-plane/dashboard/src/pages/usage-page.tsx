@@ -9,9 +9,9 @@ import '../components/record-views.css';
 import { useToasts } from '../components/toasts.js';
 import { UsageChart } from '../components/usage-chart.js';
 import { loadKeyDirectory } from '../lib/key-directory.js';
-import { presetChoice, resolveRange, type TimeRange } from '../lib/record-query.js';
+import { presetChoice, resolveRange, toQueryString, type TimeRange } from '../lib/record-query.js';
 import { navigate, useLocation } from '../lib/router.js';
-import { saveBlob } from '../lib/save-file.js';
+import { followDownloadLink } from '../lib/save-file.js';
 import { localOffsetMs } from '../lib/time-zone.js';
 import { withParams } from '../lib/url-filters.js';
 import { useAsync } from '../lib/use-async.js';
@@ -83,7 +83,7 @@ export function UsagePage() {
   const filterKey = JSON.stringify(filterQuery);
   const scopeKey = JSON.stringify([projectId, range.from, range.to]);
 
-  const keys = useAsync(() => loadKeyDirectory(api, projectId, projects.data ?? []), [projectId, projects.data]);
+  const keys = useAsync(() => loadKeyDirectory(api, projectId), [projectId]);
   const keyMap = keys.data ?? new Map();
 
   // The choices come from the whole range of the project, not from what the other filters leave.
@@ -149,9 +149,10 @@ export function UsagePage() {
     setExporting(true);
     setExportError(null);
     try {
-      const { blob, filename } = await api.download('/v1/usage/export', filterQuery);
-      saveBlob(blob, filename);
-      notify(`Exported ${filename}.`);
+      // A one-minute link the browser follows itself, so the file streams to disk (save-file.ts).
+      const link = await api.post<{ url: string }>('/v1/usage/export/links', {});
+      followDownloadLink(`${link.url}${toQueryString(filterQuery).replace(/^\?/, '&')}`);
+      notify('Export started: the file downloads in the browser.');
     } catch (err) {
       setExportError(err);
     } finally {
@@ -262,7 +263,7 @@ export function UsagePage() {
             <UsageRecordsTable records={records} keys={keyMap} projects={projects.data ?? []} allProjects={allProjects} />
           </div>
         )}
-        <Pager state={pager} nextCursor={page.data?.next_cursor ?? null} shown={records?.length ?? 0} pageSize={pageSize} onChange={setPager} label="Usage record pages" />
+        <Pager state={pager} nextCursor={page.data?.next_cursor ?? null} shown={records?.length ?? 0} pageSize={pageSize} onChange={setPager} label="Usage record pages" loading={page.loading} />
       </section>
     </>
   );

@@ -1,4 +1,4 @@
-import type { User } from '../api-types.js';
+import type { User } from '@gateway/shared';
 import { baseUrl } from '../base-url.js';
 import { UsageError } from '../cli-errors.js';
 import { flag, text, type CommandContext, type CommandSpec } from '../command.js';

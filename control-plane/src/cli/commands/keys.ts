@@ -1,4 +1,4 @@
-import type { ApiKey, List, NewApiKey } from '../api-types.js';
+import type { ApiKey, List, NewApiKey } from '@gateway/shared';
 import type { Api } from '../api.js';
 import { UsageError } from '../cli-errors.js';
 import { arg, flag, instant, required, text, type CommandContext, type CommandSpec } from '../command.js';

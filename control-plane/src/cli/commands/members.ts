@@ -1,4 +1,4 @@
-import type { List, Member } from '../api-types.js';
+import type { List, Member } from '@gateway/shared';
 import { arg, choice, type CommandSpec } from '../command.js';
 import { MEMBER_COLUMNS } from '../columns.js';
 import { isId, memberOf, projectIdOf } from '../resolve.js';

@@ -1,4 +1,4 @@
-import type { List, Project } from '../api-types.js';
+import type { List, Project } from '@gateway/shared';
 import { UsageError } from '../cli-errors.js';
 import { arg, choice, flag, limitOrNone, text, type CommandContext, type CommandSpec, type Options } from '../command.js';
 import { PROJECT_COLUMNS } from '../columns.js';

@@ -1,5 +1,5 @@
 import type { Api } from '../api.js';
-import type { AuditEvent, Page, UsageRecord, UsageSummary } from '../api-types.js';
+import type { Page, StoredAuditEvent as AuditEvent, StoredUsageRecord as UsageRecord, UsageSummary } from '@gateway/shared';
 import { UsageError } from '../cli-errors.js';
 import { choice, flag, instant, integer, text, type CommandContext, type CommandSpec, type Options } from '../command.js';
 import { AUDIT_COLUMNS, summaryColumns, USAGE_COLUMNS } from '../columns.js';

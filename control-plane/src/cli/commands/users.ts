@@ -1,4 +1,4 @@
-import type { User } from '../api-types.js';
+import type { User } from '@gateway/shared';
 import { UsageError } from '../cli-errors.js';
 import { arg, choice, flag, text, type CommandContext, type CommandSpec } from '../command.js';
 import { USER_COLUMNS } from '../columns.js';

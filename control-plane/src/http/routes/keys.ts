@@ -4,7 +4,7 @@ import { can } from '../../auth/permissions.js';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
-import { findKey, insertKey, isKeyLive, listKeys, markKeyDeleted, type StoredKey } from '../../db/keys.js';
+import { findKey, insertKey, isKeyLive, listKeys, listKeysOfVisibleProjects, markKeyDeleted, type StoredKey } from '../../db/keys.js';
 import { appendInvalidations } from '../../keys/invalidation-log.js';
 import { forbidden, projectAccess } from '../project-access.js';
 import { requestFacts } from '../request-facts.js';
@@ -73,7 +73,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
           createdBy: principal.userId,
           expiresAt,
         });
-        await writeAudit(tx, { type: 'key.created', outcome: 'success', status: 201, projectId: created.project_id, keyId: created.id, actor: principal.userId }, facts);
+        await writeAudit(tx, { type: 'key.created', outcome: 'success', status: 201, projectId: created.project_id, keyId: created.id, actor: principal.userId, target: { type: 'key', id: created.id } }, facts);
         return created;
       });
       if (!(await ctx.projection.tryPut({ id: key.id, project_id: key.project_id, key_hash: key.key_hash, expires_at: expiresAt?.getTime() ?? null }))) {
@@ -131,6 +131,31 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
+  // One request for the key names of every project a caller sees (the dashboard's "All projects").
+  app.get<{ Querystring: { include_deleted: boolean } }>(
+    '/v1/keys',
+    {
+      schema: {
+        tags: ['keys'],
+        summary: 'The keys of every project the caller may read, in one list (never their secrets)',
+        description: 'An account admin gets the keys of every project, anyone else those of the projects they are a member of. Keys of deleted projects are left out.',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            include_deleted: { type: 'boolean', default: false, description: 'Also list deleted keys (their `deleted_at` is set).' },
+          },
+        },
+        response: { 200: listOf('ApiKey'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => {
+      const principal = principalOf(req);
+      const keys = await listKeysOfVisibleProjects(ctx.sql, principal.role === 'admin' ? null : principal.userId, { includeDeleted: req.query.include_deleted });
+      return { data: keys.map(publicKey) };
+    },
+  );
+
   app.delete<{ Params: { id: string; key_id: string } }>(
     '/v1/projects/:id/keys/:key_id',
     {
@@ -158,7 +183,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
       }
       const deletedNow = await ctx.sql.begin(async (tx) => {
         if (!(await markKeyDeleted(tx, key.project_id, key.id))) return false;
-        await writeAudit(tx, { type: 'key.deleted', outcome: 'success', status: 204, projectId: key.project_id, keyId: key.id, actor: principal.userId }, requestFacts(req, reply));
+        await writeAudit(tx, { type: 'key.deleted', outcome: 'success', status: 204, projectId: key.project_id, keyId: key.id, actor: principal.userId, target: { type: 'key', id: key.id } }, requestFacts(req, reply));
         // Last in the transaction: durable and announced (NOTIFY) together with the deletion.
         await appendInvalidations(tx, [deletionEntry(key)]);
         return true;

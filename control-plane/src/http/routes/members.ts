@@ -68,7 +68,7 @@ export function registerMemberRoutes(app: FastifyInstance, ctx: AppContext): voi
         const upserted = await upsertMember(tx, req.params.id, userId, role);
         await writeAudit(
           tx,
-          { type: upserted.created ? 'member.added' : 'member.updated', outcome: 'success', status: upserted.created ? 201 : 200, projectId: req.params.id, actor: principal.userId },
+          { type: upserted.created ? 'member.added' : 'member.updated', outcome: 'success', status: upserted.created ? 201 : 200, projectId: req.params.id, actor: principal.userId, target: { type: 'member', id: userId } },
           requestFacts(req, reply),
         );
         return upserted;
@@ -98,7 +98,7 @@ export function registerMemberRoutes(app: FastifyInstance, ctx: AppContext): voi
         if (current === 'owner' && !leaving && !can(access.role, 'member.manage_owners')) throw forbidden(access.role, 'remove an owner');
         if (current === 'owner') await keepAnOwner(tx, req.params.id);
         await removeMember(tx, req.params.id, req.params.user_id);
-        await writeAudit(tx, { type: 'member.removed', outcome: 'success', status: 204, projectId: req.params.id, actor: principal.userId }, requestFacts(req, reply));
+        await writeAudit(tx, { type: 'member.removed', outcome: 'success', status: 204, projectId: req.params.id, actor: principal.userId, target: { type: 'member', id: req.params.user_id } }, requestFacts(req, reply));
       });
       return reply.status(204).send();
     },

@@ -71,7 +71,7 @@ export function registerPasswordRoutes(app: FastifyInstance, ctx: AppContext): v
       const now = Date.now();
       await ctx.sql.begin(async (tx) => {
         await updateUser(tx, target.id, { passwordHash, tokensValidAfter: new Date(now) });
-        await writeAudit(tx, { type: 'password.reset', outcome: 'success', status: 204, actor: admin.userId }, requestFacts(req, reply));
+        await writeAudit(tx, { type: 'password.reset', outcome: 'success', status: 204, actor: admin.userId, target: { type: 'user', id: target.id } }, requestFacts(req, reply));
       });
       await afterInstant(now);
       return reply.status(204).send();
@@ -94,7 +94,7 @@ async function changeOwnPassword(ctx: AppContext, req: FastifyRequest<{ Body: Ow
   const now = Date.now();
   await ctx.sql.begin(async (tx) => {
     await updateUser(tx, principal.userId, { passwordHash, tokensValidAfter: new Date(now) });
-    await writeAudit(tx, { type: 'password.changed', outcome: 'success', status: 204, actor: principal.userId }, requestFacts(req, reply));
+    await writeAudit(tx, { type: 'password.changed', outcome: 'success', status: 204, actor: principal.userId, target: { type: 'user', id: principal.userId } }, requestFacts(req, reply));
   });
   await afterInstant(now);
 }

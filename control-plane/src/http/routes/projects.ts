@@ -76,7 +76,7 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
       const project = await ctx.sql.begin(async (tx) => {
         refuseTakenName(await projectNamedLike(tx, req.body.name, [principal.userId]));
         const created = await insertProject(tx, { ...req.body, ownerId: principal.userId });
-        await writeAudit(tx, { type: 'project.created', outcome: 'success', status: 201, projectId: created.id, actor: principal.userId }, requestFacts(req, reply));
+        await writeAudit(tx, { type: 'project.created', outcome: 'success', status: 201, projectId: created.id, actor: principal.userId, target: { type: 'project', id: created.id } }, requestFacts(req, reply));
         return created;
       });
       if (!(await ctx.projection.tryPutPolicy(policyOf(project)))) req.log.warn({ project_id: project.id }, 'project created while Redis is unreachable; its policy is projected at the next rebuild');
@@ -124,7 +124,7 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
         if (req.body.name !== undefined) refuseTakenName(await projectNamedLike(tx, req.body.name, await ownersOf(tx, req.params.id), req.params.id));
         const project = await updateProject(tx, req.params.id, req.body);
         if (project === null) throw projectNotFound();
-        await writeAudit(tx, { type: 'project.updated', outcome: 'success', status: 200, projectId: project.id, actor: principal.userId }, requestFacts(req, reply));
+        await writeAudit(tx, { type: 'project.updated', outcome: 'success', status: 200, projectId: project.id, actor: principal.userId, target: { type: 'project', id: project.id } }, requestFacts(req, reply));
         return project;
       });
       // Committed: while Redis is away the change waits for the rebuild after the reconnect, which
@@ -153,7 +153,7 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
         await projectAccess(tx, principal, req.params.id, 'project.delete', 'delete this project', { lock: 'update' });
         const deleted = await softDeleteProject(tx, req.params.id);
         if (deleted === null) throw projectNotFound();
-        await writeAudit(tx, { type: 'project.deleted', outcome: 'success', status: 204, projectId: req.params.id, actor: principal.userId }, requestFacts(req, reply));
+        await writeAudit(tx, { type: 'project.deleted', outcome: 'success', status: 204, projectId: req.params.id, actor: principal.userId, target: { type: 'project', id: req.params.id } }, requestFacts(req, reply));
         // Last in the transaction: durable and announced (NOTIFY) together with the deletion.
         await appendInvalidations(tx, [{ kind: 'project.deleted', key_hash: null, key_id: null, project_id: req.params.id }]);
         return deleted.keyHashes;

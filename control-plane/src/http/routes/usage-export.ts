@@ -1,12 +1,14 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { FINISH_REASONS, GATEWAY_ENDPOINTS, GatewayError, type FinishReason, type GatewayEndpoint } from '@gateway/shared';
 import type { AppContext } from '../../context.js';
 import { usageExportPages, type ExportPage } from '../../db/usage-export.js';
 import type { UsageFilter } from '../../db/usage.js';
+import { principalOf, principalOfClaims } from '../../auth/require-auth.js';
+import { EXPORT_TICKET_TTL_SECONDS, issueExportTicket, verifyExportTicket } from '../export-ticket.js';
 import { recordQuerySchema, visibleProjects, type RecordListQuery } from '../record-list.js';
 import { ERROR_RESPONSES } from '../schemas.js';
-import { spreadsheetLine, type CsvValue } from '../spreadsheet-csv.js';
+import { spreadsheetLine, type CsvValue } from '../../csv/spreadsheet-csv.js';
 
 /**
  * GET /v1/usage/export: every usage record the filters of GET /v1/usage select, as one CSV file
@@ -46,6 +48,16 @@ const { limit: _limit, cursor: _cursor, ...listProperties } = recordQuerySchema(
 }).properties;
 
 const exportQuerySchema = { type: 'object', additionalProperties: false, properties: listProperties } as const;
+const downloadQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['ticket'],
+  properties: { ...listProperties, ticket: { type: 'string', minLength: 1, maxLength: 2048, description: 'The ticket of POST /v1/usage/export/links.' } },
+} as const;
+const csvAnswer = {
+  200: { description: 'RFC 4180 CSV with a header row; cells a spreadsheet would run as formulas start with an apostrophe.', content: { 'text/csv': { schema: { type: 'string' } } } },
+  ...ERROR_RESPONSES,
+};
 
 function* csvRows(page: ExportPage): Generator<string> {
   for (const r of page.rows) {
@@ -88,34 +100,80 @@ export function registerUsageExportRoute(app: FastifyInstance, ctx: AppContext):
         tags: ['records'],
         summary: 'Every usage record the filters select, as a CSV download (newest first unless order_asc=timestamp)',
         querystring: exportQuerySchema,
+        response: csvAnswer,
+      },
+    },
+    (req, reply) => sendExport(ctx, req, reply, req.query),
+  );
+
+  // A link for the browser to follow: the ticket stands for the caller's session for a minute.
+  app.post(
+    '/v1/usage/export/links',
+    {
+      schema: {
+        tags: ['records'],
+        summary: 'A one-minute download link for GET /v1/usage/export, for browsers',
+        description:
+          'The answer\'s `url` (relative to the control plane) downloads the export as the signed-in caller without an Authorization header: add the export\'s filters to it. A browser then streams the file to disk instead of holding it in memory. The link is refused after `expires_in` seconds, and at once when the session ends.',
         response: {
-          200: { description: 'RFC 4180 CSV with a header row; cells a spreadsheet would run as formulas start with an apostrophe.', content: { 'text/csv': { schema: { type: 'string' } } } },
+          201: {
+            type: 'object',
+            required: ['url', 'expires_in'],
+            properties: { url: { type: 'string' }, expires_in: { type: 'integer', description: 'Seconds.' } },
+          },
           ...ERROR_RESPONSES,
         },
       },
     },
     async (req, reply) => {
-      const q = req.query;
-      if (q.order_desc !== undefined && q.order_asc !== undefined) {
-        throw new GatewayError('INVALID_REQUEST', 'query: give order_desc or order_asc, not both', { param: 'order_asc' });
-      }
-      if (q.from !== undefined && q.to !== undefined && q.from > q.to) {
-        throw new GatewayError('INVALID_REQUEST', 'query.from must not be after query.to', { param: 'from' });
-      }
-      const projectIds = await visibleProjects(ctx, req, q.project_id);
-      const filter: UsageFilter = { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint };
-      const scope = { projectIds, order: q.order_asc !== undefined ? ('asc' as const) : ('desc' as const), from: q.from, to: q.to };
-      async function* lines(): AsyncGenerator<string> {
-        yield spreadsheetLine(EXPORT_COLUMNS);
-        if (projectIds !== null && projectIds.length === 0) return;
-        for await (const page of usageExportPages(ctx.sql, scope, filter)) yield* csvRows(page);
-      }
-      void reply
-        .header('content-type', 'text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${exportFileName(new Date())}"`)
-        .header('cache-control', 'no-store');
-      // Readable.from pulls the next page only when the client has taken the last: backpressure.
-      return reply.send(Readable.from(lines()));
+      const ticket = await issueExportTicket(ctx.jwt, principalOf(req).token);
+      return reply.status(201).send({ url: `/v1/usage/export/download?ticket=${ticket}`, expires_in: EXPORT_TICKET_TTL_SECONDS });
     },
   );
+}
+
+/**
+ * GET /v1/usage/export/download: the export by a link of POST /v1/usage/export/links, outside the
+ * bearer-token routes (a link carries no header); the ticket authenticates the request instead.
+ */
+export function registerUsageDownloadRoute(app: FastifyInstance, ctx: AppContext): void {
+  app.get<{ Querystring: ExportQuery & { ticket: string } }>(
+    '/v1/usage/export/download',
+    {
+      schema: {
+        tags: ['records'],
+        summary: 'The CSV export, authenticated by the ticket of a download link instead of a bearer token',
+        querystring: downloadQuerySchema,
+        response: csvAnswer,
+      },
+    },
+    async (req, reply) => {
+      const { ticket, ...query } = req.query;
+      req.principal = await principalOfClaims(ctx, await verifyExportTicket(ctx.jwt, ticket));
+      return sendExport(ctx, req, reply, query);
+    },
+  );
+}
+
+async function sendExport(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, q: ExportQuery): Promise<FastifyReply> {
+  if (q.order_desc !== undefined && q.order_asc !== undefined) {
+    throw new GatewayError('INVALID_REQUEST', 'query: give order_desc or order_asc, not both', { param: 'order_asc' });
+  }
+  if (q.from !== undefined && q.to !== undefined && q.from > q.to) {
+    throw new GatewayError('INVALID_REQUEST', 'query.from must not be after query.to', { param: 'from' });
+  }
+  const projectIds = await visibleProjects(ctx, req, q.project_id);
+  const filter: UsageFilter = { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint };
+  const scope = { projectIds, order: q.order_asc !== undefined ? ('asc' as const) : ('desc' as const), from: q.from, to: q.to };
+  async function* lines(): AsyncGenerator<string> {
+    yield spreadsheetLine(EXPORT_COLUMNS);
+    if (projectIds !== null && projectIds.length === 0) return;
+    for await (const page of usageExportPages(ctx.sql, scope, filter)) yield* csvRows(page);
+  }
+  void reply
+    .header('content-type', 'text/csv; charset=utf-8')
+    .header('content-disposition', `attachment; filename="${exportFileName(new Date())}"`)
+    .header('cache-control', 'no-store');
+  // Readable.from pulls the next page only when the client has taken the last: backpressure.
+  return reply.send(Readable.from(lines()));
 }

@@ -55,7 +55,7 @@ export function registerUserRoutes(app: FastifyInstance, ctx: AppContext): void 
       const user = await ctx.sql.begin(async (tx) => {
         const row = await insertUser(tx, { email, passwordHash, role: req.body.role });
         if (row === null) return null;
-        await writeAudit(tx, { type: 'user.created', outcome: 'success', status: 201, actor: principal.userId }, requestFacts(req, reply));
+        await writeAudit(tx, { type: 'user.created', outcome: 'success', status: 201, actor: principal.userId, target: { type: 'user', id: row.id } }, requestFacts(req, reply));
         return row;
       });
       if (user === null) throw new GatewayError('CONFLICT', 'An account with this email already exists.', { param: 'email' });
@@ -141,7 +141,7 @@ export function registerUserRoutes(app: FastifyInstance, ctx: AppContext): void 
         // A change to nothing is still an admin's action on the account.
         const facts = requestFacts(req, reply);
         for (const type of events.length === 0 ? ['user.updated'] : events) {
-          const event: ManagementEvent = { type, outcome: 'success', status: 200, actor: admin.userId };
+          const event: ManagementEvent = { type, outcome: 'success', status: 200, actor: admin.userId, target: { type: 'user', id: userId } };
           await writeAudit(tx, event, facts);
         }
         return { user: toUser(updated), disabledNow: change.tokensValidAfter !== undefined };

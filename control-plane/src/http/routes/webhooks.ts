@@ -104,7 +104,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext): vo
           throw new GatewayError('INVALID_REQUEST', `A project has at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one first.`);
         }
         const created = await insertWebhook(tx, { projectId: req.params.id, url: parsed.url.href, events: req.body.events, secret, createdBy: principal.userId });
-        await writeAudit(tx, { type: 'webhook.created', outcome: 'success', status: 201, projectId: created.project_id, actor: principal.userId }, requestFacts(req, reply));
+        await writeAudit(tx, { type: 'webhook.created', outcome: 'success', status: 201, projectId: created.project_id, actor: principal.userId, target: { type: 'webhook', id: created.id } }, requestFacts(req, reply));
         return created;
       });
       return reply.status(201).send({
@@ -157,7 +157,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext): vo
         const webhook = await updateWebhook(tx, req.params.id, req.params.webhook_id, { ...req.body, disabledReason: null });
         if (webhook === null) throw webhookNotFound();
         const facts = requestFacts(req, reply);
-        const audit = (type: string) => writeAudit(tx, { type, outcome: 'success', status: 200, projectId: webhook.project_id, actor: principal.userId }, facts);
+        const audit = (type: string) => writeAudit(tx, { type, outcome: 'success', status: 200, projectId: webhook.project_id, actor: principal.userId, target: { type: 'webhook', id: webhook.id } }, facts);
         if (before.enabled && !webhook.enabled) await failPendingDeliveries(tx, webhook.id, 'the webhook was disabled');
         if (before.enabled !== webhook.enabled) await audit(webhook.enabled ? 'webhook.enabled' : 'webhook.disabled');
         if (req.body.events !== undefined) await audit('webhook.updated');
@@ -183,7 +183,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext): vo
       await ctx.sql.begin(async (tx) => {
         await projectAccess(tx, principal, req.params.id, 'webhook.manage', 'manage webhooks');
         if (!(await deleteWebhook(tx, req.params.id, req.params.webhook_id))) throw webhookNotFound();
-        await writeAudit(tx, { type: 'webhook.deleted', outcome: 'success', status: 204, projectId: req.params.id, actor: principal.userId }, requestFacts(req, reply));
+        await writeAudit(tx, { type: 'webhook.deleted', outcome: 'success', status: 204, projectId: req.params.id, actor: principal.userId, target: { type: 'webhook', id: req.params.webhook_id } }, requestFacts(req, reply));
       });
       return reply.status(204).send();
     },

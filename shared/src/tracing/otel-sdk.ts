@@ -2,15 +2,21 @@ import { diag, DiagLogLevel, type Tracer } from '@opentelemetry/api';
 import { parseKeyPairsIntoRecord } from '@opentelemetry/core';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import type { TracingConfig } from '@gateway/shared';
-import type { Logger } from 'pino';
+import type { TracingConfig } from '../config/tracing-config.js';
 
 /**
- * The OpenTelemetry SDK as the gateway uses it: a tracer provider of its own (nothing registered
- * globally, so several services may share a process), a batch span processor and an OTLP/HTTP
- * exporter in the configured encoding. The control plane has a twin of this file (control-plane/src/tracing/otel-sdk.ts):
- * the two services share no code but shared/, which has no I/O dependency.
+ * The OpenTelemetry SDK as the gateway uses it, for the proxy, the control plane and the writer
+ * alike: a tracer provider of its own (nothing registered globally, so several services may share
+ * a process), a batch span processor and an OTLP/HTTP exporter in the configured encoding.
+ *
+ * Not exported by shared's index: a service imports `@gateway/shared/otel-sdk` dynamically, only
+ * when tracing is on, so no OpenTelemetry module is loaded otherwise.
  */
+/** What the SDK logs through (a pino logger fits). */
+export interface TracingLog {
+  warn(facts: object, message: string): void;
+}
+
 export interface TracingSdk {
   tracer: Tracer;
   shutdown(): Promise<void>;
@@ -43,7 +49,7 @@ async function exporter(config: TracingConfig): Promise<SpanExporter> {
 }
 
 /** Export failures (collector down, refused) as warnings, at most one a minute: spans are dropped, requests go on. */
-function reportExportErrors(log: Logger): void {
+function reportExportErrors(log: TracingLog): void {
   let last = 0;
   const warn = (message: string) => {
     const now = Date.now();
@@ -55,7 +61,7 @@ function reportExportErrors(log: Logger): void {
   diag.setLogger({ error: warn, warn, info: ignore, debug: ignore, verbose: ignore }, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
 }
 
-export async function startTracingSdk(config: TracingConfig, scope: string, log: Logger): Promise<TracingSdk> {
+export async function startTracingSdk(config: TracingConfig, scope: string, log: TracingLog): Promise<TracingSdk> {
   reportExportErrors(log);
   // OTEL_RESOURCE_ATTRIBUTES adds to the resource; the service name is the one configured.
   const resource = defaultResource()

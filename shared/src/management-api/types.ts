@@ -1,0 +1,197 @@
+import type { ServedModel } from '../config/served-models.js';
+import type { QuotaPeriod, RateLimits } from '../contracts/project-policy.js';
+import type { AccountRole, ProjectRole } from './roles.js';
+
+/**
+ * The management API's answers (docs/management-api.md), declared once: the control plane builds
+ * them, the dashboard and gatewayctl read them. Types and constant lists only, so the dashboard's
+ * bundle imports this file as it is; the server's JSON schemas (control-plane/src/http/schemas.ts)
+ * describe the same shapes for validation and the OpenAPI document.
+ */
+
+/** The events a webhook can subscribe to (docs/webhooks.md#events). */
+export const WEBHOOK_EVENT_TYPES = ['key.created', 'key.deleted', 'project.updated', 'quota.threshold', 'gateway.request.failed'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** The audit types the control plane writes besides `gateway.request`, in the order they are documented. */
+export const AUDIT_TYPES = [
+  'gateway.request',
+  'key.created',
+  'key.deleted',
+  'project.created',
+  'project.updated',
+  'project.deleted',
+  'member.added',
+  'member.updated',
+  'member.removed',
+  'user.created',
+  'signin.succeeded',
+  'signin.refreshed',
+  'signin.failed',
+  'user.updated',
+  'user.disabled',
+  'user.enabled',
+  'password.changed',
+  'password.reset',
+  'signout',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.enabled',
+  'webhook.disabled',
+] as const;
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  /** Seconds. */
+  expires_in: number;
+}
+
+/** An account: never a password hash, nor the revocation instant. */
+export interface User {
+  id: string;
+  email: string;
+  role: AccountRole;
+  /** A disabled account cannot sign in; its sessions ended when it was disabled. */
+  disabled: boolean;
+  created_at: string;
+}
+
+export interface Project {
+  id: string;
+  name: string;
+  /** Null: no quota. */
+  quota_tokens: number | null;
+  /** What the quota counts: all time, or each calendar month (UTC). */
+  quota_period: QuotaPeriod;
+  /** Tokens used in the quota's current period. */
+  used_tokens: number;
+  /** Per-minute limits; null: none. */
+  rate_limits: RateLimits;
+  /** Models the project may use; null: every model the gateway serves. */
+  allowed_models: string[] | null;
+  /** Largest max_tokens a request may ask for; null: none. */
+  max_tokens_cap: number | null;
+  created_at: string;
+}
+
+/** A key as listed: never the hash, never the secret. */
+export interface ApiKey {
+  id: string;
+  project_id: string;
+  name: string;
+  prefix: string;
+  created_by: string | null;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  /** Null while the key is live. */
+  deleted_at: string | null;
+}
+
+/** The creation answer: the only one that ever carries the secret. */
+export interface NewApiKey {
+  id: string;
+  project_id: string;
+  name: string;
+  prefix: string;
+  key: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export interface Member {
+  project_id: string;
+  user_id: string;
+  email: string;
+  role: ProjectRole;
+  created_at: string;
+}
+
+/** A webhook endpoint as listed: never with its secret. */
+export interface Webhook {
+  id: string;
+  project_id: string;
+  url: string;
+  events: WebhookEventType[];
+  enabled: boolean;
+  /** Why the gateway disabled it; null while enabled or when someone disabled it by hand. */
+  disabled_reason: string | null;
+  created_at: string;
+}
+
+/** The creation answer: the only one that ever carries the signing secret. */
+export interface NewWebhook extends Omit<Webhook, 'disabled_reason'> {
+  secret: string;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  /** The `webhook-id` header the endpoint sees, the same on every attempt. */
+  event_id: string;
+  event_type: WebhookEventType;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  last_attempt_at: string | null;
+  /** When the next attempt is due; null once the delivery is settled. */
+  next_attempt_at: string | null;
+}
+
+/** GET /v1/models answers `{data: ServedModel[]}` (config/served-models.ts). */
+export type { ServedModel };
+
+/** GET /v1/gateway. */
+export interface GatewayInfo {
+  /** Where clients send gateway requests, without /v1. */
+  public_url: string;
+}
+
+// The records of GET /v1/usage and GET /v1/audit are the contracts' StoredUsageRecord and StoredAuditEvent.
+
+export type SummaryGroup = 'project' | 'model' | 'provider' | 'key' | 'endpoint';
+
+/** Sums of GET /v1/usage/summary: per group, and in total. */
+export interface SummaryFigures {
+  requests: number;
+  tokens: { input: number; output: number; total: number; cached: number };
+  /** US dollars; null when no record counted has a cost. */
+  cost_usd: number | null;
+}
+
+export interface UsageSummary<G extends SummaryGroup = SummaryGroup> {
+  /** Busiest group (most total tokens) first; each entry names its group under the group's key. */
+  data: (SummaryFigures & Record<G, string>)[];
+  totals: SummaryFigures;
+}
+
+/** GET /v1/usage/series: the summary's figures per time bucket and group. */
+export interface UsageSeriesAnswer<G extends SummaryGroup = SummaryGroup> {
+  bucket_ms: number;
+  offset_ms: number;
+  data: (SummaryFigures & Record<G, string> & { start: number })[];
+}
+
+/** POST /v1/usage/export/links. */
+export interface ExportLink {
+  /** Relative to the control plane; add the export's filters. */
+  url: string;
+  /** Seconds. */
+  expires_in: number;
+}
+
+export interface List<T> {
+  data: T[];
+}
+
+/** A keyset-paged list: follow `next_cursor` while `has_more`. */
+export interface Page<T> extends List<T> {
+  next_cursor: string | null;
+  has_more: boolean;
+}
