@@ -1,4 +1,4 @@
-import type { ProjectPolicy, QuotaPeriod, RateLimits } from '@gateway/shared';
+import type { McpSetting, ProjectPolicy, QuotaPeriod, RateLimits } from '@gateway/shared';
 import type { ProjectRole } from '../auth/permissions.js';
 import { one, type Queryable } from './connect.js';
 
@@ -15,6 +15,7 @@ interface ProjectRow {
   project_tpm: number | null;
   allowed_models: string[] | null;
   max_tokens_cap: number | null;
+  mcp: McpSetting | null;
   created_at: Date;
 }
 
@@ -29,6 +30,8 @@ export interface Project {
   rate_limits: RateLimits;
   allowed_models: string[] | null;
   max_tokens_cap: number | null;
+  /** MCP servers and tools the project's keys may use; null: none. */
+  mcp: McpSetting | null;
   created_at: string;
 }
 
@@ -40,9 +43,10 @@ export interface ProjectInput {
   rate_limits?: Partial<RateLimits>;
   allowed_models?: string[] | null;
   max_tokens_cap?: number | null;
+  mcp?: McpSetting | null;
 }
 
-const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, created_at';
+const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, created_at';
 const P_COLUMNS = COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
 
 function toProject(row: ProjectRow): Project {
@@ -55,6 +59,7 @@ function toProject(row: ProjectRow): Project {
     rate_limits: { key_rpm: row.key_rpm, key_tpm: row.key_tpm, project_rpm: row.project_rpm, project_tpm: row.project_tpm },
     allowed_models: row.allowed_models,
     max_tokens_cap: row.max_tokens_cap,
+    mcp: row.mcp,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -68,6 +73,7 @@ export function policyOf(project: Project): Omit<ProjectPolicy, 'v'> {
     rate_limits: project.rate_limits,
     allowed_models: project.allowed_models,
     max_tokens_cap: project.max_tokens_cap,
+    mcp: project.mcp,
   };
 }
 
@@ -79,6 +85,8 @@ function columnsOf(input: ProjectInput): Record<string, string | number | string
   if (input.quota_period !== undefined) values.quota_period = input.quota_period;
   if (input.allowed_models !== undefined) values.allowed_models = input.allowed_models;
   if (input.max_tokens_cap !== undefined) values.max_tokens_cap = input.max_tokens_cap;
+  // As JSON text: Postgres reads it as the column's jsonb.
+  if (input.mcp !== undefined) values.mcp = input.mcp === null ? null : JSON.stringify(input.mcp);
   for (const [field, value] of Object.entries(input.rate_limits ?? {})) if (value !== undefined) values[field] = value as number | null;
   return values;
 }

@@ -43,14 +43,25 @@ export interface AuditEvent {
   attempts?: number;
   /** Names of the providers tried, in order; empty when none. Absent: `[provider]` or `[]`. */
   providers?: string[];
+  /** An MCP request's server, tool (tools/call only) and JSON-RPC method; absent or null otherwise. */
+  mcp?: McpAuditFacts | null;
   client_ip: string | null;
   user_agent: string | null;
   latency_ms: number;
 }
 
+export interface McpAuditFacts {
+  server: string;
+  /** The tool called (its name on the server), null for every other MCP request. */
+  tool: string | null;
+  /** The JSON-RPC method (`tools/call`, `initialize`, …); `GET` / `DELETE` for the stream and session requests. */
+  method: string;
+}
+
 /** An audit event as Postgres holds it and the management API serves it: every field present. */
-export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers'> {
+export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers' | 'mcp'> {
   endpoint: GatewayEndpoint | null;
+  mcp: McpAuditFacts | null;
   attempts: number;
   providers: string[];
 }
