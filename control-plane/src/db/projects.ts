@@ -1,5 +1,6 @@
 import type { McpSetting, ProjectPolicy, QuotaPeriod, RateLimits } from '@gateway/shared';
 import type { ProjectRole } from '../auth/permissions.js';
+import type { JSONValue } from 'postgres';
 import { one, type Queryable } from './connect.js';
 
 /** Projects. Deletion is soft (deleted_at) so records keep pointing at a project that existed. */
@@ -78,15 +79,15 @@ export function policyOf(project: Project): Omit<ProjectPolicy, 'v'> {
 }
 
 /** API field names → column values, for the fields present in `input`. */
-function columnsOf(input: ProjectInput): Record<string, string | number | string[] | null> {
-  const values: Record<string, string | number | string[] | null> = {};
+function columnsOf(input: ProjectInput): Record<string, string | number | string[] | JSONValue | null> {
+  const values: Record<string, string | number | string[] | JSONValue | null> = {};
   if (input.name !== undefined) values.name = input.name;
   if (input.quota_tokens !== undefined) values.quota_tokens = input.quota_tokens;
   if (input.quota_period !== undefined) values.quota_period = input.quota_period;
   if (input.allowed_models !== undefined) values.allowed_models = input.allowed_models;
   if (input.max_tokens_cap !== undefined) values.max_tokens_cap = input.max_tokens_cap;
-  // As JSON text: Postgres reads it as the column's jsonb.
-  if (input.mcp !== undefined) values.mcp = input.mcp === null ? null : JSON.stringify(input.mcp);
+  // postgres.js serialises it with the jsonb column's own serialiser.
+  if (input.mcp !== undefined) values.mcp = input.mcp as JSONValue | null;
   for (const [field, value] of Object.entries(input.rate_limits ?? {})) if (value !== undefined) values[field] = value as number | null;
   return values;
 }

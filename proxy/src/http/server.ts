@@ -8,6 +8,8 @@ import { CountTokensCall } from '../chat/count-tokens-call.js';
 import type { InboundProtocol } from '../protocols/protocol.js';
 import type { GatewayCall, GatewayDeps, RequestInfo } from '../chat/gateway-call.js';
 import { ModelsCall } from '../chat/models-call.js';
+import type { McpUpstreams } from '../mcp/mcp-upstreams.js';
+import { registerMcpRoutes } from '../mcp/routes.js';
 import { readBody } from './body-reader.js';
 import { Exchange } from './exchange.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
@@ -81,7 +83,7 @@ function asciiText(bytes: ArrayBuffer): string {
   return Buffer.from(bytes).toString('latin1');
 }
 
-export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number): Promise<ProxyServer> {
+export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number, mcp: McpUpstreams | null = null): Promise<ProxyServer> {
   const uws = loadUws();
   const app = uws.App();
   const limit = deps.config.maxBodyBytes;
@@ -127,6 +129,9 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     call.authenticate();
     void call.run().catch((err: unknown) => call.crashed(err));
   });
+
+  // The MCP gateway (mcp/routes.ts): its own steps, sharing only the request's header reading.
+  if (mcp !== null) registerMcpRoutes(app, deps, mcp, (res, req) => requestInfo(res, req, deps.config.trustProxy));
 
   app.get('/healthz', (res) => {
     res.writeHeader('content-type', 'application/json').end('{"status":"ok"}');
