@@ -22,6 +22,8 @@ export interface BarePassthrough {
   close(): Promise<void>;
 }
 
+const MCP_HEADERS = ['accept', 'mcp-session-id', 'mcp-protocol-version'] as const;
+
 export function startBarePassthrough(options: BarePassthroughOptions): Promise<BarePassthrough> {
   const uws = loadUws();
   const pool = new Pool(new URL(options.upstream).origin, {
@@ -35,7 +37,12 @@ export function startBarePassthrough(options: BarePassthroughOptions): Promise<B
   app.post('/*', (res, req) => {
     const query = req.getQuery();
     const path = query ? `${req.getUrl()}?${query}` : req.getUrl();
-    const contentType = req.getHeader('content-type') || 'application/json';
+    const headers: Record<string, string> = { 'content-type': req.getHeader('content-type') || 'application/json' };
+    // What an MCP exchange needs passed (the mcp scenario); absent on model requests.
+    for (const name of MCP_HEADERS) {
+      const value = req.getHeader(name);
+      if (value !== '') headers[name] = value;
+    }
     const controller = new AbortController();
     const state = { aborted: false };
     res.onAborted(() => {
@@ -48,7 +55,7 @@ export function startBarePassthrough(options: BarePassthroughOptions): Promise<B
       parts.push(Buffer.from(new Uint8Array(chunk).slice()));
       if (!isLast) return;
       const body = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
-      pool.request({ path, method: 'POST', headers: { 'content-type': contentType }, body, signal: controller.signal }).then(
+      pool.request({ path, method: 'POST', headers, body, signal: controller.signal }).then(
         (upstream) => relay(res, upstream, state),
         () => fail(res, state),
       );

@@ -8,6 +8,7 @@ export interface Project {
   rate_limits: { key_rpm: number | null; key_tpm: number | null; project_rpm: number | null; project_tpm: number | null };
   allowed_models: string[] | null;
   max_tokens_cap: number | null;
+  mcp?: { servers: Record<string, { tools: '*' | string[] }> } | null;
   created_at: string;
 }
 

@@ -1,5 +1,6 @@
 import { GatewayError, type McpSetting, type ProjectPolicy } from '@gateway/shared';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Cancel } from '../providers/cancel.js';
 import { decodeSession, encodeSession, type AggregateSession } from './aggregate-session.js';
 import { errorMessage, idOf, methodOf, parseBody, resultMessage, RPC, toolNameOf } from './jsonrpc.js';
 import type { McpRequest } from './mcp-request.js';
@@ -14,7 +15,9 @@ import { upstreamRpc } from './upstream-rpc.js';
  * `<server>__<tool>`. The gateway answers initialize (having initialized each server), tools/list
  * (each server's allowed tools, renamed) and ping itself; a tools/call goes to its server under the
  * tool's own name, its answer relayed as it comes; notifications go to every server. The session
- * lives in its id (aggregate-session.ts), so any replica serves any request of it.
+ * lives in its id (aggregate-session.ts), so any replica serves any request of it. The gateway's
+ * own short exchanges with the servers (initialize, list, notifications) each get their own Cancel:
+ * one Cancel follows one exchange.
  */
 const SEPARATOR = '__';
 /** Pages of one server's tools/list followed before the rest is left out. */
@@ -94,7 +97,7 @@ function accepted(req: McpRequest): void {
 async function initialize(req: McpRequest, servers: McpUpstream[], message: Record<string, unknown>): Promise<void> {
   const outcomes = await Promise.all(
     servers.map((upstream) =>
-      upstreamRpc(upstream, message, { sessionId: '', protocolVersion: '' }, req.cancel.signal).then(
+      upstreamRpc(upstream, message, { sessionId: '', protocolVersion: '' }, new Cancel()).then(
         (outcome) => ({ upstream, outcome }),
         () => ({ upstream, outcome: null }),
       ),
@@ -129,7 +132,7 @@ async function notifyAll(req: McpRequest, upstreams: McpUpstreams, current: Aggr
   const sends: Promise<unknown>[] = [];
   for (const [name, s] of current.servers) {
     const upstream = upstreams.get(name);
-    if (upstream !== undefined) sends.push(upstreamRpc(upstream, message, s, req.cancel.signal).catch(() => null));
+    if (upstream !== undefined) sends.push(upstreamRpc(upstream, message, s, new Cancel()).catch(() => null));
   }
   await Promise.all(sends);
   if (!req.finished) accepted(req);
@@ -145,7 +148,7 @@ async function listTools(req: McpRequest, upstreams: McpUpstreams, current: Aggr
       let cursor: string | undefined;
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
         const params = cursor === undefined ? {} : { cursor };
-        const outcome = await upstreamRpc(upstream, { jsonrpc: '2.0', id: `gw-list-${page}`, method: 'tools/list', params }, s, req.cancel.signal).catch(() => null);
+        const outcome = await upstreamRpc(upstream, { jsonrpc: '2.0', id: `gw-list-${page}`, method: 'tools/list', params }, s, new Cancel()).catch(() => null);
         const result = outcome?.message?.result as Record<string, unknown> | undefined;
         if (result === undefined) break;
         const allowed = filterToolsResult(result, allowance).tools;
@@ -186,7 +189,7 @@ export async function deleteAggregate(req: McpRequest, upstreams: McpUpstreams):
     [...current.servers].map(([name, s]) => {
       const upstream = upstreams.get(name);
       if (upstream === undefined || s.sessionId === '') return null;
-      return upstream.send({ method: 'DELETE', ...s, accept: 'application/json, text/event-stream', signal: req.cancel.signal }).then((res) => res.body.dump(), () => null);
+      return upstream.send({ method: 'DELETE', ...s, accept: 'application/json, text/event-stream', cancel: new Cancel() }).then((res) => res.body(), () => null).catch(() => null);
     }),
   );
   if (req.finished) return;

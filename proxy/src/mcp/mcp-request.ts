@@ -3,6 +3,7 @@ import { GatewayError, newRecordId, type AuditOutcome, type KeyRecord, type Proj
 import type { Revocable } from '../auth/in-flight.js';
 import type { GatewayDeps } from '../chat/gateway-call.js';
 import type { Exchange } from '../http/exchange.js';
+import { Cancel } from '../providers/cancel.js';
 import type { ToolTrace } from '../tracing/request-trace.js';
 import { gatewayErrorMessage, type RequestId } from './jsonrpc.js';
 import { KeyCheck } from './key-check.js';
@@ -42,7 +43,7 @@ export class McpRequest implements Revocable, McpFacts {
   answer: ToolAnswer = null;
   streamed = false;
   /** Stops the server request (client gone, key revoked). */
-  readonly cancel = new AbortController();
+  readonly cancel = new Cancel();
   trace: ToolTrace | null = null;
   private registered = false;
 
@@ -142,8 +143,9 @@ export class McpRequest implements Revocable, McpFacts {
     if (upstream === null || this.rpcId === null || this.answer !== null || !this.reached) return;
     const body = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: this.rpcId, reason: 'The gateway ended the request.' } });
     upstream
-      .send({ method: 'POST', sessionId: this.upstreamSession, protocolVersion: this.upstreamProtocol, accept: 'application/json, text/event-stream', body })
-      .then((res) => res.body.dump(), () => {});
+      .send({ method: 'POST', sessionId: this.upstreamSession, protocolVersion: this.upstreamProtocol, accept: 'application/json, text/event-stream', body, cancel: new Cancel() })
+      .then((res) => res.body(), () => null)
+      .catch(() => null);
   }
 
   finish(outcome: AuditOutcome, status: number, errorCode: string | null): void {
@@ -155,10 +157,12 @@ export class McpRequest implements Revocable, McpFacts {
     const latencyMs = Math.round(elapsed);
     const timestamp = Date.now();
     const { records, metrics } = this.deps;
-    metrics.perRequest.record(status, 'none', this.server, 'mcp', elapsed / 1000);
+    const charged = this.reached && this.tool !== null && this.key !== null;
+    // The provider label names a server only for what leaves a usage record, as for models.
+    metrics.perRequest.record(status, 'none', charged ? this.server : 'none', 'mcp', elapsed / 1000);
     const key = this.key ?? this.auth.known;
     records.pushAudit(mcpAuditEvent(this, key, outcome, status, errorCode, timestamp, latencyMs));
-    if (this.reached && this.tool !== null && this.key !== null) {
+    if (charged && this.key !== null && this.tool !== null) {
       records.pushUsage(mcpUsageRecord(this, this.key, this.tool, this.answer, this.streamed, this.upstream?.pricePerCall ?? null, timestamp, latencyMs));
     }
     this.trace?.end(outcome, status, errorCode);

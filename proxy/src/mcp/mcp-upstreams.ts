@@ -1,5 +1,7 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { McpServerConfig } from '@gateway/shared';
+import type { Cancel } from '../providers/cancel.js';
+import { UpstreamResponse } from '../providers/upstream-request.js';
 
 /**
  * The MCP servers of the providers file, each with its keep-alive connection pool, built at start.
@@ -14,7 +16,16 @@ export interface UpstreamRequest {
   lastEventId?: string;
   traceparent?: string;
   body?: Buffer | string;
-  signal?: AbortSignal;
+  cancel: Cancel;
+}
+
+/** A server's answer as the relay reads it, whichever way it was fetched. */
+export interface UpstreamAnswer {
+  readonly status: number;
+  header(name: string): string | undefined;
+  body(): Promise<Buffer>;
+  stream(): AsyncIterable<Buffer>;
+  destroy(): void;
 }
 
 export class McpUpstream {
@@ -32,29 +43,29 @@ export class McpUpstream {
     this.path = url.pathname + url.search;
     this.headers = config.headers;
     this.timeoutMs = config.timeout_ms;
-    this.pool = new Pool(url.origin, { connections: 128, connect: { timeout: config.connect_timeout_ms }, pipelining: 1 });
+    this.pool = new Pool(url.origin, { connections: 128, connect: { timeout: config.connect_timeout_ms }, pipelining: 1, headersTimeout: config.timeout_ms, bodyTimeout: 0 });
   }
 
   /**
-   * One HTTP request to the server. Streams may stay silent for as long as a tool runs or the
-   * server has nothing to say, so only the wait for response headers is bounded.
+   * One HTTP request to the server. A POST (every JSON-RPC message) goes through undici's
+   * dispatch() with the providers' own handler (no Readable, AbortSignal or promise per chunk);
+   * GET and DELETE, rare, through request(). Streams may stay silent for as long as a tool runs or
+   * the server has nothing to say, so only the wait for response headers is bounded.
    */
-  send(req: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+  send(req: UpstreamRequest): Promise<UpstreamAnswer> {
     const headers: Record<string, string> = { ...this.headers, accept: req.accept };
     if (req.body !== undefined) headers['content-type'] = 'application/json';
     if (req.sessionId !== '') headers['mcp-session-id'] = req.sessionId;
     if (req.protocolVersion !== '') headers['mcp-protocol-version'] = req.protocolVersion;
     if (req.lastEventId !== undefined && req.lastEventId !== '') headers['last-event-id'] = req.lastEventId;
     if (req.traceparent !== undefined) headers.traceparent = req.traceparent;
-    return this.pool.request({
-      path: this.path,
-      method: req.method,
-      headers,
-      body: req.body ?? null,
-      signal: req.signal,
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: 0,
-    });
+    if (req.method === 'POST') {
+      const body = typeof req.body === 'string' ? Buffer.from(req.body) : (req.body ?? Buffer.alloc(0));
+      return UpstreamResponse.post(this.pool, this.path, headers, body, req.cancel);
+    }
+    return this.pool
+      .request({ path: this.path, method: req.method, headers, signal: req.cancel.signal, headersTimeout: this.timeoutMs, bodyTimeout: 0 })
+      .then((res) => new RequestAnswer(res));
   }
 
   close(): Promise<void> {
@@ -87,8 +98,31 @@ export class McpUpstreams {
 }
 
 /** A response header as one string ('' when absent). */
-export function headerOf(headers: Dispatcher.ResponseData['headers'], name: string): string {
-  const value = headers[name];
-  if (value === undefined) return '';
-  return Array.isArray(value) ? (value[0] ?? '') : value;
+export function headerOf(answer: UpstreamAnswer, name: string): string {
+  return answer.header(name) ?? '';
+}
+
+class RequestAnswer implements UpstreamAnswer {
+  constructor(private readonly res: Dispatcher.ResponseData) {}
+
+  get status(): number {
+    return this.res.statusCode;
+  }
+
+  header(name: string): string | undefined {
+    const value = this.res.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  }
+
+  async body(): Promise<Buffer> {
+    return Buffer.from(await this.res.body.arrayBuffer());
+  }
+
+  stream(): AsyncIterable<Buffer> {
+    return this.res.body as AsyncIterable<Buffer>;
+  }
+
+  destroy(): void {
+    this.res.body.destroy();
+  }
 }

@@ -1,8 +1,7 @@
 import { createSseDecoder, GatewayError, type SseEvent } from '@gateway/shared';
-import type { Dispatcher } from 'undici';
 import { answerOf } from './jsonrpc.js';
 import type { McpRequest } from './mcp-request.js';
-import { headerOf, type McpUpstream, type UpstreamRequest } from './mcp-upstreams.js';
+import { headerOf, type McpUpstream, type UpstreamAnswer, type UpstreamRequest } from './mcp-upstreams.js';
 
 /**
  * Sends a request to an MCP server and relays its answer: a JSON body as one response, an SSE
@@ -14,16 +13,16 @@ export type Rewrite = (message: Record<string, unknown>) => Record<string, unkno
 
 const SSE = 'text/event-stream';
 
-export async function relay(req: McpRequest, upstream: McpUpstream, request: Omit<UpstreamRequest, 'signal'>, rewrite: Rewrite | null): Promise<void> {
+export async function relay(req: McpRequest, upstream: McpUpstream, request: Omit<UpstreamRequest, 'cancel'>, rewrite: Rewrite | null): Promise<void> {
   // On /mcp the client's session is the gateway's own: a server's session id must not replace it.
   const passSession = req.info.server !== null;
   req.upstream = upstream;
   req.upstreamSession = request.sessionId;
   req.upstreamProtocol = request.protocolVersion;
   req.reached = true;
-  let res: Dispatcher.ResponseData;
+  let res: UpstreamAnswer;
   try {
-    res = await upstream.send({ ...request, signal: req.cancel.signal });
+    res = await upstream.send({ ...request, cancel: req.cancel });
   } catch (err) {
     if (req.finished) return;
     const code = (err as { code?: string }).code;
@@ -33,31 +32,31 @@ export async function relay(req: McpRequest, upstream: McpUpstream, request: Omi
     return;
   }
   if (req.finished) {
-    res.body.destroy();
+    res.destroy();
     return;
   }
-  const status = res.statusCode;
+  const status = res.status;
   if (status === 401 || status === 403) {
     // The server refused the gateway's own credentials (its configured headers): a gateway
     // fault, not the client's, and the client must not be sent looking for a sign-in.
-    res.body.destroy();
+    res.destroy();
     req.fail(new GatewayError('UPSTREAM_ERROR', `The MCP server \`${upstream.name}\` refused the gateway's credentials (its ${status}).`), 'error');
     return;
   }
-  const type = headerOf(res.headers, 'content-type');
+  const type = headerOf(res, 'content-type');
   const headers: [string, string][] = [];
-  const session = headerOf(res.headers, 'mcp-session-id');
+  const session = headerOf(res, 'mcp-session-id');
   if (session !== '' && passSession) headers.push(['mcp-session-id', session]);
-  const allow = headerOf(res.headers, 'allow');
+  const allow = headerOf(res, 'allow');
   if (allow !== '') headers.push(['allow', allow]);
   if (type.startsWith(SSE)) return relayStream(req, res, status, headers, rewrite);
   return relayBody(req, res, status, type, headers, rewrite);
 }
 
-async function relayBody(req: McpRequest, res: Dispatcher.ResponseData, status: number, type: string, headers: [string, string][], rewrite: Rewrite | null): Promise<void> {
+async function relayBody(req: McpRequest, res: UpstreamAnswer, status: number, type: string, headers: [string, string][], rewrite: Rewrite | null): Promise<void> {
   let body: Buffer;
   try {
-    body = Buffer.from(await res.body.arrayBuffer());
+    body = await res.body();
   } catch (err) {
     if (!req.finished) req.fail(upstreamFailure(req.upstream!, err), 'error');
     return;
@@ -85,7 +84,7 @@ async function relayBody(req: McpRequest, res: Dispatcher.ResponseData, status: 
   finishRelayed(req, status);
 }
 
-async function relayStream(req: McpRequest, res: Dispatcher.ResponseData, status: number, headers: [string, string][], rewrite: Rewrite | null): Promise<void> {
+async function relayStream(req: McpRequest, res: UpstreamAnswer, status: number, headers: [string, string][], rewrite: Rewrite | null): Promise<void> {
   const { ex } = req;
   req.streamed = true;
   headers.push(['content-type', 'text/event-stream'], ['cache-control', 'no-cache']);
@@ -109,7 +108,7 @@ async function relayStream(req: McpRequest, res: Dispatcher.ResponseData, status
       : null;
   const text = decoder === null ? null : new TextDecoder();
   try {
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    for await (const chunk of res.stream()) {
       if (req.finished) break;
       decoder?.feed(text!.decode(chunk, { stream: true }));
       let ok: boolean;
@@ -125,7 +124,7 @@ async function relayStream(req: McpRequest, res: Dispatcher.ResponseData, status
     return;
   }
   if (req.finished) {
-    res.body.destroy();
+    res.destroy();
     return;
   }
   ex.endStream();

@@ -1,4 +1,5 @@
 import { createSseDecoder } from '@gateway/shared';
+import type { Cancel } from '../providers/cancel.js';
 import { answerOf, type RequestId } from './jsonrpc.js';
 import { headerOf, type McpUpstream } from './mcp-upstreams.js';
 
@@ -19,19 +20,24 @@ export async function upstreamRpc(
   upstream: McpUpstream,
   body: Record<string, unknown>,
   session: { sessionId: string; protocolVersion: string },
-  signal: AbortSignal,
+  cancel: Cancel,
 ): Promise<RpcOutcome> {
-  const res = await upstream.send({ method: 'POST', ...session, accept: 'application/json, text/event-stream', body: JSON.stringify(body), signal });
-  const sessionId = headerOf(res.headers, 'mcp-session-id');
+  const res = await upstream.send({ method: 'POST', ...session, accept: 'application/json, text/event-stream', body: JSON.stringify(body), cancel });
+  const sessionId = headerOf(res, 'mcp-session-id');
   const id = typeof body.id === 'string' || typeof body.id === 'number' ? (body.id as RequestId) : null;
-  const type = headerOf(res.headers, 'content-type');
-  if (res.statusCode >= 300 || id === null) {
-    await res.body.dump();
-    return { status: res.statusCode, sessionId, message: null };
+  const type = headerOf(res, 'content-type');
+  if (res.status >= 300 || id === null) {
+    await res.body().catch(() => null);
+    return { status: res.status, sessionId, message: null };
   }
   if (!type.startsWith('text/event-stream')) {
-    const parsed = (await res.body.json().catch(() => null)) as unknown;
-    return { status: res.statusCode, sessionId, message: answerOf(parsed, id) === null ? null : (parsed as Record<string, unknown>) };
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse((await res.body()).toString('utf8'));
+    } catch {
+      // Not JSON: no answer.
+    }
+    return { status: res.status, sessionId, message: answerOf(parsed, id) === null ? null : (parsed as Record<string, unknown>) };
   }
   let found: Record<string, unknown> | null = null;
   const decoder = createSseDecoder((event) => {
@@ -44,10 +50,10 @@ export async function upstreamRpc(
     }
   });
   const text = new TextDecoder();
-  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+  for await (const chunk of res.stream()) {
     decoder.feed(text.decode(chunk, { stream: true }));
     if (found !== null) break;
   }
-  res.body.destroy();
-  return { status: res.statusCode, sessionId, message: found };
+  res.destroy();
+  return { status: res.status, sessionId, message: found };
 }

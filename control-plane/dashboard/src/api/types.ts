@@ -83,6 +83,12 @@ export interface Project {
   allowed_models?: string[] | null;
   /** Largest max_tokens a request may ask for; null: none. */
   max_tokens_cap?: number | null;
+  /** MCP servers and tools the project's keys may use; null: none. Absent in answers of older servers. */
+  mcp?: McpSetting | null;
+}
+
+export interface McpSetting {
+  servers: Record<string, { tools: '*' | string[] }>;
 }
 
 export interface RateLimits {
