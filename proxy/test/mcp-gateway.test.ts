@@ -251,6 +251,50 @@ describe('MCP gateway', () => {
     expect(cut).toMatchObject({ outcome: 'auth_failed', error_code: 'UNAUTHORIZED', mcp: { server: 'docs', tool: 'wait' } });
   });
 
+  it('counts tool calls against the rate limits, and only tool calls', async () => {
+    const limited = await newProject('mcp-limited', { servers: { docs: { tools: '*' } } });
+    const patched = await cp.api('PATCH', `/v1/projects/${limited.id}`, { token: cp.adminToken, body: { rate_limits: { key_rpm: 2 } } });
+    expect(patched.status).toBe(200);
+    const { client } = await connect(0, '/mcp/docs', limited.key);
+    await eventually(async () => (await client.listTools()).tools.length > 0, 'listed');
+    await client.listTools();
+    const calls = docs.calls.length;
+    await client.callTool({ name: 'echo', arguments: { text: '1' } });
+    await client.callTool({ name: 'echo', arguments: { text: '2' } });
+    await expect(client.callTool({ name: 'echo', arguments: { text: '3' } })).rejects.toThrow(/429|RATE_LIMITED/);
+    expect(docs.calls.length).toBe(calls + 2);
+    // Lists are not tool calls: still served.
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+
+  it('passes the server-initiated stream (GET) and the session end (DELETE) through', async () => {
+    // A session opened by hand: the official client opens its own GET stream, and a server allows one.
+    const post = { 'x-api-key': project.key, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(gateway(1, '/mcp/docs'), {
+      method: 'POST',
+      headers: post,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    expect(init.status).toBe(200);
+    await init.text();
+    const transport = { sessionId: init.headers.get('mcp-session-id') };
+    expect(transport.sessionId).toBeTruthy();
+    const headers = { 'x-api-key': project.key, 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-06-18' };
+    expect((await fetch(gateway(0, '/mcp/docs'), { method: 'POST', headers: { ...post, ...headers }, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).status).toBe(202);
+    const controller = new AbortController();
+    const stream = await fetch(gateway(0, '/mcp/docs'), { headers: { ...headers, accept: 'text/event-stream' }, signal: controller.signal });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toContain('text/event-stream');
+    controller.abort();
+    const gets = docs.requests.filter((r) => r.method === 'GET' && r.headers['mcp-session-id'] === transport.sessionId);
+    expect(gets.length).toBeGreaterThan(0);
+    expect(gets.every((r) => r.headers['x-api-key'] === undefined && r.headers.authorization === `Bearer ${DOCS_TOKEN}`)).toBe(true);
+    const ended = await fetch(gateway(0, '/mcp/docs'), { method: 'DELETE', headers });
+    expect(ended.status).toBe(200);
+    const after = await fetch(gateway(1, '/mcp/docs'), { method: 'POST', headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    expect(after.status).toBe(404);
+  });
+
   it('follows a change of the setting on every replica', async () => {
     const narrowed = await cp.api('PATCH', `/v1/projects/${project.id}`, { token: cp.adminToken, body: { mcp: { servers: { docs: { tools: ['slow'] } } } } });
     expect(narrowed.status).toBe(200);
