@@ -3,7 +3,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Cancel } from '../providers/cancel.js';
 import { decodeSession, encodeSession, type AggregateSession } from './aggregate-session.js';
 import { errorMessage, idOf, methodOf, parseBody, resultMessage, RPC, toolNameOf } from './jsonrpc.js';
-import type { McpRequest } from './mcp-request.js';
+import { MAX_NAME, type McpRequest } from './mcp-request.js';
 import type { McpUpstream, McpUpstreams } from './mcp-upstreams.js';
 import { relay } from './relay.js';
 import { admitToolCall } from './tool-admission.js';
@@ -63,13 +63,14 @@ export async function postToAggregate(req: McpRequest, upstreams: McpUpstreams, 
   if (body === null || body.message === null) return req.fail(new GatewayError('INVALID_REQUEST', 'The body must be one JSON-RPC message (batches are not served on /mcp).'), 'error');
   const message = body.message;
   const method = methodOf(message);
-  req.method = method ?? 'response';
+  req.method = method === null ? 'response' : method.slice(0, MAX_NAME);
   if (method !== null) req.rpcId = idOf(message);
   if (method === 'initialize') return initialize(req, usable(mcp, upstreams), message);
   const current = session(req);
   if (current === null) return;
-  if (method === null) return accepted(req);
-  if (req.rpcId === null) return notifyAll(req, upstreams, current, message);
+  // A notification, or the client's answer to a server's request (which server asked is not known
+  // here; the others ignore an answer to nothing): every server of the session gets it.
+  if (method === null || req.rpcId === null) return notifyAll(req, upstreams, current, message);
   switch (method) {
     case 'ping':
       return answer(req, {});
@@ -89,6 +90,7 @@ function answer(req: McpRequest, result: unknown): void {
 }
 
 function accepted(req: McpRequest): void {
+  // 202: the answer to a notification or a response (Streamable HTTP).
   req.ex.sendWith(202, [], '');
   req.finish('success', 202, null);
 }
@@ -172,7 +174,7 @@ async function callTool(req: McpRequest, upstreams: McpUpstreams, current: Aggre
   const upstream = s === undefined ? undefined : upstreams.get(server);
   const known = s !== undefined && upstream !== undefined;
   if (known) req.server = server;
-  req.tool = known ? tool : name;
+  req.tool = (known ? tool : name).slice(0, MAX_NAME);
   // A tool of no server in the session is refused as one not allowed: nothing is sent anywhere.
   const allowance = known ? serverAllowance(policy.mcp, server) : null;
   if (!(await admitToolCall(req, policy, allowance, tool, name))) return;

@@ -11,6 +11,9 @@ import type { McpRequestInfo } from './mcp-request-info.js';
 import { mcpAuditEvent, mcpUsageRecord, type McpFacts, type ToolAnswer } from './mcp-records.js';
 import type { McpUpstream } from './mcp-upstreams.js';
 
+/** Longest server, tool or method name a record keeps (the writer's bound). */
+export const MAX_NAME = 256;
+
 /** Status recorded for a request whose client went away before its answer. */
 const CLIENT_CLOSED = 499;
 
@@ -54,7 +57,8 @@ export class McpRequest implements Revocable, McpFacts {
     method: string,
   ) {
     this.id = info.clientRequestId ? newRecordId() : info.requestId;
-    this.server = info.server ?? '*';
+    // The path's server and the client's method and tool names are recorded: bounded, as records are.
+    this.server = info.server === null ? '*' : info.server.slice(0, MAX_NAME);
     this.method = method;
     this.auth = new KeyCheck(deps, info.apiKey);
     deps.state.active++;

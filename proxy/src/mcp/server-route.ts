@@ -1,6 +1,6 @@
 import { GatewayError, type McpServerAllowance, type ProjectPolicy } from '@gateway/shared';
 import { idOf, methodOf, parseBody, toolNameOf } from './jsonrpc.js';
-import type { McpRequest } from './mcp-request.js';
+import { MAX_NAME, type McpRequest } from './mcp-request.js';
 import type { McpUpstream, McpUpstreams } from './mcp-upstreams.js';
 import { relay, type Rewrite } from './relay.js';
 import { admitToolCall } from './tool-admission.js';
@@ -48,12 +48,12 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
     }
   } else {
     const method = methodOf(message);
-    req.method = method ?? 'response';
+    req.method = method === null ? 'response' : method.slice(0, MAX_NAME);
     if (method !== null) req.rpcId = idOf(message);
     if (method === 'tools/call') {
       const tool = toolNameOf(message);
       if (tool === null) return req.fail(new GatewayError('INVALID_REQUEST', 'tools/call needs params.name.', { param: 'params.name' }), 'error');
-      req.tool = tool;
+      req.tool = tool.slice(0, MAX_NAME);
       if (!(await admitToolCall(req, policy, allowance, tool, tool))) return;
     } else if (method === 'tools/list' && allowance.tools !== '*' && req.rpcId !== null) {
       const id = req.rpcId;
