@@ -19,8 +19,8 @@ async function allowedServer(req: McpRequest, upstreams: McpUpstreams): Promise<
   if (policy === null) return null;
   const allowance = serverAllowance(policy.mcp, req.server);
   const upstream = upstreams.get(req.server);
-  // A server this project may not use is refused as one that does not exist would be: 403 either way
-  // when the project has no MCP setting, so no server name is confirmed to a project without one.
+  // 403 for a server the project may not use whether or not the gateway serves it: a project learns
+  // nothing of the configured names beyond its own setting's.
   if (allowance === null) {
     req.fail(new GatewayError('MCP_NOT_ALLOWED', policy.mcp ? `The MCP server \`${req.server}\` is not enabled for this project.` : 'MCP is not enabled for this project.'), 'policy_blocked');
     return null;
