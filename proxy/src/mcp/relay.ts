@@ -141,8 +141,13 @@ function see(req: McpRequest, message: unknown): void {
 }
 
 function finishRelayed(req: McpRequest, status: number): void {
-  if (status >= 400) req.finish('error', status, null);
-  else req.finish(req.answer === 'error' ? 'error' : 'success', status, null);
+  if (status >= 400) {
+    // The server refused the request itself (an expired session, a bad message): the call failed.
+    if (req.answer === null) req.answer = 'error';
+    req.finish('error', status, null);
+    return;
+  }
+  req.finish(req.answer === 'error' ? 'error' : 'success', status, null);
 }
 
 /** One SSE event re-framed with its id and type; data of several lines keeps its lines. */
