@@ -6,7 +6,7 @@
 export const FINISH_REASONS = ['stop', 'max_tokens', 'tool_calls', 'content_filter', 'error', 'cancelled', 'other'] as const;
 export type FinishReason = (typeof FINISH_REASONS)[number];
 
-export const GATEWAY_ENDPOINTS = ['chat.completions', 'messages', 'responses', 'embeddings'] as const;
+export const GATEWAY_ENDPOINTS = ['chat.completions', 'messages', 'responses', 'embeddings', 'mcp'] as const;
 
 export const AUDIT_OUTCOMES = ['success', 'auth_failed', 'policy_blocked', 'error', 'cancelled'] as const;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
