@@ -23,6 +23,8 @@ export interface BarePassthrough {
   close(): Promise<void>;
 }
 
+const MCP_HEADERS = ['accept', 'mcp-session-id', 'mcp-protocol-version'] as const;
+
 export function startBarePassthrough(options: BarePassthroughOptions): Promise<BarePassthrough> {
   const uws = loadUws();
   // The gateway's own provider leg: with no connection cap, its stack of idle connections.
@@ -34,7 +36,12 @@ export function startBarePassthrough(options: BarePassthroughOptions): Promise<B
   app.post('/*', (res, req) => {
     const query = req.getQuery();
     const path = query ? `${req.getUrl()}?${query}` : req.getUrl();
-    const contentType = req.getHeader('content-type') || 'application/json';
+    const headers: Record<string, string> = { 'content-type': req.getHeader('content-type') || 'application/json' };
+    // What an MCP exchange needs passed (the mcp scenario); absent on model requests.
+    for (const name of MCP_HEADERS) {
+      const value = req.getHeader(name);
+      if (value !== '') headers[name] = value;
+    }
     const relay = new Relay(res);
     res.onAborted(() => relay.clientGone());
     const parts: Buffer[] = [];
@@ -43,7 +50,7 @@ export function startBarePassthrough(options: BarePassthroughOptions): Promise<B
       parts.push(Buffer.from(new Uint8Array(chunk).slice()));
       if (!isLast) return;
       const body = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
-      pool.dispatch({ path, method: 'POST', headers: { 'content-type': contentType }, body }, relay);
+      pool.dispatch({ path, method: 'POST', headers, body }, relay);
     });
   });
 

@@ -63,11 +63,12 @@ it('describes the record fields of batch version 2 and the usage summary', async
   expect(usage.properties.tokens?.required).toEqual(['input', 'output', 'total', 'cached']);
   expect(usage.properties.cost_usd?.type).toEqual(['number', 'null']);
   expect(usage.properties.finish_reason?.enum).toContain('other');
-  expect(usage.properties.endpoint?.enum).toEqual(['chat.completions', 'messages', 'responses', 'embeddings']);
+  expect(usage.properties.endpoint?.enum).toEqual(['chat.completions', 'messages', 'responses', 'embeddings', 'mcp']);
   const audit = schemas.AuditEvent!;
   expect(audit.required).toEqual(expect.arrayContaining(['endpoint', 'attempts', 'providers']));
   expect(audit.properties.providers?.type).toBe('array');
-  expect(audit.properties.endpoint?.enum).toEqual(['chat.completions', 'messages', 'responses', 'embeddings', null]);
+  expect(audit.properties.endpoint?.enum).toEqual(['chat.completions', 'messages', 'responses', 'embeddings', 'mcp', null]);
+  expect(audit.properties.mcp?.type).toEqual(['object', 'null']);
   const summary = schemas.UsageSummary!;
   expect(summary.required).toEqual(['data', 'totals']);
   expect(Object.keys(summary.properties.data?.items?.properties ?? {})).toEqual(['project', 'model', 'provider', 'key', 'endpoint', 'requests', 'tokens', 'cost_usd']);

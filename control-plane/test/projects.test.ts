@@ -66,6 +66,7 @@ describe('projects', () => {
       rate_limits: { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null },
       allowed_models: null,
       max_tokens_cap: null,
+      mcp: null,
       created_at: expect.any(String),
     });
     const id = created.body.id as string;

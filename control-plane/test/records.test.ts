@@ -313,6 +313,7 @@ describe('usage and audit lists', () => {
       endpoint: null,
       attempts: 0,
       providers: [],
+      mcp: null,
       client_ip: null,
       user_agent: null,
       latency_ms: 5,

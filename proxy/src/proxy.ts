@@ -8,6 +8,7 @@ import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
 import { KeyCache } from './auth/key-cache.js';
 import type { GatewayDeps } from './pipeline/context.js';
 import { startProxyServer, type ProxyServer } from './http/server.js';
+import { McpUpstreams } from './mcp/mcp-upstreams.js';
 import { loadUws } from './http/uws.js';
 import { createProxyMetrics, registerCooldowns, registerQueueDepth } from './metrics.js';
 import { ProjectPolicies } from './policy/project-policies.js';
@@ -127,7 +128,8 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
     // Ready while cached keys may be served: through a Redis outage the log stream keeps a proxy
     // serving the keys it holds, and taking it out of its load balancer would refuse them all.
     const ready = () => subscriber.trusted(Date.now(), config.keyStaleBoundMs);
-    const server: ProxyServer = await startProxyServer(deps, { ready }, config.host, config.port);
+    const mcp = new McpUpstreams(providers.mcp_servers);
+    const server: ProxyServer = await startProxyServer(deps, { ready }, config.host, config.port, mcp);
     let ops: MetricsServer | null = null;
     if (options.worker === undefined) {
       try {
@@ -160,6 +162,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         await tracer?.close();
         await subscriber.close();
         await router.close();
+        await mcp.close();
         await ops?.close();
         await closeAll();
       },

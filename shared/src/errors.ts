@@ -8,6 +8,8 @@ export const ERROR_CODES = {
   UNAUTHORIZED: { status: 401, type: 'authentication_error', message: 'Missing, unknown or deleted credentials.' },
   FORBIDDEN: { status: 403, type: 'permission_error', message: 'You may not do this.' },
   MODEL_NOT_ALLOWED: { status: 403, type: 'permission_error', message: 'This model is not allowed for the project.' },
+  MCP_NOT_ALLOWED: { status: 403, type: 'permission_error', message: 'This MCP server is not enabled for the project.' },
+  TOOL_NOT_ALLOWED: { status: 403, type: 'permission_error', message: 'This tool is not allowed for the project.' },
   NOT_FOUND: { status: 404, type: 'not_found_error', message: 'Not found.' },
   MODEL_NOT_FOUND: { status: 404, type: 'not_found_error', message: 'No provider serves this model.' },
   METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error', message: 'Method not allowed.' },
@@ -128,7 +130,7 @@ export function toGatewayError(err: unknown): GatewayError {
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 201: 'Created', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
+  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden',
   404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 413: 'Payload Too Large',
   415: 'Unsupported Media Type', 429: 'Too Many Requests', 500: 'Internal Server Error',
   502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, generateApiKey, type RedisClient, type RedisKeys } from '@gateway/shared';
+import { encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, generateApiKey, type ProjectPolicy, type RedisClient, type RedisKeys } from '@gateway/shared';
 
 /**
  * Data-plane scenarios need a valid key but no control plane (its Postgres would compete for the
@@ -27,13 +27,13 @@ const FULL_POLICY = {
   max_tokens_cap: null,
 };
 
-export async function projectKey(redis: RedisClient, keys: RedisKeys): Promise<BenchKey> {
+export async function projectKey(redis: RedisClient, keys: RedisKeys, settings: Partial<Omit<ProjectPolicy, 'v' | 'id'>> = {}): Promise<BenchKey> {
   const generated = generateApiKey();
   const id = randomUUID();
   const projectId = randomUUID();
   // One write per key name: on a Redis Cluster the key record and the project's keys sit in
   // different slots. The policy goes first, so the key is never found without it.
-  await redis.set(keys.projectPolicy(projectId), encodeProjectPolicy({ id: projectId, ...FULL_POLICY }));
+  await redis.set(keys.projectPolicy(projectId), encodeProjectPolicy({ id: projectId, ...FULL_POLICY, ...settings }));
   await redis.sadd(keys.projectKeys(projectId), generated.hash);
   await redis.set(keys.apiKey(generated.hash), encodeKeyRecord({ id, project_id: projectId, expires_at: null }));
   // No control plane in the benchmarks: the projection is complete once written (an unknown key is then 401).

@@ -1,4 +1,5 @@
 import type { ApiKey, Member, NewApiKey, Project, StoredAuditEvent as AuditEvent, StoredUsageRecord as UsageRecord, SummaryFigures, User } from '@gateway/shared';
+import { describeMcp } from './mcp-option.js';
 import type { Column } from './output.js';
 
 /** What the table and CSV formats show of each resource; JSON shows the API's answer whole. */
@@ -14,6 +15,7 @@ export const PROJECT_COLUMNS: Column<Project>[] = [
   { field: 'rate_limits.project_tpm', title: 'PROJECT TPM', kind: 'number', get: (p) => p.rate_limits.project_tpm },
   { field: 'allowed_models', title: 'MODELS', kind: 'list', blank: '(any)', get: (p) => p.allowed_models },
   { field: 'max_tokens_cap', title: 'MAX TOKENS', kind: 'number', get: (p) => p.max_tokens_cap },
+  { field: 'mcp', title: 'MCP', kind: 'list', blank: '(none)', get: (p) => describeMcp(p.mcp) },
   { field: 'created_at', title: 'CREATED', kind: 'instant', get: (p) => p.created_at },
 ];
 

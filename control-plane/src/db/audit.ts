@@ -34,10 +34,11 @@ interface AuditRow {
   client_ip: string | null;
   user_agent: string | null;
   latency_ms: number;
+  mcp: StoredAuditEvent['mcp'];
 }
 
 const COLUMNS =
-  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, target_type, target_id, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms';
+  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, target_type, target_id, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp';
 
 function toAuditEvent(row: AuditRow): StoredAuditEvent {
   return {
@@ -60,6 +61,7 @@ function toAuditEvent(row: AuditRow): StoredAuditEvent {
     client_ip: row.client_ip,
     user_agent: row.user_agent,
     latency_ms: row.latency_ms,
+    mcp: row.mcp,
   };
 }
 

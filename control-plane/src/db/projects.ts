@@ -1,6 +1,7 @@
 import type { Project } from '@gateway/shared';
-import type { ProjectPolicy, QuotaPeriod, RateLimits } from '@gateway/shared';
+import type { McpSetting, ProjectPolicy, QuotaPeriod, RateLimits } from '@gateway/shared';
 import type { ProjectRole } from '../auth/permissions.js';
+import type { JSONValue } from 'postgres';
 import { one, type Queryable } from './connect.js';
 
 /** Projects. Deletion is soft (deleted_at) so records keep pointing at a project that existed. */
@@ -16,6 +17,7 @@ interface ProjectRow {
   project_tpm: number | null;
   allowed_models: string[] | null;
   max_tokens_cap: number | null;
+  mcp: McpSetting | null;
   created_at: Date;
 }
 
@@ -30,9 +32,10 @@ export interface ProjectInput {
   rate_limits?: Partial<RateLimits>;
   allowed_models?: string[] | null;
   max_tokens_cap?: number | null;
+  mcp?: McpSetting | null;
 }
 
-const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, created_at';
+const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, created_at';
 const P_COLUMNS = COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
 
 function toProject(row: ProjectRow): Project {
@@ -45,6 +48,7 @@ function toProject(row: ProjectRow): Project {
     rate_limits: { key_rpm: row.key_rpm, key_tpm: row.key_tpm, project_rpm: row.project_rpm, project_tpm: row.project_tpm },
     allowed_models: row.allowed_models,
     max_tokens_cap: row.max_tokens_cap,
+    mcp: row.mcp,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -58,17 +62,20 @@ export function policyOf(project: Project): Omit<ProjectPolicy, 'v'> {
     rate_limits: project.rate_limits,
     allowed_models: project.allowed_models,
     max_tokens_cap: project.max_tokens_cap,
+    mcp: project.mcp,
   };
 }
 
 /** API field names → column values, for the fields present in `input`. */
-function columnsOf(input: ProjectInput): Record<string, string | number | string[] | null> {
-  const values: Record<string, string | number | string[] | null> = {};
+function columnsOf(input: ProjectInput): Record<string, string | number | string[] | JSONValue | null> {
+  const values: Record<string, string | number | string[] | JSONValue | null> = {};
   if (input.name !== undefined) values.name = input.name;
   if (input.quota_tokens !== undefined) values.quota_tokens = input.quota_tokens;
   if (input.quota_period !== undefined) values.quota_period = input.quota_period;
   if (input.allowed_models !== undefined) values.allowed_models = input.allowed_models;
   if (input.max_tokens_cap !== undefined) values.max_tokens_cap = input.max_tokens_cap;
+  // postgres.js serialises it with the jsonb column's own serialiser.
+  if (input.mcp !== undefined) values.mcp = input.mcp as JSONValue | null;
   for (const [field, value] of Object.entries(input.rate_limits ?? {})) if (value !== undefined) values[field] = value as number | null;
   return values;
 }

@@ -96,6 +96,11 @@ export const SHARED_SCHEMAS = [
       },
       allowed_models: { type: ['array', 'null'], items: { type: 'string' }, description: 'Models the project may use; null means all.' },
       max_tokens_cap: { type: ['integer', 'null'], description: 'Largest max_tokens a request may ask for; null means none.' },
+      mcp: {
+        type: ['object', 'null'],
+        description: 'MCP servers (and tools) the project\'s keys may use through `/mcp`; null means none.',
+        properties: { servers: { type: 'object', additionalProperties: { type: 'object', properties: { tools: { anyOf: [{ type: 'string', enum: ['*'] }, { type: 'array', items: { type: 'string' } }] } } } } },
+      },
       created_at: dateTime,
     },
   },
@@ -220,6 +225,11 @@ export const SHARED_SCHEMAS = [
       endpoint: { ...nullable(endpoint), enum: [...GATEWAY_ENDPOINTS, null], description: 'The gateway API of a gateway request; null for management actions and `/v1/models`.' },
       attempts: { type: 'integer', description: 'Provider attempts made for this request; 0 when none.' },
       providers: { type: 'array', items: { type: 'string' }, description: 'The providers tried, in order; empty when none.' },
+      mcp: {
+        type: ['object', 'null'],
+        description: 'An MCP request\'s server, tool (`tools/call` only) and JSON-RPC method; null for every other event.',
+        properties: { server: { type: 'string' }, tool: { type: ['string', 'null'] }, method: { type: 'string' } },
+      },
       client_ip: { type: ['string', 'null'] },
       user_agent: { type: ['string', 'null'] },
       latency_ms: { type: 'integer' },

@@ -64,6 +64,8 @@ export interface AuditRows {
   clientIp: (string | null)[];
   userAgent: (string | null)[];
   latencyMs: number[];
+  /** An MCP request's facts as JSON text (stored as jsonb), else null. */
+  mcp: (string | null)[];
 }
 
 export interface RejectedRecord {
@@ -132,6 +134,22 @@ function providerNames(value: unknown): string[] {
   });
 }
 
+const MAX_MCP_NAME = 256;
+
+/** An MCP request's {server, tool, method}, checked and re-serialised (only those fields are kept). */
+function mcpFacts(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'object' || Array.isArray(value)) throw new Invalid('mcp is not an object');
+  const m = value as { server?: unknown; tool?: unknown; method?: unknown };
+  const name = (v: unknown, field: string, nullable: boolean): string | null => {
+    if (nullable && (v === null || v === undefined)) return null;
+    if (typeof v !== 'string' || v.length === 0 || v.length > MAX_MCP_NAME) throw new Invalid(`mcp.${field} is not a name of 1..${MAX_MCP_NAME} characters`);
+    // jsonb refuses \u0000 inside strings, as text columns refuse NUL.
+    return v.replaceAll('\0', '\uFFFD');
+  };
+  return JSON.stringify({ server: name(m.server, 'server', false), tool: name(m.tool, 'tool', true), method: name(m.method, 'method', false) });
+}
+
 function idOf(record: unknown): string | null {
   const id = (record as { id?: unknown } | null)?.id;
   return typeof id === 'string' && UUID.test(id) ? id : null;
@@ -179,6 +197,7 @@ export function emptyAuditRows(): AuditRows {
     clientIp: [],
     userAgent: [],
     latencyMs: [],
+    mcp: [],
   };
 }
 
@@ -271,6 +290,7 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: Rec
         attempts: v2 && e.attempts !== undefined ? int(e.attempts, 'attempts', MAX_RECORD_ATTEMPTS) : provider === null ? 0 : 1,
         providers: v2 && e.providers !== undefined ? providerNames(e.providers) : provider === null ? [] : [provider],
       };
+      const mcp = v2 ? mcpFacts(e.mcp) : null;
       rows.ts.push(row.ts);
       rows.id.push(row.id);
       rows.requestId.push(row.requestId);
@@ -289,6 +309,7 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: Rec
       rows.clientIp.push(row.clientIp);
       rows.userAgent.push(row.userAgent);
       rows.latencyMs.push(row.latencyMs);
+      rows.mcp.push(mcp);
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       rejected.push({ table: 'audit_events', id: idOf(raw), reason: err.message });

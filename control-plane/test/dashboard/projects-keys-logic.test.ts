@@ -15,6 +15,7 @@ const project = (name: string, over: Partial<Project> = {}): Project => ({
   rate_limits: { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null },
   allowed_models: null,
   max_tokens_cap: null,
+  mcp: null,
   ...over,
 });
 

@@ -129,6 +129,8 @@ const ANTHROPIC_TYPE: Record<ErrorCode, string> = {
   UNAUTHORIZED: 'authentication_error',
   FORBIDDEN: 'permission_error',
   MODEL_NOT_ALLOWED: 'permission_error',
+  MCP_NOT_ALLOWED: 'permission_error',
+  TOOL_NOT_ALLOWED: 'permission_error',
   NOT_FOUND: 'not_found_error',
   MODEL_NOT_FOUND: 'not_found_error',
   METHOD_NOT_ALLOWED: 'invalid_request_error',

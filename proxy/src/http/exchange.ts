@@ -69,8 +69,33 @@ export class Exchange {
     });
   }
 
+  /**
+   * A full response with headers of the caller's (an MCP server's session id, its content type);
+   * `headers` are name/value pairs already checked by the caller.
+   */
+  sendWith(status: number, headers: readonly (readonly [string, string])[], body: string | Buffer): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.headersSent = true;
+    this.res.cork(() => {
+      this.res.writeStatus(statusLine(status)).writeHeader('x-request-id', this.requestId);
+      for (const [name, value] of headers) this.res.writeHeader(name, value);
+      this.res.end(body);
+    });
+  }
+
+  /** Starts a streamed response of the caller's status and headers (an MCP server's SSE answer). */
+  startStreamWith(status: number, headers: readonly (readonly [string, string])[]): void {
+    if (this.ended || this.headersSent) return;
+    this.headersSent = true;
+    this.res.cork(() => {
+      this.res.writeStatus(statusLine(status)).writeHeader('x-request-id', this.requestId);
+      for (const [name, value] of headers) this.res.writeHeader(name, value);
+    });
+  }
+
   /** Writes a chunk; false means the socket is backed up and the caller should await drain(). */
-  write(chunk: string): boolean {
+  write(chunk: string | Buffer): boolean {
     if (this.ended) return true;
     let ok = true;
     this.res.cork(() => {

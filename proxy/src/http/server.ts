@@ -3,6 +3,8 @@ import { RequestContext, type GatewayDeps, type RequestInfo } from '../pipeline/
 import type { Endpoint } from '../pipeline/endpoint.js';
 import { buildEndpoints } from '../pipeline/endpoints.js';
 import type { ErrorShape } from '../protocols/protocol.js';
+import type { McpUpstreams } from '../mcp/mcp-upstreams.js';
+import { registerMcpRoutes } from '../mcp/routes.js';
 import { Exchange } from './exchange.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
@@ -62,7 +64,7 @@ function asciiText(bytes: ArrayBuffer): string {
   return Buffer.from(bytes).toString('latin1');
 }
 
-export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number): Promise<ProxyServer> {
+export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number, mcp: McpUpstreams | null = null): Promise<ProxyServer> {
   const uws = loadUws();
   const app = uws.App();
   const endpoints = buildEndpoints();
@@ -87,6 +89,9 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
       ctx.run();
     });
   }
+
+  // The MCP gateway (mcp/routes.ts): its own steps, sharing only the request's header reading.
+  if (mcp !== null) registerMcpRoutes(app, deps, mcp, (res, req) => requestInfo(res, req, deps.config.trustProxy));
 
   app.get('/healthz', (res) => {
     res.writeHeader('content-type', 'application/json').end('{"status":"ok"}');

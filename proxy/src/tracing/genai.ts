@@ -39,6 +39,11 @@ export const ATTR = {
   attemptNumber: 'gateway.attempt.number',
   /** served, failover, failed or abandoned (otel-tracer.ts). */
   attemptOutcome: 'gateway.attempt.outcome',
+  toolName: 'gen_ai.tool.name',
+  toolCallId: 'gen_ai.tool.call.id',
+  toolType: 'gen_ai.tool.type',
+  /** The MCP server (its name in the providers file) a tool call went to. */
+  mcpServer: 'gateway.mcp.server',
 } as const;
 
 /** The event that carries prompts and completions when content capture is on. */
@@ -50,6 +55,7 @@ export const OPERATION: Record<GatewayEndpoint, string> = {
   messages: 'chat',
   responses: 'chat',
   embeddings: 'embeddings',
+  mcp: 'execute_tool',
 };
 
 /**

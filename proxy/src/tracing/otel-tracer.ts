@@ -6,7 +6,8 @@ import type { HttpRequest } from '../http/uws.js';
 import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../providers/adapter.js';
 import { chunkText, completionText, inputMessages, outputMessages } from './content-capture.js';
 import { ATTR, CONTENT_EVENT, genAiProviderName, OPERATION } from './genai.js';
-import type { GatewayTracer, RequestTrace, TracedCall } from './request-trace.js';
+import type { GatewayTracer, RequestTrace, ToolSpanStart, ToolTrace, TracedCall } from './request-trace.js';
+import { OtelToolTrace } from './tool-trace.js';
 import { completionFacts, responseFacts } from './response-facts.js';
 
 /** Where a provider is reached (server.address / server.port of its attempts). */
@@ -56,6 +57,10 @@ export class OtelGatewayTracer implements GatewayTracer {
       parent,
     );
     return new OtelRequestTrace(this, call, operation ?? 'chat', span);
+  }
+
+  tool(start: ToolSpanStart): ToolTrace {
+    return new OtelToolTrace(this.tracer, start);
   }
 
   close(): Promise<void> {

@@ -14,6 +14,8 @@ export interface GatewayTracer {
    * starts, continuing the caller's W3C trace context if it sent one.
    */
   start(call: TracedCall, req: HttpRequest, method: string, route: string): RequestTrace;
+  /** An MCP tools/call: an `execute_tool` span (tool-trace.ts), continuing the caller's context. */
+  tool(start: ToolSpanStart): ToolTrace;
   /** Exports what is buffered and stops. */
   close(): Promise<void>;
 }
@@ -40,4 +42,24 @@ export interface RequestTrace {
   answered(result: CompletionResult | StreamResult | EmbeddingsResult): void;
   /** The request finished, on whichever way out (GatewayCall.finish). */
   end(outcome: AuditOutcome, status: number, errorCode: string | null, usage: UsageOutcome | undefined): void;
+}
+
+/** What an MCP tool call's span starts from (read from the request before its body arrived). */
+export interface ToolSpanStart {
+  traceparent: string;
+  tracestate: string;
+  route: string;
+  requestId: string;
+  projectId: string;
+  keyId: string;
+  server: string;
+  tool: string;
+  /** The JSON-RPC request id, as text. */
+  callId: string;
+}
+
+export interface ToolTrace {
+  /** The context the MCP server receives (its traceparent), so its own spans join the trace. */
+  readonly traceparent: string | undefined;
+  end(outcome: AuditOutcome, status: number, errorCode: string | null): void;
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ConfigError, type Env } from './env.js';
+import { mcpServersOf, type McpServerConfig } from './mcp-servers.js';
 
 /**
  * The providers file (GATEWAY_CONFIG, YAML; JSON is YAML too), validated at start so a typo is a
@@ -79,6 +80,8 @@ export interface ProvidersConfig {
   /** Per model id, when the file sets one (otherwise: a fallback chain in file order). */
   routes: Record<string, RouteConfig>;
   cooldown: CooldownConfig;
+  /** MCP servers fronted at /mcp/{name} (mcp-servers.ts); empty when the file lists none. */
+  mcp_servers: McpServerConfig[];
 }
 
 /** What a provider type says about its providers-file entry (from its adapter's folder). */
@@ -130,7 +133,7 @@ export function defaultProviders(env: Env): ProvidersConfig {
     if (!h.key) continue;
     providers.push({ name: h.name, type: h.type, base_url: h.base_url, api_key: h.key, models: h.models.map(plainModel), ...DEFAULTS, options: {} });
   }
-  return { source: 'built-in default', providers, routes: {}, cooldown: DEFAULT_COOLDOWN };
+  return { source: 'built-in default', providers, routes: {}, cooldown: DEFAULT_COOLDOWN, mcp_servers: [] };
 }
 
 function plainModel(id: string): ModelEntry {
@@ -173,7 +176,7 @@ export function parseProvidersFile(text: string, source: string, env: Env, known
   const root = doc as Record<string, unknown>;
   const routes = parseRoutes(root.routes, `${source}: routes`, providers);
   const cooldown = parseCooldown(root.cooldown, `${source}: cooldown`);
-  return { source, providers, routes, cooldown };
+  return { source, providers, routes, cooldown, mcp_servers: mcpServersOf(root, source, env, expandVars) };
 }
 
 function parseRoutes(value: unknown, at: string, providers: ProviderConfig[]): Record<string, RouteConfig> {

@@ -43,9 +43,19 @@ export interface AuditEvent {
   attempts?: number;
   /** Names of the providers tried, in order; empty when none. Absent: `[provider]` or `[]`. */
   providers?: string[];
+  /** An MCP request's server, tool (tools/call only) and JSON-RPC method; absent or null otherwise. */
+  mcp?: McpAuditFacts | null;
   client_ip: string | null;
   user_agent: string | null;
   latency_ms: number;
+}
+
+export interface McpAuditFacts {
+  server: string;
+  /** The tool called (its name on the server), null for every other MCP request. */
+  tool: string | null;
+  /** The JSON-RPC method (`tools/call`, `initialize`, …); `GET` / `DELETE` for the stream and session requests. */
+  method: string;
 }
 
 /** What a management action was done to; `member` is the user id of a project member. */
@@ -61,8 +71,9 @@ export interface AuditTarget {
  * An audit event as Postgres holds it and the management API serves it: every field present.
  * `target` is written by the control plane for its own actions; gateway requests have none.
  */
-export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers'> {
+export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers' | 'mcp'> {
   endpoint: GatewayEndpoint | null;
+  mcp: McpAuditFacts | null;
   attempts: number;
   providers: string[];
   target: AuditTarget | null;

@@ -121,6 +121,15 @@ describe('versioned contracts', () => {
     expect(() => decodeProjectPolicy(raw.replace('"month"', '"week"'))).toThrow(/quota_period/);
   });
 
+  it('carries a project\'s MCP setting in its policy, and leaves it out when there is none', () => {
+    const base = { id: 'p', quota_tokens: null, quota_period: 'total' as const, rate_limits: { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null }, allowed_models: null, max_tokens_cap: null };
+    const mcp = { servers: { docs: { tools: '*' as const }, tickets: { tools: ['search', 'get'] } } };
+    expect(decodeProjectPolicy(encodeProjectPolicy({ ...base, mcp })).mcp).toEqual(mcp);
+    expect(encodeProjectPolicy({ ...base, mcp: null })).not.toContain('mcp');
+    expect(decodeProjectPolicy(encodeProjectPolicy(base)).mcp).toBeUndefined();
+    expect(() => decodeProjectPolicy(encodeProjectPolicy({ ...base, mcp }).replace('"*"', '"all"'))).toThrow(/mcp.servers.docs.tools/);
+  });
+
   it('names quota periods and their time ranges', () => {
     const now = Date.UTC(2026, 10, 22, 12);
     expect(quotaPeriodId('total', now)).toBe('total');

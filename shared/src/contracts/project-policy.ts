@@ -1,3 +1,4 @@
+import { decodeMcpSetting, type McpSetting } from './mcp-setting.js';
 import { ContractError, expectObject, expectString, parseVersioned } from './version.js';
 
 /**
@@ -24,6 +25,8 @@ export interface ProjectPolicy {
   allowed_models: string[] | null;
   /** Largest max_tokens a request may ask for (and the one injected when it asks for none). */
   max_tokens_cap: number | null;
+  /** MCP servers and tools the project's keys may use (mcp-setting.ts); null or absent: no MCP at all. */
+  mcp?: McpSetting | null;
 }
 
 const NAME = 'ProjectPolicy';
@@ -31,8 +34,9 @@ const NAME = 'ProjectPolicy';
 export const NO_RATE_LIMITS: RateLimits = { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null };
 
 export function encodeProjectPolicy(policy: Omit<ProjectPolicy, 'v'>): string {
-  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap } = policy;
-  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap });
+  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp } = policy;
+  // Added without a version bump: a proxy that predates MCP ignores the field and serves no /mcp.
+  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}) });
 }
 
 function limit(obj: Record<string, unknown>, field: string): number | null {
@@ -51,6 +55,7 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
   if (models !== null && models !== undefined && !(Array.isArray(models) && models.every((m) => typeof m === 'string'))) {
     throw new ContractError(NAME, 'allowed_models must be a list of strings or null');
   }
+  const mcp = decodeMcpSetting(NAME, obj.mcp);
   return {
     v: 1,
     id: expectString(NAME, obj, 'id'),
@@ -64,6 +69,7 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
     },
     allowed_models: (models as string[] | null | undefined) ?? null,
     max_tokens_cap: limit(obj, 'max_tokens_cap'),
+    ...(mcp === null ? {} : { mcp }),
   };
 }
 

@@ -1,6 +1,9 @@
 import type { ServedModel } from '../config/served-models.js';
 import type { QuotaPeriod, RateLimits } from '../contracts/project-policy.js';
 import type { AccountRole, ProjectRole } from './roles.js';
+import type { McpSetting } from '../contracts/mcp-setting.js';
+
+export type { McpSetting };
 
 /**
  * The management API's answers (docs/management-api.md), declared once: the control plane builds
@@ -76,6 +79,8 @@ export interface Project {
   allowed_models: string[] | null;
   /** Largest max_tokens a request may ask for; null: none. */
   max_tokens_cap: number | null;
+  /** MCP servers and tools the project's keys may use; null: none. */
+  mcp: McpSetting | null;
   created_at: string;
 }
 

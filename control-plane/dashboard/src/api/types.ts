@@ -16,6 +16,7 @@ export {
   type ExportLink,
   type GatewayInfo,
   type List,
+  type McpSetting,
   type Member,
   type NewApiKey,
   type NewWebhook,

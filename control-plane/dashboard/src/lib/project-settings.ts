@@ -1,4 +1,5 @@
 import type { Project, RateLimits } from '../api/types.js';
+import { mcpText, parseMcpText, sameMcp } from './mcp-setting-text.js';
 
 /**
  * The project settings form: every field PATCH /v1/projects/{id} takes, as text while edited,
@@ -16,6 +17,8 @@ export interface SettingsForm {
   max_tokens_cap: string;
   modelsMode: 'all' | 'some';
   models: string[];
+  /** The MCP setting as text (mcp-setting-text.ts). */
+  mcp: string;
 }
 
 export type SettingsField = Exclude<keyof SettingsForm, 'modelsMode'>;
@@ -39,6 +42,7 @@ export function formFromProject(p: Project): SettingsForm {
     max_tokens_cap: text(p.max_tokens_cap),
     modelsMode: p.allowed_models === null || p.allowed_models === undefined ? 'all' : 'some',
     models: p.allowed_models ?? [],
+    mcp: mcpText(p.mcp),
   };
 }
 
@@ -88,6 +92,10 @@ export function settingsPatch(p: Project, form: SettingsForm): { ok: true; value
   const models = form.modelsMode === 'all' ? null : [...new Set(form.models)];
   if (!sameModels(models, p.allowed_models ?? null)) patch.allowed_models = models;
 
+  const mcp = parseMcpText(form.mcp);
+  if (!mcp.ok) problems.mcp = mcp.problem;
+  else if (!sameMcp(mcp.value, p.mcp)) patch.mcp = mcp.value;
+
   if (Object.keys(problems).length > 0) return { ok: false, problems };
   return { ok: true, value: { patch, clearsQuota: p.quota_tokens !== null && quota.ok && quota.value === null } };
 }
@@ -113,8 +121,9 @@ export function fieldOfParam(param: string | null): SettingsField | null {
     project_tpm: 'project_tpm',
     max_tokens_cap: 'max_tokens_cap',
     allowed_models: 'models',
+    mcp: 'mcp',
   };
-  return map[last] ?? (param.startsWith('allowed_models') ? 'models' : null);
+  return map[last] ?? (param.startsWith('allowed_models') ? 'models' : param.startsWith('mcp') ? 'mcp' : null);
 }
 
 /** "60 requests/min per key"-style wording of a project's limits, for the card. */

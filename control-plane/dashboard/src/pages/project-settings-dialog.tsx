@@ -11,7 +11,8 @@ import { fieldOfParam, formFromProject, settingsPatch, type SettingsForm, type S
 
 /**
  * Every setting of a project in one form: name, quota and its period, the four rate limits, the
- * model allow-list (picked from the models the gateway serves) and the max_tokens cap. Only what
+ * model allow-list (picked from the models the gateway serves), the max_tokens cap and the MCP
+ * servers and tools its keys may use (docs/mcp.md). Only what
  * changed is sent. Taking the quota away asks first, because the project then has no ceiling.
  */
 export function ProjectSettingsDialog({
@@ -194,6 +195,25 @@ export function ProjectSettingsDialog({
             onInput={(v) => set('max_tokens_cap', v)}
             problem={problems.max_tokens_cap}
           />
+
+          <div class="field">
+            <label for="settings-mcp">MCP servers and tools</label>
+            <textarea
+              id="settings-mcp"
+              rows={3}
+              maxLength={20_000}
+              spellcheck={false}
+              placeholder={'docs: *\ntickets: search, get_ticket'}
+              value={form.mcp}
+              onInput={(e) => set('mcp', e.currentTarget.value)}
+              aria-invalid={problems.mcp !== undefined}
+              aria-describedby={describedBy('settings-mcp-hint', 'settings-mcp-problem', problems.mcp)}
+            />
+            <p id="settings-mcp-hint" class="hint">
+              One server per line, with * or the tools its keys may call on /mcp. Empty: no MCP for this project.
+            </p>
+            <FieldProblem id="settings-mcp-problem" message={problems.mcp} />
+          </div>
 
           {askUnlimited ? (
             <div class="banner banner-warning unlimited-question" role="alert">

@@ -2,6 +2,7 @@ import type { List, Project } from '@gateway/shared';
 import { UsageError } from '../cli-errors.js';
 import { arg, choice, flag, limitOrNone, text, type CommandContext, type CommandSpec, type Options } from '../command.js';
 import { PROJECT_COLUMNS } from '../columns.js';
+import { parseMcpOption } from '../mcp-option.js';
 import { projectIdOf, projectOf } from '../resolve.js';
 
 /** Projects and the policy every proxy enforces for them. `<project>` is a name or an id. */
@@ -15,6 +16,7 @@ const POLICY_OPTIONS: Options = {
   'allowed-models': { type: 'string', value: '<a,b,…>', help: 'the only models the project may use, comma-separated' },
   'any-model': { type: 'boolean', help: 'allow every routed model (removes --allowed-models)' },
   'max-tokens-cap': { type: 'string', value: '<n|none>', help: 'largest max_tokens a request may ask for' },
+  mcp: { type: 'string', value: "<'srv[=tool,…];…'|none>", help: 'MCP servers (and tools) the keys may use; none: no MCP (docs/mcp.md)' },
 };
 
 const RATE_LIMITS = [
@@ -43,6 +45,8 @@ function policyBody(ctx: CommandContext): Record<string, unknown> {
   if (flag(ctx, 'any-model')) body.allowed_models = null;
   const cap = limitOrNone(ctx, 'max-tokens-cap', 1);
   if (cap !== undefined) body.max_tokens_cap = cap;
+  const mcp = text(ctx, 'mcp');
+  if (mcp !== undefined) body.mcp = parseMcpOption(mcp);
   return body;
 }
 

@@ -8,6 +8,7 @@ import { appendInvalidations } from '../../keys/invalidation-log.js';
 import { withUsedTokens } from '../../quota/used-tokens.js';
 import { projectAccess, projectNotFound } from '../project-access.js';
 import { requestFacts } from '../request-facts.js';
+import { mcpSettingSchema } from '../mcp-setting-schema.js';
 import { ERROR_RESPONSES, listOf, nameSchema, projectParams, ref } from '../schemas.js';
 
 /**
@@ -49,6 +50,7 @@ const policyProperties = {
     description: 'Models the project may use; null means every routed model.',
   },
   max_tokens_cap: { type: ['integer', 'null'], minimum: 1, maximum: 2_147_483_647, description: 'Largest max_tokens a request may ask for; injected when a request sets none.' },
+  mcp: mcpSettingSchema,
 } as const;
 
 function refuseTakenName(taken: { id: string; name: string } | null): void {

@@ -1,0 +1,72 @@
+import { GatewayError, looksLikeApiKey, type KeyRecord } from '@gateway/shared';
+import type { GatewayDeps } from '../pipeline/context.js';
+
+/**
+ * The presented key, checked as every gateway request checks it (a Map lookup for a key seen
+ * before, one Redis GET otherwise), started while the body arrives. The epoch guards against a
+ * lookup answered before a deletion that was applied meanwhile: the key is then looked up again.
+ */
+type Pending = KeyRecord | GatewayError | Promise<KeyRecord | GatewayError>;
+
+export class KeyCheck {
+  /** The key's record when the proxy knows it even though the request is refused (the audit trail shows it). */
+  known: KeyRecord | null = null;
+  private epoch = -1;
+  private pending: Pending | null = null;
+
+  constructor(
+    private readonly deps: GatewayDeps,
+    private readonly apiKey: string,
+  ) {}
+
+  start(): void {
+    this.pending = this.check();
+  }
+
+  /** The record, or the refusal (401, or 503 while keys cannot be verified). */
+  async result(): Promise<KeyRecord | GatewayError> {
+    const first = this.pending ?? this.check();
+    let result = first instanceof Promise ? await first : first;
+    if (!(result instanceof GatewayError) && this.epoch !== this.deps.cache.currentEpoch) {
+      const again = this.check();
+      result = again instanceof Promise ? await again : again;
+    }
+    return result;
+  }
+
+  /** Attributes a request refused before its key was checked, without asking Redis. */
+  identify(): void {
+    if (this.known === null && this.apiKey !== '' && looksLikeApiKey(this.apiKey)) this.known = this.deps.cache.peekPresented(this.apiKey);
+  }
+
+  private check(): Pending {
+    const { apiKey, deps } = this;
+    if (apiKey === '') return new GatewayError('UNAUTHORIZED', 'No API key. Send it as x-api-key or Authorization: Bearer.');
+    if (!looksLikeApiKey(apiKey)) return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
+    const now = Date.now();
+    if (!deps.subscriber.trusted(now, deps.keyStaleBoundMs)) {
+      this.known = deps.cache.peekPresented(apiKey);
+      return unverifiable();
+    }
+    this.epoch = deps.cache.currentEpoch;
+    const found = deps.cache.lookupPresented(apiKey, now);
+    if (found === null) return this.invalid();
+    if (!(found instanceof Promise)) return found;
+    return found.then(
+      (record) => {
+        this.epoch = deps.cache.currentEpoch;
+        return record ?? this.invalid();
+      },
+      () => unverifiable(),
+    );
+  }
+
+  private invalid(): GatewayError {
+    this.known = this.deps.cache.deadRecord(this.apiKey);
+    return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
+  }
+}
+
+function unverifiable(): GatewayError {
+  return new GatewayError('UNAVAILABLE', 'Keys cannot be verified right now; retry shortly.', { retryAfter: 1 });
+}

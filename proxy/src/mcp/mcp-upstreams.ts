@@ -1,0 +1,128 @@
+import { Pool, type Dispatcher } from 'undici';
+import type { McpServerConfig } from '@gateway/shared';
+import type { Cancel } from '../providers/cancel.js';
+import { UpstreamResponse } from '../providers/upstream-request.js';
+
+/**
+ * The MCP servers of the providers file, each with its keep-alive connection pool, built at start.
+ * The headers sent to a server are its configured ones: the client's own headers (its gateway key
+ * above all) never reach it.
+ */
+export interface UpstreamRequest {
+  method: 'POST' | 'GET' | 'DELETE';
+  sessionId: string;
+  protocolVersion: string;
+  accept: string;
+  lastEventId?: string;
+  traceparent?: string;
+  body?: Buffer | string;
+  cancel: Cancel;
+}
+
+/** A server's answer as the relay reads it, whichever way it was fetched. */
+export interface UpstreamAnswer {
+  readonly status: number;
+  header(name: string): string | undefined;
+  body(): Promise<Buffer>;
+  stream(): AsyncIterable<Buffer>;
+  destroy(): void;
+}
+
+export class McpUpstream {
+  readonly name: string;
+  readonly pricePerCall: number | null;
+  private readonly pool: Pool;
+  private readonly path: string;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+
+  constructor(config: McpServerConfig) {
+    const url = new URL(config.url);
+    this.name = config.name;
+    this.pricePerCall = config.price_per_call;
+    this.path = url.pathname + url.search;
+    this.headers = config.headers;
+    this.timeoutMs = config.timeout_ms;
+    this.pool = new Pool(url.origin, { connections: 128, connect: { timeout: config.connect_timeout_ms }, pipelining: 1, headersTimeout: config.timeout_ms, bodyTimeout: 0 });
+  }
+
+  /**
+   * One HTTP request to the server. A POST (every JSON-RPC message) goes through undici's
+   * dispatch() with the providers' own handler (no Readable, AbortSignal or promise per chunk);
+   * GET and DELETE, rare, through request(). Streams may stay silent for as long as a tool runs or
+   * the server has nothing to say, so only the wait for response headers is bounded.
+   */
+  send(req: UpstreamRequest): Promise<UpstreamAnswer> {
+    const headers: Record<string, string> = { ...this.headers, accept: req.accept };
+    if (req.body !== undefined) headers['content-type'] = 'application/json';
+    if (req.sessionId !== '') headers['mcp-session-id'] = req.sessionId;
+    if (req.protocolVersion !== '') headers['mcp-protocol-version'] = req.protocolVersion;
+    if (req.lastEventId !== undefined && req.lastEventId !== '') headers['last-event-id'] = req.lastEventId;
+    if (req.traceparent !== undefined) headers.traceparent = req.traceparent;
+    if (req.method === 'POST') {
+      const body = typeof req.body === 'string' ? Buffer.from(req.body) : (req.body ?? Buffer.alloc(0));
+      return UpstreamResponse.post(this.pool, this.path, headers, body, req.cancel);
+    }
+    return this.pool
+      .request({ path: this.path, method: req.method, headers, signal: req.cancel.signal, headersTimeout: this.timeoutMs, bodyTimeout: 0 })
+      .then((res) => new RequestAnswer(res));
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+export class McpUpstreams {
+  private readonly byName = new Map<string, McpUpstream>();
+
+  constructor(configs: readonly McpServerConfig[]) {
+    for (const config of configs) this.byName.set(config.name, new McpUpstream(config));
+  }
+
+  get(name: string): McpUpstream | undefined {
+    return this.byName.get(name);
+  }
+
+  get names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  get size(): number {
+    return this.byName.size;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.byName.values()].map((u) => u.close()));
+  }
+}
+
+/** A response header as one string ('' when absent). */
+export function headerOf(answer: UpstreamAnswer, name: string): string {
+  return answer.header(name) ?? '';
+}
+
+class RequestAnswer implements UpstreamAnswer {
+  constructor(private readonly res: Dispatcher.ResponseData) {}
+
+  get status(): number {
+    return this.res.statusCode;
+  }
+
+  header(name: string): string | undefined {
+    const value = this.res.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  }
+
+  async body(): Promise<Buffer> {
+    return Buffer.from(await this.res.body.arrayBuffer());
+  }
+
+  stream(): AsyncIterable<Buffer> {
+    return this.res.body as AsyncIterable<Buffer>;
+  }
+
+  destroy(): void {
+    this.res.body.destroy();
+  }
+}

@@ -1,0 +1,83 @@
+import { GatewayError, type McpServerAllowance, type ProjectPolicy } from '@gateway/shared';
+import { idOf, methodOf, parseBody, toolNameOf } from './jsonrpc.js';
+import { MAX_NAME, type McpRequest } from './mcp-request.js';
+import type { McpUpstream, McpUpstreams } from './mcp-upstreams.js';
+import { relay, type Rewrite } from './relay.js';
+import { admitToolCall } from './tool-admission.js';
+import { filterToolsResult, serverAllowance } from './tool-access.js';
+
+/**
+ * `/mcp/{server}`: one MCP server behind the project key, Streamable HTTP passed through (the
+ * client's session id and protocol version go to the server, the server's come back). The steps:
+ * key → server configured → server allowed for the project → (POST) the message read: a tools/call
+ * of a tool not allowed is answered here, an allowed one is rate-limited → forwarded with the
+ * server's own headers → answer relayed (a tools/list answer filtered to the allowed tools).
+ */
+async function allowedServer(req: McpRequest, upstreams: McpUpstreams): Promise<{ upstream: McpUpstream; policy: ProjectPolicy; allowance: McpServerAllowance } | null> {
+  if ((await req.admit()) === null) return null;
+  const policy = await req.policy();
+  if (policy === null) return null;
+  const allowance = serverAllowance(policy.mcp, req.server);
+  const upstream = upstreams.get(req.server);
+  // 403 for a server the project may not use whether or not the gateway serves it: a project learns
+  // nothing of the configured names beyond its own setting's.
+  if (allowance === null) {
+    req.fail(new GatewayError('MCP_NOT_ALLOWED', policy.mcp ? `The MCP server \`${req.server}\` is not enabled for this project.` : 'MCP is not enabled for this project.'), 'policy_blocked');
+    return null;
+  }
+  if (upstream === undefined) {
+    req.fail(new GatewayError('NOT_FOUND', `The gateway serves no MCP server named \`${req.server}\`.`), 'error');
+    return null;
+  }
+  return { upstream, policy, allowance };
+}
+
+export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw: Buffer): Promise<void> {
+  const allowed = await allowedServer(req, upstreams);
+  if (allowed === null) return;
+  const { upstream, policy, allowance } = allowed;
+  const body = parseBody(raw);
+  if (body === null) return req.fail(new GatewayError('INVALID_REQUEST', 'The body must be a JSON-RPC message or batch.'), 'error');
+  let rewrite: Rewrite | null = null;
+  const message = body.message;
+  if (message === null) {
+    req.method = 'batch';
+    // One call, one admission and one record: a batch cannot carry a tool call.
+    if (body.batch!.some((m) => methodOf(m) === 'tools/call')) {
+      return req.fail(new GatewayError('INVALID_REQUEST', 'A JSON-RPC batch may not hold tools/call; send each call on its own.'), 'error');
+    }
+  } else {
+    const method = methodOf(message);
+    req.method = method === null ? 'response' : method.slice(0, MAX_NAME);
+    if (method !== null) req.rpcId = idOf(message);
+    if (method === 'tools/call') {
+      const tool = toolNameOf(message);
+      if (tool === null) return req.fail(new GatewayError('INVALID_REQUEST', 'tools/call needs params.name.', { param: 'params.name' }), 'error');
+      req.tool = tool.slice(0, MAX_NAME);
+      if (!(await admitToolCall(req, policy, allowance, tool, tool))) return;
+    } else if (method === 'tools/list' && allowance.tools !== '*' && req.rpcId !== null) {
+      const id = req.rpcId;
+      rewrite = (m) => (m.id === id && typeof m.result === 'object' && m.result !== null ? { ...m, result: filterToolsResult(m.result as Record<string, unknown>, allowance) } : m);
+    }
+  }
+  const { info } = req;
+  await relay(
+    req,
+    upstream,
+    { method: 'POST', sessionId: info.sessionId, protocolVersion: info.protocolVersion, accept: info.accept || 'application/json, text/event-stream', body: raw, traceparent: req.trace?.traceparent },
+    rewrite,
+  );
+}
+
+/** GET (the server-initiated stream) and DELETE (the session's end): passed through once allowed. */
+export async function passToServer(req: McpRequest, upstreams: McpUpstreams, method: 'GET' | 'DELETE'): Promise<void> {
+  const allowed = await allowedServer(req, upstreams);
+  if (allowed === null) return;
+  const { info } = req;
+  await relay(
+    req,
+    allowed.upstream,
+    { method, sessionId: info.sessionId, protocolVersion: info.protocolVersion, accept: method === 'GET' ? 'text/event-stream' : info.accept || 'application/json, text/event-stream', lastEventId: info.lastEventId },
+    null,
+  );
+}
