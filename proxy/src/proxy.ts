@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
-import { connectRedis, connectSubscriber, GatewayError, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, type Env, type MetricsServer, type ProxyConfig, type RedisClient } from '@gateway/shared';
+import { connectRedis, connectSubscriber, GatewayError, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, type Env, type MetricsServer, type ProxyConfig, type RedisClient } from '@gateway/shared';
 import { InFlightRegistry } from './auth/in-flight.js';
 import { InvalidationStream } from './auth/invalidation-stream.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
@@ -18,6 +18,7 @@ import { RecordBuffer } from './records/record-buffer.js';
 import type { RecordSink } from './records/record-sink.js';
 import { ModelRouter } from './routing/model-router.js';
 import { startTracing } from './tracing/start-tracing.js';
+import { metricsPortError } from './startup-errors.js';
 
 export interface Proxy {
   port: number;
@@ -55,7 +56,12 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
   setStartupWait(startupWaitFor(config.startupTimeoutMs, options.worker === undefined ? log : log.child({ worker: options.worker })));
   const opened: RedisClient[] = [];
   let stream: InvalidationStream | null = null;
-  const closeAll = () => Promise.allSettled([...opened.map((r) => r.quit()), stream?.close()]);
+  let closeSubscriber: (() => Promise<void>) | null = null;
+  // The subscriber first: a start that failed is not a lost connection to warn about.
+  const closeAll = async () => {
+    await closeSubscriber?.();
+    return Promise.allSettled([...opened.map((r) => r.quit()), stream?.close()]);
+  };
   try {
     // Lookups fail fast while Redis is away (503) instead of queueing behind a dead connection.
     const lookups = await connectRedis(config.redis, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
@@ -86,6 +92,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       },
       allStale: () => policies.refreshAll(),
     });
+    closeSubscriber = () => subscriber.close();
     // The second invalidation channel, independent of Redis (docs/architecture.md).
     if (config.controlPlaneUrl !== undefined && config.internalToken !== undefined) {
       stream = new InvalidationStream(config.controlPlaneUrl, config.internalToken, {
@@ -133,7 +140,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         ops = await startMetricsServer(config.host, config.metricsPort, metrics.registry, async () => ({ redis: ready(), serving: !deps.state.draining }));
       } catch (err) {
         server.stopListening();
-        throw new StartupError(`the proxy could not open its metrics port ${config.metricsPort} (${(err as Error).message}); set METRICS_PORT`);
+        throw metricsPortError(config.metricsPort, err as Error);
       }
     }
     log.info({ port: server.port, metricsPort: ops?.port ?? null, worker: options.worker, providers: providers.providers.map((p) => p.name), source: providers.source }, 'proxy listening');

@@ -10,6 +10,7 @@ import type { GatewayCall, GatewayDeps, RequestInfo } from '../chat/gateway-call
 import { ModelsCall } from '../chat/models-call.js';
 import { readBody } from './body-reader.js';
 import { Exchange } from './exchange.js';
+import { proxyPortError } from '../startup-errors.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
 /**
@@ -155,7 +156,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
 
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket: us_listen_socket | false) => {
-      if (!socket) return reject(new Error(`the proxy could not listen on ${host}:${port} (port in use?)`));
+      if (!socket) return reject(proxyPortError(host, port));
       let listening: us_listen_socket | null = socket;
       resolve({
         app,
