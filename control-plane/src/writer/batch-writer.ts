@@ -61,7 +61,9 @@ function keyLastUse(usage: UsageRows, audit: AuditRows): Map<string, number> {
   };
   usage.keyId.forEach((k, i) => see(k, usage.ts[i] as number));
   audit.keyId.forEach((k, i) => {
-    if (audit.type[i] === 'gateway.request') see(k, audit.ts[i] as number);
+    // Served requests only: a deleted key's refused requests must not look like traffic, since
+    // rotating a key means waiting until the old one is no longer used before deleting it.
+    if (audit.type[i] === 'gateway.request' && audit.outcome[i] === 'success') see(k, audit.ts[i] as number);
   });
   return last;
 }
