@@ -19,6 +19,7 @@ import type { RecordSink } from './records/record-sink.js';
 import { ModelRouter } from './routing/model-router.js';
 import { startTracing } from './tracing/start-tracing.js';
 import { metricsPortError } from './startup-errors.js';
+import { AuthThrottle } from './auth/auth-throttle.js';
 
 export interface Proxy {
   port: number;
@@ -129,6 +130,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       keyStaleBoundMs: config.keyStaleBoundMs,
       state,
       tracer,
+      authThrottle: config.authFailureLimit > 0 ? new AuthThrottle(config.authFailureLimit, records) : null,
     };
     // Ready while cached keys may be served: through a Redis outage the log stream keeps a proxy
     // serving the keys it holds, and taking it out of its load balancer would refuse them all.
@@ -160,6 +162,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         while (deps.state.active > 0 && Date.now() < deadline) await sleep(25);
         const shuttingDown = new GatewayError('UNAVAILABLE', 'The gateway is shutting down; retry.', { retryAfter: 1 });
         for (const call of inFlight.all()) call.revoke(shuttingDown);
+        deps.authThrottle?.close();
         await quotas.close();
         await rateLimiter.close();
         await records.close(5_000);

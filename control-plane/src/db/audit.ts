@@ -32,10 +32,11 @@ interface AuditRow {
   client_ip: string | null;
   user_agent: string | null;
   latency_ms: number;
+  count: number;
 }
 
 const COLUMNS =
-  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms';
+  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, count';
 
 function toAuditEvent(row: AuditRow): StoredAuditEvent {
   return {
@@ -57,6 +58,7 @@ function toAuditEvent(row: AuditRow): StoredAuditEvent {
     client_ip: row.client_ip,
     user_agent: row.user_agent,
     latency_ms: row.latency_ms,
+    count: row.count,
   };
 }
 

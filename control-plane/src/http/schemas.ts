@@ -195,12 +195,13 @@ export const SHARED_SCHEMAS = [
       'client_ip',
       'user_agent',
       'latency_ms',
+      'count',
     ],
     properties: {
       id: uuid,
       request_id: { type: 'string' },
       timestamp: { type: 'integer', description: 'Unix ms.' },
-      type: { type: 'string', description: '`gateway.request`, or a management action such as `key.created`, `project.deleted`, `signin.failed`.' },
+      type: { type: 'string', description: '`gateway.request`, `gateway.throttled` (requests refused by the failed-authentication throttle, `count` of them from one address in one second), or a management action such as `key.created`, `project.deleted`, `signin.failed`.' },
       outcome: { type: 'string', enum: AUDIT_OUTCOMES },
       status: { type: 'integer' },
       error_code: { type: ['string', 'null'] },
@@ -215,6 +216,7 @@ export const SHARED_SCHEMAS = [
       client_ip: { type: ['string', 'null'] },
       user_agent: { type: ['string', 'null'] },
       latency_ms: { type: 'integer' },
+      count: { type: 'integer', minimum: 1, description: 'Requests this event stands for: 1, except `gateway.throttled`.' },
     },
   },
   {

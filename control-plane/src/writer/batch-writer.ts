@@ -128,18 +128,19 @@ function insertAudit(q: Q, rows: AuditRows) {
   return q<{ inserted: number; projects: string | null }[]>`
     with ins as (
     insert into audit_events (ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
-                              actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms)
+                              actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, count)
     select ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
-           actor, model, provider, endpoint, attempts, providers::text[], client_ip, user_agent, latency_ms
+           actor, model, provider, endpoint, attempts, providers::text[], client_ip, user_agent, latency_ms, count
     from unnest(
       ${plainArray(rows.ts)}::int8[], ${plainArray(rows.id)}::uuid[], ${textArray(rows.requestId)}::text[],
       ${textArray(rows.type)}::text[], ${textArray(rows.outcome)}::text[], ${plainArray(rows.status)}::int2[],
       ${textArray(rows.errorCode)}::text[], ${plainArray(rows.projectId)}::uuid[], ${plainArray(rows.keyId)}::uuid[],
       ${plainArray(rows.actor)}::uuid[], ${textArray(rows.model)}::text[], ${textArray(rows.provider)}::text[],
       ${textArray(rows.endpoint)}::text[], ${plainArray(rows.attempts)}::int2[], ${textArray(rows.providers.map(textArray))}::text[],
-      ${textArray(rows.clientIp)}::text[], ${textArray(rows.userAgent)}::text[], ${plainArray(rows.latencyMs)}::int4[])
+      ${textArray(rows.clientIp)}::text[], ${textArray(rows.userAgent)}::text[], ${plainArray(rows.latencyMs)}::int4[],
+      ${plainArray(rows.count)}::int4[])
       as r(ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
-           actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms)
+           actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, count)
     on conflict do nothing
     returning ts, id, request_id, type, outcome, status, error_code, project_id, key_id, model, provider, endpoint
     ), waiting as (

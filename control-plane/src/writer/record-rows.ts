@@ -64,6 +64,8 @@ export interface AuditRows {
   clientIp: (string | null)[];
   userAgent: (string | null)[];
   latencyMs: number[];
+  /** Requests each event stands for (version 3; 1 before). */
+  count: number[];
 }
 
 export interface RejectedRecord {
@@ -93,8 +95,8 @@ function nullableUuid(value: unknown, field: string): string | null {
   return value === null || value === undefined ? null : uuid(value, field);
 }
 
-function int(value: unknown, field: string, max: number): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > max) throw new Invalid(`${field} is not an integer in 0..${max}`);
+function int(value: unknown, field: string, max: number, min = 0): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) throw new Invalid(`${field} is not an integer in ${min}..${max}`);
   return value;
 }
 
@@ -179,6 +181,7 @@ export function emptyAuditRows(): AuditRows {
     clientIp: [],
     userAgent: [],
     latencyMs: [],
+    count: [],
   };
 }
 
@@ -271,6 +274,7 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: Rec
         attempts: v2 && e.attempts !== undefined ? int(e.attempts, 'attempts', MAX_RECORD_ATTEMPTS) : provider === null ? 0 : 1,
         providers: v2 && e.providers !== undefined ? providerNames(e.providers) : provider === null ? [] : [provider],
       };
+      const count = v >= 3 && e.count !== undefined ? int(e.count, 'count', INT32_MAX, 1) : 1;
       rows.ts.push(row.ts);
       rows.id.push(row.id);
       rows.requestId.push(row.requestId);
@@ -289,6 +293,7 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: Rec
       rows.clientIp.push(row.clientIp);
       rows.userAgent.push(row.userAgent);
       rows.latencyMs.push(row.latencyMs);
+      rows.count.push(count);
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       rejected.push({ table: 'audit_events', id: idOf(raw), reason: err.message });

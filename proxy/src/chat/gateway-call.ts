@@ -24,6 +24,7 @@ import type { ProxyMetrics } from '../metrics.js';
 import type { RecordSink } from '../records/record-sink.js';
 import type { ModelRouter } from '../routing/model-router.js';
 import type { GatewayTracer, RequestTrace } from '../tracing/request-trace.js';
+import type { AuthThrottle } from '../auth/auth-throttle.js';
 
 /** Everything a gateway request needs, built once at start. */
 export interface GatewayDeps {
@@ -46,6 +47,8 @@ export interface GatewayDeps {
   state: { draining: boolean; active: number };
   /** Null when tracing is off. */
   tracer: GatewayTracer | null;
+  /** Failed authentications per client address; null when AUTH_FAILURE_LIMIT=0. */
+  authThrottle: AuthThrottle | null;
 }
 
 /** The outcome of a key check: the record, the refusal, or a promise of either (Redis asked). */
@@ -185,6 +188,7 @@ export abstract class GatewayCall implements Revocable {
     }
     if (this.finished) return false;
     if (result instanceof GatewayError) {
+      if (result.code === 'UNAUTHORIZED') this.deps.authThrottle?.failed(this.info.clientIp);
       this.fail(result, result.code === 'UNAVAILABLE' ? 'error' : 'auth_failed');
       return false;
     }
@@ -197,6 +201,29 @@ export abstract class GatewayCall implements Revocable {
   }
 
   abstract revoke(reason?: GatewayError): void;
+
+  // ── Refusal before the body (http/auth-gate.ts) ──
+
+  /**
+   * The key check's refusal (no key, or not a valid one), now or once Redis has answered; null
+   * when the key is good or the check cannot decide (keys unverifiable: the body is read and the
+   * usual 503 given).
+   */
+  keyRefusal(): GatewayError | Promise<GatewayError | null> | null {
+    const auth = this.auth;
+    if (auth instanceof Promise) return auth.then(unauthorized);
+    return unauthorized(auth);
+  }
+
+  /**
+   * Answers the key check's 401 without reading the body (uWebSockets.js drops the rest of it as
+   * it arrives and keeps the connection: closing it would reset a client still sending).
+   */
+  refuseBeforeBody(err: GatewayError): void {
+    if (this.finished) return;
+    this.deps.authThrottle?.failed(this.info.clientIp);
+    this.fail(err, 'auth_failed');
+  }
 
   /** The admitted key's project policy, or null when the request was answered (or ended) instead. */
   protected async projectPolicy(): Promise<ProjectPolicy | null> {
@@ -265,4 +292,8 @@ export abstract class GatewayCall implements Revocable {
     }
     this.trace?.end(outcome, status, errorCode, usage);
   }
+}
+
+function unauthorized(check: KeyRecord | GatewayError | null): GatewayError | null {
+  return check instanceof GatewayError && check.code === 'UNAUTHORIZED' ? check : null;
 }

@@ -5,7 +5,9 @@ import { openAiChat } from '../protocols/openai-chat/openai-chat.js';
 import { openAiResponses } from '../protocols/openai-responses/openai-responses.js';
 import { anthropicMessages } from '../protocols/anthropic-messages/anthropic-messages.js';
 import { CountTokensCall } from '../chat/count-tokens-call.js';
-import type { InboundProtocol } from '../protocols/protocol.js';
+import type { ErrorShape, InboundProtocol } from '../protocols/protocol.js';
+import { Cors } from './cors.js';
+import { holdBodyForKey, refusedBeforeBody, throttledAway } from './auth-gate.js';
 import type { GatewayCall, GatewayDeps, RequestInfo } from '../chat/gateway-call.js';
 import { ModelsCall } from '../chat/models-call.js';
 import { readBody } from './body-reader.js';
@@ -86,6 +88,14 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
   const uws = loadUws();
   const app = uws.App();
   const limit = deps.config.maxBodyBytes;
+  // Browser access, decided here once: unset, no preflight route and no header on any answer.
+  const cors = deps.config.cors === null ? null : new Cors(deps.config.cors);
+  const exchange = (res: HttpResponse, req: HttpRequest, requestId: string): Exchange => {
+    const ex = new Exchange(res, requestId);
+    if (cors !== null) ex.cors = cors.forOrigin(req.getHeader('origin'));
+    return ex;
+  };
+  if (cors !== null) app.options('/*', (res, req) => cors.preflight(res, req, (err) => openAiChat.errorBody(err)));
 
   const refuseWhileDraining = (ex: Exchange, call: GatewayCall): boolean => {
     if (!deps.state.draining) return false;
@@ -95,16 +105,19 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
   };
 
   /** A POST endpoint with a body: key check while it arrives, then the call's own work. */
-  const withBody = (path: string, newCall: (ex: Exchange, info: RequestInfo) => BodyCall) =>
+  const withBody = (path: string, shape: ErrorShape, newCall: (ex: Exchange, info: RequestInfo) => BodyCall) =>
     app.post(path, (res, req) => {
       const info = requestInfo(res, req, deps.config.trustProxy);
       const declared = Number(req.getHeader('content-length') || '0');
-      const ex = new Exchange(res, info.requestId);
+      const ex = exchange(res, req, info.requestId);
+      if (throttledAway(deps, ex, info, shape)) return;
       const call = newCall(ex, info);
       if (deps.tracer !== null) call.trace = deps.tracer.start(call, req, 'POST', path);
       ex.onAbort = () => call.clientGone();
       if (refuseWhileDraining(ex, call)) return;
       call.authenticate();
+      const refused = refusedBeforeBody(call);
+      if (refused === true) return;
       if (declared > limit) return call.tooLarge();
       readBody(
         res,
@@ -112,15 +125,17 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
         (body) => void call.onBody(body).catch((err: unknown) => call.crashed(err)),
         () => call.tooLarge(),
       );
+      if (refused !== false) holdBodyForKey(ex, call, refused);
     });
   // A model endpoint: the same path for every inbound protocol, which only parses and renders.
-  for (const [path, protocol] of INFERENCE_ROUTES) withBody(path, (ex, info) => new InferenceCall(deps, ex, info, protocol));
-  withBody(COUNT_TOKENS, (ex, info) => new CountTokensCall(deps, ex, info));
-  withBody(EMBEDDINGS_PATH, (ex, info) => new EmbeddingsCall(deps, ex, info));
+  for (const [path, protocol] of INFERENCE_ROUTES) withBody(path, protocol, (ex, info) => new InferenceCall(deps, ex, info, protocol));
+  withBody(COUNT_TOKENS, anthropicMessages, (ex, info) => new CountTokensCall(deps, ex, info));
+  withBody(EMBEDDINGS_PATH, openAiChat, (ex, info) => new EmbeddingsCall(deps, ex, info));
 
   app.get('/v1/models', (res, req) => {
     const info = requestInfo(res, req, deps.config.trustProxy);
-    const ex = new Exchange(res, info.requestId);
+    const ex = exchange(res, req, info.requestId);
+    if (throttledAway(deps, ex, info, openAiChat)) return;
     const call = new ModelsCall(deps, ex, info);
     if (deps.tracer !== null) call.trace = deps.tracer.start(call, req, 'GET', '/v1/models');
     ex.onAbort = () => call.clientGone();
@@ -150,7 +165,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     const err = known
       ? new GatewayError('METHOD_NOT_ALLOWED', `${method.toUpperCase()} is not allowed on ${url}.`)
       : new GatewayError('NOT_FOUND', `No route for ${method.toUpperCase()} ${url}.`);
-    const ex = new Exchange(res, requestIdFrom(req.getHeader('x-request-id') || undefined));
+    const ex = exchange(res, req, requestIdFrom(req.getHeader('x-request-id') || undefined));
     ex.send(err.status, 'application/json', (shape ?? openAiChat).errorBody(err));
   });
 

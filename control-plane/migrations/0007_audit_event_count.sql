@@ -1,0 +1,9 @@
+-- What audit events learnt with batch version 3: how many requests an event stands for. Every
+-- event is one request, except `gateway.throttled`: the requests one client address sent in one
+-- second while the proxy's failed-authentication throttle refused it, so that a flood of bad keys
+-- is accounted for without adding a row per request.
+--
+-- A constant default lives in the catalogue: instant on the partitioned parent and every
+-- partition, existing and future; older rows read 1, which is what they were.
+alter table audit_events
+  add column count integer not null default 1 check (count >= 1);
