@@ -5,8 +5,8 @@ import { parseMessagesRequest } from '../protocols/anthropic-messages/parse-requ
 import type { Exchange } from '../http/exchange.js';
 import { GatewayCall, type GatewayDeps, type RequestInfo } from './gateway-call.js';
 import { CLIENT_CLOSED } from './inference-call.js';
+import { parseJsonBody } from '../protocols/json-body.js';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * POST /v1/messages/count_tokens: the gateway's estimate of a Messages request's prompt tokens
@@ -38,12 +38,7 @@ export class CountTokensCall extends GatewayCall {
     let model: string;
     let estimate: number;
     try {
-      let json: unknown;
-      try {
-        json = JSON.parse(utf8.decode(raw));
-      } catch (err) {
-        throw new GatewayError('INVALID_REQUEST', err instanceof SyntaxError ? 'The body is not valid JSON.' : 'The body is not valid UTF-8.', { param: 'body' });
-      }
+      const json = parseJsonBody(raw);
       const parsed = parseMessagesRequest(json, raw, 'count');
       model = this.model = parsed.model;
       this.deps.router.route(model);

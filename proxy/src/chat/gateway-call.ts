@@ -25,6 +25,7 @@ import type { RecordSink } from '../records/record-sink.js';
 import type { ModelRouter } from '../routing/model-router.js';
 import type { GatewayTracer, RequestTrace } from '../tracing/request-trace.js';
 import type { AuthThrottle } from '../auth/auth-throttle.js';
+import { malformedKeyMessage } from '../auth/key-hints.js';
 
 /** Everything a gateway request needs, built once at start. */
 export interface GatewayDeps {
@@ -60,6 +61,8 @@ export interface RequestInfo {
   /** The request id came from the client (else it is a fresh UUIDv7, reused as the record id). */
   clientRequestId: boolean;
   apiKey: string;
+  /** Why no key was found (auth/key-hints.ts), when none was; null otherwise. */
+  missingKey: string | null;
   clientIp: string;
   userAgent: string;
   /** The body is declared JSON, or its type is not declared (a form or text body is refused). */
@@ -148,8 +151,8 @@ export abstract class GatewayCall implements Revocable {
 
   private checkKey(): KeyCheck {
     const apiKey = this.info.apiKey;
-    if (apiKey === '') return new GatewayError('UNAUTHORIZED', 'No API key. Send it as x-api-key or Authorization: Bearer.');
-    if (!looksLikeApiKey(apiKey)) return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
+    if (apiKey === '') return new GatewayError('UNAUTHORIZED', this.info.missingKey ?? 'No API key.');
+    if (!looksLikeApiKey(apiKey)) return new GatewayError('UNAUTHORIZED', malformedKeyMessage(apiKey));
     const now = Date.now();
     if (!this.deps.subscriber.trusted(now, this.deps.keyStaleBoundMs)) {
       this.knownKey = this.deps.cache.peekPresented(apiKey);
@@ -171,7 +174,7 @@ export abstract class GatewayCall implements Revocable {
   /** 401; a key this proxy knows was deleted still names its project and key in the audit event. */
   private invalidKey(apiKey: string): GatewayError {
     this.knownKey = this.deps.cache.deadRecord(apiKey);
-    return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
+    return new GatewayError('UNAUTHORIZED', this.knownKey !== null ? 'The API key was deleted or has expired.' : 'The API key is not valid: no such key.');
   }
 
   /**

@@ -1,7 +1,7 @@
 import { GatewayError } from '@gateway/shared';
 import { GatewayCall } from './gateway-call.js';
+import { parseJsonBody } from '../protocols/json-body.js';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** HTTP status recorded for a request whose client left before any answer (nginx's convention). */
 export const CLIENT_CLOSED = 499;
@@ -40,10 +40,10 @@ export abstract class ModelCall extends GatewayCall {
     }
     let json: unknown;
     try {
-      json = JSON.parse(utf8.decode(raw));
+      json = parseJsonBody(raw);
     } catch (err) {
-      const message = err instanceof SyntaxError ? 'The body is not valid JSON.' : 'The body is not valid UTF-8.';
-      return this.fail(new GatewayError('INVALID_REQUEST', message, { param: 'body' }), 'error');
+      if (!(err instanceof GatewayError)) throw err;
+      return this.fail(err, 'error');
     }
     return this.run(json, raw);
   }

@@ -7,6 +7,7 @@ import { anthropicMessages } from '../protocols/anthropic-messages/anthropic-mes
 import { CountTokensCall } from '../chat/count-tokens-call.js';
 import type { ErrorShape, InboundProtocol } from '../protocols/protocol.js';
 import { Cors } from './cors.js';
+import { missingKeyMessage } from '../auth/key-hints.js';
 import { holdBodyForKey, refusedBeforeBody, throttledAway } from './auth-gate.js';
 import type { GatewayCall, GatewayDeps, RequestInfo } from '../chat/gateway-call.js';
 import { ModelsCall } from '../chat/models-call.js';
@@ -66,6 +67,8 @@ function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxie
     requestId,
     clientRequestId: requestId === clientId,
     apiKey,
+    // Only on the refusal path: what the headers held instead of a key.
+    missingKey: apiKey === '' ? missingKeyMessage(req.getHeader('authorization'), req.getHeader('api-key')) : null,
     clientIp: clientIp(res, req, trusted),
     userAgent: req.getHeader('user-agent'),
     jsonBody: declaresJson(req.getHeader('content-type')),

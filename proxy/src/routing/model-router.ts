@@ -2,6 +2,7 @@ import { GatewayError, type ModelEntry, type ProvidersConfig, type RouteConfig }
 import type { ProviderAdapter } from '../providers/adapter.js';
 import { createAdapter } from '../providers/registry.js';
 import { TargetHealth } from './target-health.js';
+import { unknownModel } from './model-suggest.js';
 
 /**
  * Model id → the providers that serve it, built once at start. An id listed by several providers
@@ -117,7 +118,7 @@ export class ModelRouter {
 
   route(model: string): Route {
     const route = this.routes.get(model);
-    if (route === undefined) throw new GatewayError('MODEL_NOT_FOUND', `The model \`${model}\` is not served by this gateway.`, { param: 'model' });
+    if (route === undefined) throw unknownModel(model, this.routes.keys());
     return route;
   }
 
