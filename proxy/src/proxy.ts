@@ -20,6 +20,7 @@ import { ModelRouter } from './routing/model-router.js';
 import { startTracing } from './tracing/start-tracing.js';
 import { metricsPortError } from './startup-errors.js';
 import { AuthThrottle } from './auth/auth-throttle.js';
+import { ProviderLog } from './routing/provider-log.js';
 
 export interface Proxy {
   port: number;
@@ -104,7 +105,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       await stream.start();
     }
     await subscriber.start();
-    const router = new ModelRouter(providers);
+    const router = new ModelRouter(providers, new ProviderLog(options.worker === undefined ? log : log.child({ worker: options.worker })));
     registerQueueDepth(metrics.registry, router.adapters);
     // Read on scrape from the count the drain already keeps: no gauge update per request.
     const state = { draining: false, active: 0 };

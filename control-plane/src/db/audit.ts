@@ -33,10 +33,11 @@ interface AuditRow {
   user_agent: string | null;
   latency_ms: number;
   count: number;
+  skipped: string[];
 }
 
 const COLUMNS =
-  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, count';
+  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, count, skipped';
 
 function toAuditEvent(row: AuditRow): StoredAuditEvent {
   return {
@@ -59,6 +60,7 @@ function toAuditEvent(row: AuditRow): StoredAuditEvent {
     user_agent: row.user_agent,
     latency_ms: row.latency_ms,
     count: row.count,
+    skipped: row.skipped,
   };
 }
 

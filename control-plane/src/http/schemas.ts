@@ -196,6 +196,7 @@ export const SHARED_SCHEMAS = [
       'user_agent',
       'latency_ms',
       'count',
+      'skipped',
     ],
     properties: {
       id: uuid,
@@ -217,6 +218,7 @@ export const SHARED_SCHEMAS = [
       user_agent: { type: ['string', 'null'] },
       latency_ms: { type: 'integer' },
       count: { type: 'integer', minimum: 1, description: 'Requests this event stands for: 1, except `gateway.throttled`.' },
+      skipped: { type: 'array', items: { type: 'string' }, description: 'Providers serving the model that were not tried because they were in a cooldown after failing.' },
     },
   },
   {

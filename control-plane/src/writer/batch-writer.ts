@@ -128,9 +128,9 @@ function insertAudit(q: Q, rows: AuditRows) {
   return q<{ inserted: number; projects: string | null }[]>`
     with ins as (
     insert into audit_events (ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
-                              actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, count)
+                              actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, count, skipped)
     select ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
-           actor, model, provider, endpoint, attempts, providers::text[], client_ip, user_agent, latency_ms, count
+           actor, model, provider, endpoint, attempts, providers::text[], client_ip, user_agent, latency_ms, count, skipped::text[]
     from unnest(
       ${plainArray(rows.ts)}::int8[], ${plainArray(rows.id)}::uuid[], ${textArray(rows.requestId)}::text[],
       ${textArray(rows.type)}::text[], ${textArray(rows.outcome)}::text[], ${plainArray(rows.status)}::int2[],
@@ -138,9 +138,9 @@ function insertAudit(q: Q, rows: AuditRows) {
       ${plainArray(rows.actor)}::uuid[], ${textArray(rows.model)}::text[], ${textArray(rows.provider)}::text[],
       ${textArray(rows.endpoint)}::text[], ${plainArray(rows.attempts)}::int2[], ${textArray(rows.providers.map(textArray))}::text[],
       ${textArray(rows.clientIp)}::text[], ${textArray(rows.userAgent)}::text[], ${plainArray(rows.latencyMs)}::int4[],
-      ${plainArray(rows.count)}::int4[])
+      ${plainArray(rows.count)}::int4[], ${textArray(rows.skipped.map(textArray))}::text[])
       as r(ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
-           actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, count)
+           actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, count, skipped)
     on conflict do nothing
     returning ts, id, request_id, type, outcome, status, error_code, project_id, key_id, model, provider, endpoint
     ), waiting as (

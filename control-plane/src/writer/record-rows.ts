@@ -66,6 +66,8 @@ export interface AuditRows {
   latencyMs: number[];
   /** Requests each event stands for (version 3; 1 before). */
   count: number[];
+  /** Providers passed over for a cooldown, one array per event (version 3; none before). */
+  skipped: string[][];
 }
 
 export interface RejectedRecord {
@@ -126,11 +128,11 @@ function endpoint(value: unknown): string {
   return value;
 }
 
-function providerNames(value: unknown): string[] {
-  if (!Array.isArray(value) || value.length > MAX_RECORD_PROVIDERS) throw new Invalid(`providers is not a list of at most ${MAX_RECORD_PROVIDERS} names`);
+function providerNames(value: unknown, field = 'providers'): string[] {
+  if (!Array.isArray(value) || value.length > MAX_RECORD_PROVIDERS) throw new Invalid(`${field} is not a list of at most ${MAX_RECORD_PROVIDERS} names`);
   return value.map((name: unknown) => {
-    if (typeof name === 'string' && name.length > MAX_PROVIDER_NAME_LENGTH) throw new Invalid(`providers has a name over ${MAX_PROVIDER_NAME_LENGTH} characters`);
-    return text(name, 'providers[]');
+    if (typeof name === 'string' && name.length > MAX_PROVIDER_NAME_LENGTH) throw new Invalid(`${field} has a name over ${MAX_PROVIDER_NAME_LENGTH} characters`);
+    return text(name, `${field}[]`);
   });
 }
 
@@ -182,6 +184,7 @@ export function emptyAuditRows(): AuditRows {
     userAgent: [],
     latencyMs: [],
     count: [],
+    skipped: [],
   };
 }
 
@@ -275,6 +278,7 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: Rec
         providers: v2 && e.providers !== undefined ? providerNames(e.providers) : provider === null ? [] : [provider],
       };
       const count = v >= 3 && e.count !== undefined ? int(e.count, 'count', INT32_MAX, 1) : 1;
+      const skipped = v >= 3 && e.skipped !== undefined ? providerNames(e.skipped, 'skipped') : [];
       rows.ts.push(row.ts);
       rows.id.push(row.id);
       rows.requestId.push(row.requestId);
@@ -294,6 +298,7 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: Rec
       rows.userAgent.push(row.userAgent);
       rows.latencyMs.push(row.latencyMs);
       rows.count.push(count);
+      rows.skipped.push(skipped);
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       rejected.push({ table: 'audit_events', id: idOf(raw), reason: err.message });

@@ -46,7 +46,7 @@ export class EmbeddingsCall extends ModelCall {
     const cancel = (this.cancel = new Cancel());
     if (this.ex.aborted) cancel.abort();
     const base: EmbeddingsRequest = { body, raw, model: body.model, upstreamModel: body.model, requestId: this.info.requestId };
-    const served = await tryTargets(route.plan(Date.now()), cancel, this, this.deps.metrics, (target) => {
+    const served = await tryTargets(route.plan(Date.now(), Math.random, this), cancel, this, this.deps.metrics, (target) => {
       const request = target.entry.upstream === base.model ? base : { ...base, upstreamModel: target.entry.upstream };
       this.request = request;
       this.price = target.entry.price;

@@ -96,6 +96,8 @@ export abstract class GatewayCall implements Revocable {
   /** Provider attempts made (failover may make several) and the providers tried, in order. */
   attempts = 0;
   readonly tried: string[] = [];
+  /** Providers of the route that were in a cooldown when it was planned; null (no list) when none were. */
+  coolingProviders: string[] | null = null;
   /** Stops the provider call (set once one is made). */
   protected cancel: Cancel | null = null;
   /** Tokens reserved against the project's quota; settled to the true count in finish(). */
@@ -204,6 +206,11 @@ export abstract class GatewayCall implements Revocable {
   }
 
   abstract revoke(reason?: GatewayError): void;
+
+  /** Route.plan() names the providers it found in a cooldown (routing/model-router.ts). */
+  cooling(provider: string): void {
+    (this.coolingProviders ??= []).push(provider);
+  }
 
   // ── Refusal before the body (http/auth-gate.ts) ──
 

@@ -70,7 +70,7 @@ export class InferenceCall extends ModelCall {
   /** The route's targets in turn (failover.ts), then the answer, whole or streamed. */
   private async serve(route: Route, base: ChatRequest): Promise<void> {
     const cancel = this.cancel as Cancel;
-    const served = await tryTargets<CompletionResult | StreamResult>(route.plan(Date.now()), cancel, this, this.deps.metrics, (target) => {
+    const served = await tryTargets<CompletionResult | StreamResult>(route.plan(Date.now(), Math.random, this), cancel, this, this.deps.metrics, (target) => {
       const request = target.entry.upstream === base.model ? base : { ...base, upstreamModel: target.entry.upstream };
       this.request = request;
       this.price = target.entry.price;

@@ -51,12 +51,18 @@ export interface AuditEvent {
    * accounts for every request one client address sent in one second while throttled. Absent: 1.
    */
   count?: number;
+  /**
+   * Providers serving the model that were not tried because they were in a cooldown after
+   * failing (batch version 3). Absent: none.
+   */
+  skipped?: string[];
 }
 
 /** An audit event as Postgres holds it and the management API serves it: every field present. */
-export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers' | 'count'> {
+export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers' | 'count' | 'skipped'> {
   endpoint: GatewayEndpoint | null;
   attempts: number;
   providers: string[];
   count: number;
+  skipped: string[];
 }
