@@ -7,7 +7,6 @@ import { GatewayCall, type GatewayDeps, type RequestInfo } from './gateway-call.
 import { CLIENT_CLOSED } from './inference-call.js';
 import { parseJsonBody } from '../protocols/json-body.js';
 
-
 /**
  * POST /v1/messages/count_tokens: the gateway's estimate of a Messages request's prompt tokens
  * (the figure its quota reserves), `{"input_tokens": n}`. Authenticated, checked against the

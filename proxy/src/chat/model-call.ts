@@ -2,7 +2,6 @@ import { GatewayError } from '@gateway/shared';
 import { GatewayCall } from './gateway-call.js';
 import { parseJsonBody } from '../protocols/json-body.js';
 
-
 /** HTTP status recorded for a request whose client left before any answer (nginx's convention). */
 export const CLIENT_CLOSED = 499;
 
