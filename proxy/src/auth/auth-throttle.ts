@@ -28,6 +28,7 @@ export class AuthThrottle {
   /** Per address: failures in its window, which opens at its first failure. */
   private failures = new Map<string, { n: number; ends: number }>();
   private throttled = new Map<string, Throttled>();
+  private sweptAt = 0;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -42,7 +43,8 @@ export class AuthThrottle {
       seen.n++;
       return;
     }
-    if (seen === undefined && this.failures.size >= MAX_ADDRESSES) this.sweep(now);
+    // Addresses whose window is over are forgotten once a window, or at once when the table is full.
+    if (seen === undefined && (this.failures.size >= MAX_ADDRESSES || now - this.sweptAt >= AUTH_FAILURE_WINDOW_MS)) this.sweep(now);
     if (seen !== undefined || this.failures.size < MAX_ADDRESSES) this.failures.set(address, { n: 1, ends: now + AUTH_FAILURE_WINDOW_MS });
   }
 
@@ -90,8 +92,9 @@ export class AuthThrottle {
     this.timer = null;
   }
 
-  /** Forgets the addresses whose window is over (only when the table is full). */
+  /** Forgets the addresses whose window is over. */
   private sweep(now: number): void {
+    this.sweptAt = now;
     for (const [address, seen] of this.failures) if (seen.ends <= now) this.failures.delete(address);
   }
 }
