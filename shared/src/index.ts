@@ -11,6 +11,7 @@ export * from './contracts/audit-event.js';
 export * from './contracts/gateway-endpoint.js';
 export * from './contracts/record-batch.js';
 export * from './config/env.js';
+export * from './config/cors-config.js';
 export * from './config/providers-file.js';
 export * from './config/service-config.js';
 export * from './config/tracing-config.js';

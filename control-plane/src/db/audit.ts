@@ -32,10 +32,12 @@ interface AuditRow {
   client_ip: string | null;
   user_agent: string | null;
   latency_ms: number;
+  count: number;
+  skipped: string[];
 }
 
 const COLUMNS =
-  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms';
+  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, count, skipped';
 
 function toAuditEvent(row: AuditRow): StoredAuditEvent {
   return {
@@ -57,6 +59,8 @@ function toAuditEvent(row: AuditRow): StoredAuditEvent {
     client_ip: row.client_ip,
     user_agent: row.user_agent,
     latency_ms: row.latency_ms,
+    count: row.count,
+    skipped: row.skipped,
   };
 }
 

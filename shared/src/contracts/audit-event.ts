@@ -46,11 +46,23 @@ export interface AuditEvent {
   client_ip: string | null;
   user_agent: string | null;
   latency_ms: number;
+  /**
+   * Requests this event stands for (batch version 3): 1, except a `gateway.throttled` event, which
+   * accounts for every request one client address sent in one second while throttled. Absent: 1.
+   */
+  count?: number;
+  /**
+   * Providers serving the model that were not tried because they were in a cooldown after
+   * failing (batch version 3). Absent: none.
+   */
+  skipped?: string[];
 }
 
 /** An audit event as Postgres holds it and the management API serves it: every field present. */
-export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers'> {
+export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers' | 'count' | 'skipped'> {
   endpoint: GatewayEndpoint | null;
   attempts: number;
   providers: string[];
+  count: number;
+  skipped: string[];
 }

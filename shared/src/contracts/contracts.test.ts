@@ -66,10 +66,10 @@ describe('versioned contracts', () => {
     expect(() => decodeInvalidation(logged.replace('"id":42', '"id":"42"'))).toThrow(/id must be a number/);
   });
 
-  it('round-trips a record batch through msgpack, as version 2', () => {
+  it('round-trips a record batch through msgpack, as version 3', () => {
     const job = encodeRecordBatch([usage], [audit]);
     expect(typeof job.b).toBe('string');
-    expect(decodeRecordBatch(job)).toEqual({ v: 2, usage: [usage], audit: [audit] });
+    expect(decodeRecordBatch(job)).toEqual({ v: 3, usage: [usage], audit: [audit] });
     expect(() => decodeRecordBatch({ b: 'not msgpack at all' })).toThrow(ContractError);
     expect(() => decodeRecordBatch({})).toThrow(/no payload/);
   });
@@ -84,8 +84,8 @@ describe('versioned contracts', () => {
   });
 
   it('refuses a batch of a newer version, or of none', () => {
-    expect(() => decodeRecordBatch(packed({ v: 3, usage: [], audit: [] }))).toThrow(ContractError);
-    expect(() => decodeRecordBatch(packed({ v: 3, usage: [], audit: [] }))).toThrow(/unsupported version 3 \(this build reads 1, 2\)/);
+    expect(() => decodeRecordBatch(packed({ v: 4, usage: [], audit: [] }))).toThrow(ContractError);
+    expect(() => decodeRecordBatch(packed({ v: 4, usage: [], audit: [] }))).toThrow(/unsupported version 4 \(this build reads 1, 2, 3\)/);
     expect(() => decodeRecordBatch(packed({ usage: [], audit: [] }))).toThrow(/unsupported version undefined/);
     expect(() => decodeRecordBatch(packed({ v: 2, usage: {}, audit: [] }))).toThrow(/must be arrays/);
   });

@@ -13,16 +13,18 @@ import { ContractError, expectObject, expectVersion } from './version.js';
  * - 2: usage records add tokens.cached, cost_usd, endpoint, provider_finish_reason and the
  *   finish reason `other`; audit events add endpoint, attempts, providers. A writer reading a
  *   v1 record stores the defaults documented on each field.
+ * - 3: audit events add count (the requests a `gateway.throttled` event stands for; absent: 1)
+ *   and skipped (providers not tried because of a cooldown; absent: none).
  *
  * Upgrade writers before proxies: a writer refuses a version it does not know, and the batch is
  * retried until a writer that knows it takes it (docs/pipeline.md).
  */
-export type RecordBatchVersion = 1 | 2;
+export type RecordBatchVersion = 1 | 2 | 3;
 
 /** What proxies write. */
-export const RECORD_BATCH_VERSION = 2;
+export const RECORD_BATCH_VERSION = 3;
 /** What writers read. */
-export const RECORD_BATCH_VERSIONS: readonly RecordBatchVersion[] = [1, 2];
+export const RECORD_BATCH_VERSIONS: readonly RecordBatchVersion[] = [1, 2, 3];
 
 export interface RecordBatch {
   v: RecordBatchVersion;
