@@ -83,11 +83,14 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
   const errorShapes = new Map<string, ErrorShape>(routes.map(([, path, endpoint]) => [path, endpoint.errors]));
   // Browser access, decided here once: unset, no preflight route and no header on any answer.
   const cors = deps.config.cors === null ? null : new Cors(deps.config.cors);
-  const exchange = (res: HttpResponse, req: HttpRequest, requestId: string): Exchange => {
-    const ex = new Exchange(res, requestId);
-    if (cors !== null) ex.cors = cors.forOrigin(req.getHeader('origin'));
-    return ex;
-  };
+  const exchange: (res: HttpResponse, req: HttpRequest, requestId: string) => Exchange =
+    cors === null
+      ? (res, _req, requestId) => new Exchange(res, requestId)
+      : (res, req, requestId) => {
+          const ex = new Exchange(res, requestId);
+          ex.cors = cors.forOrigin(req.getHeader('origin'));
+          return ex;
+        };
   if (cors !== null) app.options('/*', (res, req) => cors.preflight(res, req, (err) => endpoints.chatCompletions.errors.errorBody(err)));
   // Null unless AUTH_FAILURE_LIMIT > 0: then an address over its limit is answered 429 before a request exists.
   const throttle = deps.authThrottle;
