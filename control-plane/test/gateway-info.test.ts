@@ -57,3 +57,14 @@ it("serves the gateway's public address without a trailing slash", async () => {
 it('refuses to start on a providers file it cannot read, naming the variable', async () => {
   await expect(startHarness('gateway-info-bad', { env: { GATEWAY_CONFIG: join(dir, 'missing.yaml') } })).rejects.toThrow(/GATEWAY_CONFIG: cannot read/);
 });
+
+it('answers a model request sent to the management API with where the gateway listens', async () => {
+  const res = await h.api('POST', '/v1/chat/completions', { body: { model: 'fast', messages: [{ role: 'user', content: 'hi' }] } });
+  expect(res.status).toBe(404);
+  const message = (res.body as { error: { message: string; code: string } }).error;
+  expect(message.code).toBe('NOT_FOUND');
+  expect(message.message).toContain('https://gateway.example.test/v1');
+  expect((await h.api('POST', '/v1/messages', { body: {} })).text).toContain('https://gateway.example.test');
+  // Any other unknown path keeps the plain answer.
+  expect((await h.api('GET', '/v1/nothing-here', { token: h.adminToken })).text).toContain('No route for GET /v1/nothing-here');
+});

@@ -317,6 +317,8 @@ describe('usage and audit lists', () => {
       client_ip: null,
       user_agent: null,
       latency_ms: 5,
+      count: 1,
+      skipped: [],
     });
     const onMessages = await pageThrough(viewer.token, `/v1/audit?project_id=${projectA}&endpoint=messages`);
     expect(onMessages).toHaveLength(1);

@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
-import { Errors, connectRedis, connectSubscriber, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, type Env, type MetricsServer, type ProxyConfig, type RedisClient } from '@gateway/shared';
+import { Errors, connectRedis, connectSubscriber, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, type Env, type MetricsServer, type ProxyConfig, type RedisClient } from '@gateway/shared';
 import { InFlightRegistry } from './auth/in-flight.js';
 import { InvalidationStream } from './auth/invalidation-stream.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
@@ -19,6 +19,9 @@ import { RecordBuffer } from './records/record-buffer.js';
 import type { RecordSink } from './records/record-sink.js';
 import { ModelRouter } from './routing/model-router.js';
 import { startTracing } from './tracing/start-tracing.js';
+import { metricsPortError } from './startup-errors.js';
+import { AuthThrottle } from './auth/auth-throttle.js';
+import { ProviderLog } from './routing/provider-log.js';
 
 export interface Proxy {
   port: number;
@@ -56,7 +59,12 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
   setStartupWait(startupWaitFor(config.startupTimeoutMs, options.worker === undefined ? log : log.child({ worker: options.worker })));
   const opened: RedisClient[] = [];
   let stream: InvalidationStream | null = null;
-  const closeAll = () => Promise.allSettled([...opened.map((r) => r.quit()), stream?.close()]);
+  let closeSubscriber: (() => Promise<void>) | null = null;
+  // The subscriber first: a start that failed is not a lost connection to warn about.
+  const closeAll = async () => {
+    await closeSubscriber?.();
+    return Promise.allSettled([...opened.map((r) => r.quit()), stream?.close()]);
+  };
   try {
     // Lookups fail fast while Redis is away (503) instead of queueing behind a dead connection.
     const lookups = await connectRedis(config.redis, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
@@ -87,6 +95,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       },
       allStale: () => policies.refreshAll(),
     });
+    closeSubscriber = () => subscriber.close();
     // The second invalidation channel, independent of Redis (docs/architecture.md).
     if (config.controlPlaneUrl !== undefined && config.internalToken !== undefined) {
       stream = new InvalidationStream(config.controlPlaneUrl, config.internalToken, {
@@ -97,7 +106,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       await stream.start();
     }
     await subscriber.start();
-    const router = new ModelRouter(providers);
+    const router = new ModelRouter(providers, new ProviderLog(options.worker === undefined ? log : log.child({ worker: options.worker })));
     registerQueueDepth(metrics.registry, router.adapters);
     // Read on scrape from the count the drain already keeps: no gauge update per request.
     const state = { draining: false, active: 0 };
@@ -124,6 +133,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       keyStaleBoundMs: config.keyStaleBoundMs,
       state,
       tracer,
+      authThrottle: config.authFailureLimit > 0 ? new AuthThrottle(config.authFailureLimit, records) : null,
     };
     // Ready while cached keys may be served: through a Redis outage the log stream keeps a proxy
     // serving the keys it holds, and taking it out of its load balancer would refuse them all.
@@ -136,7 +146,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         ops = await startMetricsServer(config.host, config.metricsPort, metrics.registry, async () => ({ redis: ready(), serving: !deps.state.draining }));
       } catch (err) {
         server.stopListening();
-        throw new StartupError(`the proxy could not open its metrics port ${config.metricsPort} (${(err as Error).message}); set METRICS_PORT`);
+        throw metricsPortError(config.metricsPort, err as Error);
       }
     }
     log.info({ port: server.port, metricsPort: ops?.port ?? null, worker: options.worker, providers: providers.providers.map((p) => p.name), source: providers.source }, 'proxy listening');
@@ -156,6 +166,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         while (deps.state.active > 0 && Date.now() < deadline) await sleep(25);
         const shuttingDown = Errors.shuttingDown();
         for (const call of inFlight.all()) call.revoke(shuttingDown);
+        deps.authThrottle?.close();
         await quotas.close();
         await rateLimiter.close();
         await records.close(5_000);

@@ -64,14 +64,29 @@ export class GatewayError extends Error {
   }
 }
 
+/** How every key refusal says to send a key. */
+const SEND_KEY = 'send it as x-api-key: <key> or Authorization: Bearer <key>';
+
 /**
  * Named factories for the errors the data plane raises in more than one place or on its request
  * path, so one wording serves every endpoint and a test or the docs can name them (Fastify's
  * `lib/errors.js`). Messages never carry a secret.
  */
 export const Errors = {
-  noApiKey: () => new GatewayError('UNAUTHORIZED', 'No API key. Send it as x-api-key or Authorization: Bearer.'),
-  invalidApiKey: () => new GatewayError('UNAUTHORIZED', 'The API key is not valid.'),
+  // A refused key is described (where it was, its shape), never repeated: proxy/src/auth/key-hints.ts.
+  noApiKey: () => new GatewayError('UNAUTHORIZED', `No API key: ${SEND_KEY}.`),
+  bearerWithoutKey: () => new GatewayError('UNAUTHORIZED', `The Authorization header says Bearer but holds no key; ${SEND_KEY}.`),
+  keyInOtherScheme: (scheme: string) => new GatewayError('UNAUTHORIZED', `The Authorization header uses the "${scheme}" scheme, not Bearer; ${SEND_KEY}.`),
+  /** `what`: the key's shape ("a gateway key (gw_…, 40 characters)"), never a character of it. */
+  keyWithoutBearer: (what: string) => new GatewayError('UNAUTHORIZED', `The Authorization header holds ${what} without "Bearer " before it; ${SEND_KEY}.`),
+  keyInApiKeyHeader: (what: string) => new GatewayError('UNAUTHORIZED', `The key came in an api-key header (Azure OpenAI's), which the gateway does not read: ${SEND_KEY}. It holds ${what}.`),
+  malformedApiKey: (what: string) => new GatewayError('UNAUTHORIZED', `The API key is not valid: it is ${what}.`),
+  unknownApiKey: () => new GatewayError('UNAUTHORIZED', 'The API key is not valid: no such key.'),
+  /** A key this proxy remembers as dead: deleted, or past its expiry. */
+  deadApiKey: () => new GatewayError('UNAUTHORIZED', 'The API key was deleted or has expired.'),
+  /** Too many failed authentications from one address (proxy/src/auth/auth-throttle.ts). */
+  authThrottled: (retryAfter: number) =>
+    new GatewayError('RATE_LIMITED', `Too many requests with a missing or invalid API key from this address; retry in ${retryAfter} s.`, { retryAfter }),
   keyDeleted: () => new GatewayError('UNAUTHORIZED', 'The API key was deleted.'),
   keyExpired: () => new GatewayError('UNAUTHORIZED', 'The API key has expired.'),
   keysUnverifiable: () => new GatewayError('UNAVAILABLE', 'Keys cannot be verified right now; retry shortly.', { retryAfter: 1 }),
@@ -79,17 +94,23 @@ export const Errors = {
   shuttingDown: () => new GatewayError('UNAVAILABLE', 'The gateway is shutting down; retry.', { retryAfter: 1 }),
   bodyTooLarge: (maxBytes: number) => new GatewayError('PAYLOAD_TOO_LARGE', `The body is larger than ${maxBytes} bytes.`),
   bodyNotJsonType: () => new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'The body must be JSON: send content-type: application/json.'),
-  bodyNotJson: () => new GatewayError('INVALID_REQUEST', 'The body is not valid JSON.', { param: 'body' }),
+  /** `why`: the parser's reason and where, line and column (proxy/src/protocols/json-body.ts); the body is never quoted. */
+  bodyNotJson: (why?: string) => new GatewayError('INVALID_REQUEST', why === undefined ? 'The body is not valid JSON.' : `The body is not valid JSON: ${why}.`, { param: 'body' }),
+  bodyEmpty: () => new GatewayError('INVALID_REQUEST', 'The body is empty; send a JSON object.', { param: 'body' }),
   bodyNotUtf8: () => new GatewayError('INVALID_REQUEST', 'The body is not valid UTF-8.', { param: 'body' }),
   nestedTooDeeply: () => new GatewayError('INVALID_REQUEST', 'The body is nested too deeply.', { param: 'body' }),
   /** A request field the endpoint refuses; `message` names the field and what it must be. */
   invalidField: (param: string, message: string) => new GatewayError('INVALID_REQUEST', message, { param }),
   modelNotAllowed: (model: string) => new GatewayError('MODEL_NOT_ALLOWED', `The model \`${model}\` is not allowed for this project.`, { param: 'model' }),
-  modelNotFound: (model: string) => new GatewayError('MODEL_NOT_FOUND', `The model \`${model}\` is not served by this gateway.`, { param: 'model' }),
+  /** `hint`: the nearest served id, or some served ids (proxy/src/routing/model-suggest.ts). */
+  modelNotFound: (model: string, hint = '') => new GatewayError('MODEL_NOT_FOUND', `The model \`${model}\` is not served by this gateway.${hint}`, { param: 'model' }),
   maxTokensOverCap: (cap: number) => new GatewayError('INVALID_REQUEST', `max_tokens may be at most ${cap} for this project.`, { param: 'max_tokens' }),
   providerFailed: (provider: string, cause?: unknown) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed.`, { cause }),
   noProviderTried: () => new GatewayError('UNAVAILABLE', 'No provider could be tried.', { retryAfter: 1 }),
   methodNotAllowed: (method: string, path: string) => new GatewayError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}.`),
+  /** CORS (proxy/src/http/cors.ts): a preflight from a browser whose origin is not in CORS_ORIGINS, or an OPTIONS from no browser. */
+  originNotAllowed: (origin: string) => new GatewayError('FORBIDDEN', `The origin ${origin} may not call the gateway from a browser.`),
+  optionsWithoutOrigin: () => new GatewayError('FORBIDDEN', 'OPTIONS is answered to browsers (CORS preflight) only.'),
   noRoute: (method: string, path: string) => new GatewayError('NOT_FOUND', `No route for ${method} ${path}.`),
   internal: (cause?: unknown) => new GatewayError('INTERNAL', undefined, { cause }),
   modelHasNoEmbeddings: (model: string) => new GatewayError('INVALID_REQUEST', `The model \`${model}\` is served by a provider that has no embeddings.`, { param: 'model' }),

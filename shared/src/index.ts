@@ -12,6 +12,7 @@ export * from './contracts/gateway-endpoint.js';
 export * from './contracts/record-batch.js';
 export * from './contracts/compact-rows.js';
 export * from './config/env.js';
+export * from './config/cors-config.js';
 export * from './config/providers-file.js';
 export * from './config/mcp-servers.js';
 export * from './config/service-config.js';

@@ -25,7 +25,8 @@ export async function countAudit(redis: Redis, keys: RedisKeys, jobIds: string[]
   const add = (e: AuditEvent) => {
     const ua = e.user_agent ?? '';
     const byOutcome = counts.get(ua) ?? new Map<string, number>();
-    byOutcome.set(e.outcome, (byOutcome.get(e.outcome) ?? 0) + 1);
+    // A gateway.throttled event stands for `count` requests.
+    byOutcome.set(e.outcome, (byOutcome.get(e.outcome) ?? 0) + (e.count ?? 1));
     counts.set(ua, byOutcome);
   };
   for (let i = 0; i < jobIds.length; i += 200) {

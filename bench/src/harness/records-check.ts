@@ -39,7 +39,7 @@ export async function checkRecordsLand(ctx: RunContext): Promise<ScenarioResult 
     // Counting rows is a scan of a growing table; while jobs wait, the queue's depth says enough.
     const count = async () => {
       const [row] = await sql<{ audit: number; usage: number }[]>`
-        select (select count(*) from audit_events where type = 'gateway.request')::int as audit,
+        select (select coalesce(sum(count), 0) from audit_events where type in ('gateway.request', 'gateway.throttled'))::int as audit,
                (select count(*) from usage_records)::int as usage`;
       audit = row?.audit ?? 0;
       usage = row?.usage ?? 0;
@@ -71,7 +71,7 @@ export async function checkRecordsLand(ctx: RunContext): Promise<ScenarioResult 
       await sleep(pending === 0 ? 1_000 : 500);
     }
     const groups = await sql<{ ua: string | null; n: number }[]>`
-      select user_agent as ua, count(*)::int as n from audit_events where type = 'gateway.request' group by user_agent`;
+      select user_agent as ua, sum(count)::int as n from audit_events where type in ('gateway.request', 'gateway.throttled') group by user_agent`;
     for (const g of groups) {
       const scenario = (g.ua ?? '').split('/')[1] ?? '(none)';
       byScenario.set(scenario, (byScenario.get(scenario) ?? 0) + g.n);

@@ -136,7 +136,7 @@ async function drainCluster(ctx: RunContext, cluster: RedisClusterHandle, reques
     let lastChange = Date.now();
     for (;;) {
       const [row] = await sql<{ audit: number; usage: number }[]>`
-        select (select count(*) from audit_events where type = 'gateway.request')::int as audit, (select count(*) from usage_records)::int as usage`;
+        select (select coalesce(sum(count), 0) from audit_events where type in ('gateway.request', 'gateway.throttled'))::int as audit, (select count(*) from usage_records)::int as usage`;
       audit = row?.audit ?? 0;
       usage = row?.usage ?? 0;
       if (audit >= requests && usage >= routed) break;

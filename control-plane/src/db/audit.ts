@@ -35,10 +35,12 @@ interface AuditRow {
   user_agent: string | null;
   latency_ms: number;
   mcp: StoredAuditEvent['mcp'];
+  count: number;
+  skipped: string[];
 }
 
 const COLUMNS =
-  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, target_type, target_id, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp';
+  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, target_type, target_id, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp, count, skipped';
 
 function toAuditEvent(row: AuditRow): StoredAuditEvent {
   return {
@@ -62,6 +64,8 @@ function toAuditEvent(row: AuditRow): StoredAuditEvent {
     user_agent: row.user_agent,
     latency_ms: row.latency_ms,
     mcp: row.mcp,
+    count: row.count,
+    skipped: row.skipped,
   };
 }
 

@@ -25,6 +25,7 @@ import { registerUserRoutes } from './routes/users.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 import { addSharedSchemas } from './schemas.js';
 import { refuseUnstorableText } from './storable-text.js';
+import { inferenceOnManagementPort } from './gateway-paths.js';
 import { validatorCompiler } from './validation.js';
 
 export interface RouteEntry {
@@ -100,7 +101,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     const err =
       allowed.length > 0
         ? new GatewayError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${allowed.join(', ')}.`)
-        : new GatewayError('NOT_FOUND', `No route for ${req.method} ${path}`);
+        : (inferenceOnManagementPort(path, ctx.config.publicGatewayUrl) ?? new GatewayError('NOT_FOUND', `No route for ${req.method} ${path}`));
     if (allowed.length > 0) reply.header('allow', allowed.join(', '));
     void reply.status(err.status).send(err.toBody());
   });

@@ -61,7 +61,9 @@ function keyLastUse(usage: UsageRows, audit: AuditRows): Map<string, number> {
   };
   usage.keyId.forEach((k, i) => see(k, usage.ts[i] as number));
   audit.keyId.forEach((k, i) => {
-    if (audit.type[i] === 'gateway.request') see(k, audit.ts[i] as number);
+    // Served requests only: a deleted key's refused requests must not look like traffic, since
+    // rotating a key means waiting until the old one is no longer used before deleting it.
+    if (audit.type[i] === 'gateway.request' && audit.outcome[i] === 'success') see(k, audit.ts[i] as number);
   });
   return last;
 }
@@ -126,9 +128,9 @@ function insertAudit(q: Q, rows: AuditRows) {
   return q<{ inserted: number; projects: string | null }[]>`
     with ins as (
     insert into audit_events (ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
-                              actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp)
+                              actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp, count, skipped)
     select ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
-           actor, model, provider, endpoint, attempts, providers::text[], client_ip, user_agent, latency_ms, mcp
+           actor, model, provider, endpoint, attempts, providers::text[], client_ip, user_agent, latency_ms, mcp, count, skipped::text[]
     from unnest(
       ${plainArray(rows.ts)}::int8[], ${plainArray(rows.id)}::uuid[], ${textArray(rows.requestId)}::text[],
       ${textArray(rows.type)}::text[], ${textArray(rows.outcome)}::text[], ${plainArray(rows.status)}::int2[],
@@ -136,9 +138,9 @@ function insertAudit(q: Q, rows: AuditRows) {
       ${plainArray(rows.actor)}::uuid[], ${textArray(rows.model)}::text[], ${textArray(rows.provider)}::text[],
       ${textArray(rows.endpoint)}::text[], ${plainArray(rows.attempts)}::int2[], ${textArray(rows.providers.map(textArray))}::text[],
       ${textArray(rows.clientIp)}::text[], ${textArray(rows.userAgent)}::text[], ${plainArray(rows.latencyMs)}::int4[],
-      ${textArray(rows.mcp)}::jsonb[])
+      ${textArray(rows.mcp)}::jsonb[], ${plainArray(rows.count)}::int4[], ${textArray(rows.skipped.map(textArray))}::text[])
       as r(ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
-           actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp)
+           actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp, count, skipped)
     on conflict do nothing
     returning ts, id, request_id, type, outcome, status, error_code, project_id, key_id, model, provider, endpoint
     ), waiting as (

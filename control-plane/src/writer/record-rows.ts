@@ -66,6 +66,10 @@ export interface AuditRows {
   latencyMs: number[];
   /** An MCP request's facts as JSON text (stored as jsonb), else null. */
   mcp: (string | null)[];
+  /** Requests each event stands for (version 3; 1 before). */
+  count: number[];
+  /** Providers passed over for a cooldown, one array per event (version 3; none before). */
+  skipped: string[][];
 }
 
 export interface RejectedRecord {
@@ -95,8 +99,8 @@ function nullableUuid(value: unknown, field: string): string | null {
   return value === null || value === undefined ? null : uuid(value, field);
 }
 
-function int(value: unknown, field: string, max: number): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > max) throw new Invalid(`${field} is not an integer in 0..${max}`);
+function int(value: unknown, field: string, max: number, min = 0): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) throw new Invalid(`${field} is not an integer in ${min}..${max}`);
   return value;
 }
 
@@ -126,11 +130,11 @@ function endpoint(value: unknown): string {
   return value;
 }
 
-function providerNames(value: unknown): string[] {
-  if (!Array.isArray(value) || value.length > MAX_RECORD_PROVIDERS) throw new Invalid(`providers is not a list of at most ${MAX_RECORD_PROVIDERS} names`);
+function providerNames(value: unknown, field = 'providers'): string[] {
+  if (!Array.isArray(value) || value.length > MAX_RECORD_PROVIDERS) throw new Invalid(`${field} is not a list of at most ${MAX_RECORD_PROVIDERS} names`);
   return value.map((name: unknown) => {
-    if (typeof name === 'string' && name.length > MAX_PROVIDER_NAME_LENGTH) throw new Invalid(`providers has a name over ${MAX_PROVIDER_NAME_LENGTH} characters`);
-    return text(name, 'providers[]');
+    if (typeof name === 'string' && name.length > MAX_PROVIDER_NAME_LENGTH) throw new Invalid(`${field} has a name over ${MAX_PROVIDER_NAME_LENGTH} characters`);
+    return text(name, `${field}[]`);
   });
 }
 
@@ -198,6 +202,8 @@ export function emptyAuditRows(): AuditRows {
     userAgent: [],
     latencyMs: [],
     mcp: [],
+    count: [],
+    skipped: [],
   };
 }
 
@@ -291,6 +297,8 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: Rec
         providers: v2 && e.providers !== undefined ? providerNames(e.providers) : provider === null ? [] : [provider],
       };
       const mcp = v2 ? mcpFacts(e.mcp) : null;
+      const count = v >= 3 && e.count !== undefined ? int(e.count, 'count', INT32_MAX, 1) : 1;
+      const skipped = v >= 3 && e.skipped !== undefined ? providerNames(e.skipped, 'skipped') : [];
       rows.ts.push(row.ts);
       rows.id.push(row.id);
       rows.requestId.push(row.requestId);
@@ -310,6 +318,8 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: Rec
       rows.userAgent.push(row.userAgent);
       rows.latencyMs.push(row.latencyMs);
       rows.mcp.push(mcp);
+      rows.count.push(count);
+      rows.skipped.push(skipped);
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       rejected.push({ table: 'audit_events', id: idOf(raw), reason: err.message });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Packr } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeRecordBatch, RedisKeys, type AuditEvent, type UsageRecord } from '@gateway/shared';
+import { encodeRecordBatch, RECORD_BATCH_VERSION, RedisKeys, type AuditEvent, type UsageRecord } from '@gateway/shared';
 import type { Db } from '../../src/db/connect.js';
 import type { Writer } from '../../src/writer/start-writer.js';
 import { freshDatabaseUrl, testRedisPrefix, TEST_REDIS_URL, type TestDatabase } from '../../../test-support/databases.js';
@@ -120,7 +120,7 @@ describe('writer: replays and bad input', () => {
 
   it('completes an unreadable batch as invalid, and keeps a batch of a newer format for a newer writer', async () => {
     const garbage = await jobs.queue.add('batch', { b: Buffer.from('not msgpack at all').toString('base64') }, { ...JOB, jobId: randomUUID() });
-    const newer = new Packr({ useRecords: false }).pack({ v: 4, usage: [], audit: [], more: true }).toString('base64');
+    const newer = new Packr({ useRecords: false }).pack({ v: RECORD_BATCH_VERSION + 1, usage: [], audit: [], more: true }).toString('base64');
     const future = await jobs.queue.add('batch', { b: newer }, { ...JOB, jobId: randomUUID() });
     const deadline = Date.now() + 10_000;
     while ((await garbage.getState()) !== 'unknown' || (await future.getState()) !== 'delayed') {

@@ -114,7 +114,7 @@ export class InvalidationStream {
     if (!this.connected) {
       this.connected = true;
       this.lastFailure = '';
-      this.log.info({ after: this.lastId }, 'invalidation log stream connected');
+      this.log.info({ after: this.lastId }, 'receiving key deletions from the control plane');
     }
     this.lastFrameAt = now;
     this.firstFrame?.();
@@ -146,10 +146,10 @@ export class InvalidationStream {
     if (this.connected) {
       this.connected = false;
       this.lostSince = Math.min(Date.now(), this.lastFrameAt + this.staleMs);
-      this.log.warn({ reason, last_id: this.lastId }, 'invalidation log stream lost; reconnecting');
+      this.log.warn({ reason, last_id: this.lastId }, 'lost the control plane connection that carries key deletions; reconnecting');
     } else if (reason !== this.lastFailure) {
       // Once per distinct reason, not once per attempt: a wrong INTERNAL_TOKEN must be visible.
-      this.log.warn({ reason, url: this.baseUrl }, 'invalidation log stream cannot connect; retrying');
+      this.log.warn({ reason, url: this.baseUrl }, 'cannot reach the control plane for key deletions (CONTROL_PLANE_URL, INTERNAL_TOKEN); retrying');
     }
     this.lastFailure = reason;
   }

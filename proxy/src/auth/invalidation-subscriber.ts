@@ -29,6 +29,7 @@ export interface ProjectListener {
 export class InvalidationSubscriber {
   private unverifiedSince: number | null = Date.now();
   private closed = false;
+  private subscribedBefore = false;
   private stream: InvalidationStream | null = null;
   /** Called after each applied message (tests and metrics observe propagation). */
   onApplied: ((msg: Invalidation, revoked: number) => void) | undefined;
@@ -56,7 +57,9 @@ export class InvalidationSubscriber {
       if (this.unverifiedSince === null && !this.closed) {
         this.unverifiedSince = Date.now();
         this.log.warn(
-          this.streamLive(Date.now()) ? 'Redis invalidation channel lost; the log stream still carries deletions' : 'invalidation channel lost; cached keys are unverified until it is back',
+          this.streamLive(Date.now())
+            ? 'lost the Redis connection that carries key deletions; the control plane still sends them'
+            : 'lost the Redis connection that carries key deletions; known keys are served for KEY_STALE_BOUND_MS more, then refused until it is back',
         );
       }
     };
@@ -76,11 +79,13 @@ export class InvalidationSubscriber {
     if (this.streamLive(Date.now())) {
       // Deletions made meanwhile were in the log, which the stream resumes from its last id.
       this.cache.forgetUnknown();
-      this.log.info('invalidation channel subscribed again; the log stream was live, so the key map is kept');
+      this.log.info('Redis connection for key deletions is back; none were missed (the control plane sent them meanwhile)');
     } else {
       // Deletions published while we were away were not heard: forget everything cached.
       this.cache.clear();
-      if (gap !== null) this.log.info('invalidation channel subscribed; key map starts fresh');
+      // The first subscription is part of a normal start: nothing to tell the operator.
+      if (gap !== null && this.subscribedBefore) this.log.info('Redis connection for key deletions is back; cached keys are read again in case one was deleted meanwhile');
+      this.subscribedBefore = true;
     }
     this.projects.allStale();
   }

@@ -1,6 +1,7 @@
 import { GatewayError, statusLine } from '@gateway/shared';
 import { readBody } from './body-reader.js';
 import type { HttpResponse } from './uws.js';
+import type { CorsHeaders } from './cors.js';
 
 /**
  * One request/response pair on uWebSockets.js, with the rules of that library handled here once:
@@ -16,6 +17,9 @@ export class Exchange {
   ended = false;
   private onAbortCallback: (() => void) | undefined;
   private writable: (() => void) | undefined;
+  private paused = false;
+  /** CORS response headers for this request's origin (http/cors.ts); null when CORS_ORIGINS is unset. */
+  cors: CorsHeaders | null = null;
 
   constructor(
     private readonly res: HttpResponse,
@@ -44,13 +48,34 @@ export class Exchange {
 
   send(status: number, contentType: string, body: string | Buffer, retryAfter?: number, closeConnection = false): void {
     if (this.ended) return;
+    this.resumeBody();
     this.ended = true;
     this.headersSent = true;
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status)).writeHeader('content-type', contentType).writeHeader('x-request-id', this.requestId);
       if (retryAfter !== undefined) this.res.writeHeader('retry-after', String(retryAfter));
+      if (this.cors !== null) this.writeCors(this.cors);
       this.res.end(body, closeConnection);
     });
+  }
+
+  /** Stops reading the request body from the socket until resumeBody() (the key is being checked). */
+  pauseBody(): void {
+    if (this.ended) return;
+    this.paused = true;
+    this.res.pause();
+  }
+
+  /** Reads the socket again; any answer does this first, or the next request would never be read. */
+  resumeBody(): void {
+    if (!this.paused || this.ended) return;
+    this.paused = false;
+    this.res.resume();
+  }
+
+  /** The rest of the body is dropped as it arrives (nothing answered yet: call before send). */
+  discardBody(): void {
+    if (!this.ended) this.res.onData(() => {});
   }
 
   sendError(err: GatewayError, closeConnection = false): void {
@@ -66,6 +91,7 @@ export class Exchange {
         .writeHeader('content-type', 'text/event-stream; charset=utf-8')
         .writeHeader('cache-control', 'no-cache')
         .writeHeader('x-request-id', this.requestId);
+      if (this.cors !== null) this.writeCors(this.cors);
     });
   }
 
@@ -80,6 +106,7 @@ export class Exchange {
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status)).writeHeader('x-request-id', this.requestId);
       for (const [name, value] of headers) this.res.writeHeader(name, value);
+      if (this.cors !== null) this.writeCors(this.cors);
       this.res.end(body);
     });
   }
@@ -91,7 +118,12 @@ export class Exchange {
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status)).writeHeader('x-request-id', this.requestId);
       for (const [name, value] of headers) this.res.writeHeader(name, value);
+      if (this.cors !== null) this.writeCors(this.cors);
     });
+  }
+
+  private writeCors(headers: CorsHeaders): void {
+    for (const [name, value] of headers) this.res.writeHeader(name, value);
   }
 
   /** Writes a chunk; false means the socket is backed up and the caller should await drain(). */
@@ -120,6 +152,7 @@ export class Exchange {
 
   endStream(last?: string): void {
     if (this.ended) return;
+    this.resumeBody();
     this.ended = true;
     this.res.cork(() => {
       this.res.end(last);

@@ -5,7 +5,11 @@ import { buildEndpoints } from '../pipeline/endpoints.js';
 import type { ErrorShape } from '../protocols/protocol.js';
 import type { McpUpstreams } from '../mcp/mcp-upstreams.js';
 import { registerMcpRoutes } from '../mcp/routes.js';
+import { missingKeyError } from '../auth/key-hints.js';
+import { throttledAway } from './auth-gate.js';
+import { Cors } from './cors.js';
 import { Exchange } from './exchange.js';
+import { proxyPortError } from '../startup-errors.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
 /**
@@ -45,6 +49,8 @@ function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxie
     requestId,
     clientRequestId: requestId === clientId,
     apiKey,
+    // Only on the refusal path: what the headers held instead of a key.
+    missingKey: apiKey === '' ? missingKeyError(req.getHeader('authorization'), req.getHeader('api-key')) : null,
     clientIp: clientIp(res, req, trusted),
     userAgent: req.getHeader('user-agent'),
     jsonBody: declaresJson(req.getHeader('content-type')),
@@ -77,12 +83,26 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     ['get', '/v1/models', endpoints.models],
   ];
   const errorShapes = new Map<string, ErrorShape>(routes.map(([, path, endpoint]) => [path, endpoint.errors]));
+  // Browser access, decided here once: unset, no preflight route and no header on any answer.
+  const cors = deps.config.cors === null ? null : new Cors(deps.config.cors);
+  const exchange: (res: HttpResponse, req: HttpRequest, requestId: string) => Exchange =
+    cors === null
+      ? (res, _req, requestId) => new Exchange(res, requestId)
+      : (res, req, requestId) => {
+          const ex = new Exchange(res, requestId);
+          ex.cors = cors.forOrigin(req.getHeader('origin'));
+          return ex;
+        };
+  if (cors !== null) app.options('/*', (res, req) => cors.preflight(res, req, (err) => endpoints.chatCompletions.errors.errorBody(err)));
+  // Null unless AUTH_FAILURE_LIMIT > 0: then an address over its limit is answered 429 before a request exists.
+  const throttle = deps.authThrottle;
 
   for (const [method, path, endpoint] of routes) {
     const verb = method.toUpperCase();
     app[method](path, (res, req) => {
       const info = requestInfo(res, req, deps.config.trustProxy);
-      const ex = new Exchange(res, info.requestId);
+      const ex = exchange(res, req, info.requestId);
+      if (throttle !== null && throttledAway(throttle, deps, ex, info, endpoint.errors)) return;
       const ctx = new RequestContext(deps, ex, info, endpoint);
       if (deps.tracer !== null) ctx.trace = deps.tracer.start(ctx, req, verb, path);
       ex.onAbort = () => ctx.clientGone();
@@ -111,13 +131,13 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     // A known path answers in its own protocol's error shape.
     const shape = errorShapes.get(url);
     const err = shape !== undefined ? Errors.methodNotAllowed(method.toUpperCase(), url) : Errors.noRoute(method.toUpperCase(), url);
-    const ex = new Exchange(res, requestIdFrom(req.getHeader('x-request-id') || undefined));
+    const ex = exchange(res, req, requestIdFrom(req.getHeader('x-request-id') || undefined));
     ex.send(err.status, 'application/json', (shape ?? endpoints.chatCompletions.errors).errorBody(err));
   });
 
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket: us_listen_socket | false) => {
-      if (!socket) return reject(new Error(`the proxy could not listen on ${host}:${port} (port in use?)`));
+      if (!socket) return reject(proxyPortError(host, port));
       let listening: us_listen_socket | null = socket;
       resolve({
         app,

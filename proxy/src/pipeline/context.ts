@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { newRecordId, type AuditOutcome, type GatewayEndpoint, type GatewayError, type KeyRecord, type ModelPrice, type ProjectPolicy, type ProxyConfig } from '@gateway/shared';
 import type { Logger } from 'pino';
+import type { AuthThrottle } from '../auth/auth-throttle.js';
 import type { InFlightRegistry, Revocable } from '../auth/in-flight.js';
 import type { InvalidationSubscriber } from '../auth/invalidation-subscriber.js';
 import type { KeyCache } from '../auth/key-cache.js';
@@ -13,7 +14,7 @@ import type { Cancel } from '../providers/cancel.js';
 import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, EmbeddingsResult, StreamMeta, StreamResult } from '../request/internal-request.js';
 import type { ParsedRequest, StreamWriter } from '../protocols/protocol.js';
 import type { RecordSink } from '../records/record-sink.js';
-import type { ModelRouter, Route } from '../routing/model-router.js';
+import type { CoolingLog, ModelRouter, Route } from '../routing/model-router.js';
 import type { GatewayTracer, RequestTrace } from '../tracing/request-trace.js';
 import type { Endpoint } from './endpoint.js';
 import type { UsageOutcome } from './request-records.js';
@@ -41,6 +42,8 @@ export interface GatewayDeps {
   state: { draining: boolean; active: number };
   /** Null when tracing is off. */
   tracer: GatewayTracer | null;
+  /** Failed authentications per client address; null when AUTH_FAILURE_LIMIT=0. */
+  authThrottle: AuthThrottle | null;
 }
 
 /** What the HTTP layer read from the request line and headers (only valid inside its callback). */
@@ -49,6 +52,8 @@ export interface RequestInfo {
   /** The request id came from the client (else it is a fresh UUIDv7, reused as the record id). */
   clientRequestId: boolean;
   apiKey: string;
+  /** The refusal naming what the headers held instead of a key (auth/key-hints.ts), when there was none; null otherwise. */
+  missingKey: GatewayError | null;
   clientIp: string;
   userAgent: string;
   /** The body is declared JSON, or its type is not declared (a form or text body is refused). */
@@ -66,7 +71,7 @@ export type KeyCheck = KeyRecord | GatewayError | Promise<KeyRecord | GatewayErr
  * (null until its step sets it), so every request has the same shape whatever its endpoint.
  * The ways out (fail, finish, revoke, client gone) are exits.ts, shared by every endpoint.
  */
-export class RequestContext implements Revocable {
+export class RequestContext implements Revocable, CoolingLog {
   /** Record id of the audit event and usage record: the generated request id when there is one. */
   readonly id: string;
   readonly startedAt = performance.now();
@@ -110,6 +115,8 @@ export class RequestContext implements Revocable {
   attempts = 0;
   /** Providers tried, in order. */
   readonly tried: string[] = [];
+  /** Providers of the route that were in a cooldown when it was planned; null (no list) when none were. */
+  coolingProviders: string[] | null = null;
   /** Stops the provider call (set once one is made). */
   cancel: Cancel | null = null;
   /** The request the provider tried last was sent (null: no provider was called). */
@@ -176,6 +183,11 @@ export class RequestContext implements Revocable {
 
   clientGone(): void {
     clientGone(this);
+  }
+
+  /** Route.plan() names the providers it found in a cooldown (routing/model-router.ts). */
+  cooling(provider: string): void {
+    (this.coolingProviders ??= []).push(provider);
   }
 
   crashed(err: unknown): void {

@@ -14,6 +14,8 @@ export interface RequestIdentity {
   readonly attempts: number;
   /** Providers tried, in order; the call is over, so the record takes the list as it is. */
   readonly tried: string[];
+  /** Providers of the route found in a cooldown, or null. */
+  readonly coolingProviders: string[] | null;
 }
 
 export interface UsageOutcome {
@@ -70,6 +72,8 @@ export function auditEvent(
     endpoint: call.endpoint,
     attempts: call.attempts,
     providers: call.tried,
+    // Only when a cooldown passed a provider over: the common event carries no extra field.
+    ...(call.coolingProviders === null ? {} : { skipped: call.coolingProviders.filter((p) => !call.tried.includes(p)) }),
   };
 }
 

@@ -2,6 +2,8 @@ import { Errors, type ModelEntry, type ProvidersConfig, type RouteConfig } from 
 import type { ProviderAdapter } from '../providers/adapter.js';
 import { createAdapter } from '../providers/registry.js';
 import { TargetHealth } from './target-health.js';
+import { unknownModel } from './model-suggest.js';
+import type { ProviderLog } from './provider-log.js';
 
 /**
  * Model id → the providers that serve it, built once at start. An id listed by several providers
@@ -13,6 +15,11 @@ export interface Target {
   adapter: ProviderAdapter;
   entry: ModelEntry;
   health: TargetHealth;
+}
+
+/** Told which providers of a plan were in a cooldown (the audit event names those not tried). */
+export interface CoolingLog {
+  cooling(provider: string): void;
 }
 
 export class Route {
@@ -35,7 +42,7 @@ export class Route {
    * The targets to try for one request, in order: at most `attempts`. The common case (one
    * provider, healthy) allocates nothing.
    */
-  plan(now: number, random: () => number = Math.random): readonly Target[] {
+  plan(now: number, random: () => number = Math.random, log?: CoolingLog): readonly Target[] {
     const targets = this.targets;
     if (targets.length === 1) {
       // A lone provider is tried whatever its health: there is nothing else to answer with.
@@ -46,6 +53,7 @@ export class Route {
     const ready: Target[] = [];
     const cooling: Target[] = [];
     for (const target of order) (target.health.available(now) ? ready : cooling).push(target);
+    if (log !== undefined) for (const target of cooling) log.cooling(target.adapter.name);
     const all = ready.concat(cooling);
     return all.length > this.attempts ? all.slice(0, this.attempts) : all;
   }
@@ -81,11 +89,13 @@ export class ModelRouter {
   /** GET /v1/models body, serialised once. */
   readonly modelsList: string;
 
-  constructor(config: ProvidersConfig) {
+  constructor(config: ProvidersConfig, providerLog: ProviderLog | null = null) {
     this.adapters = config.providers.map((p) => createAdapter(p));
     const byModel = new Map<string, Target[]>();
     for (const adapter of this.adapters) {
-      const health = new TargetHealth(config.cooldown);
+      const name = adapter.name;
+      const events = providerLog === null ? null : { failed: (code: string, ms: number | null) => providerLog.failed(name, code, ms), recovered: () => providerLog.recovered(name) };
+      const health = new TargetHealth(config.cooldown, events);
       this.health.set(adapter.name, health);
       for (const entry of adapter.models) {
         let list = byModel.get(entry.id);
@@ -117,7 +127,7 @@ export class ModelRouter {
 
   route(model: string): Route {
     const route = this.routes.get(model);
-    if (route === undefined) throw Errors.modelNotFound(model);
+    if (route === undefined) throw unknownModel(model, this.routes.keys());
     return route;
   }
 

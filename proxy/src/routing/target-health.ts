@@ -11,6 +11,12 @@ import type { CooldownConfig } from '@gateway/shared';
  */
 export type HealthState = 'closed' | 'open' | 'half-open';
 
+/** Told of what an operator should see (routing/provider-log.ts). */
+export interface HealthEvents {
+  failed(code: string, cooldownMs: number | null): void;
+  recovered(): void;
+}
+
 export class TargetHealth {
   state: HealthState = 'closed';
   private failures = 0;
@@ -20,7 +26,10 @@ export class TargetHealth {
   /** Times this provider entered a cooldown (a metric). */
   cooldowns = 0;
 
-  constructor(private readonly config: CooldownConfig) {
+  constructor(
+    private readonly config: CooldownConfig,
+    private readonly events: HealthEvents | null = null,
+  ) {
     this.cooldownMs = config.base_ms;
   }
 
@@ -35,6 +44,7 @@ export class TargetHealth {
   }
 
   succeeded(): void {
+    if (this.state !== 'closed') this.events?.recovered();
     this.failures = 0;
     this.trialInFlight = false;
     this.state = 'closed';
@@ -42,15 +52,17 @@ export class TargetHealth {
   }
 
   /** A retryable failure; `retryAfterMs` is the provider's own word on when to come back. */
-  failed(now: number, retryAfterMs = 0): void {
+  failed(now: number, retryAfterMs = 0, code = 'UPSTREAM_ERROR'): void {
     this.failures++;
+    let cooldown: number | null = null;
     if (this.state === 'half-open') {
       this.trialInFlight = false;
       this.cooldownMs = Math.min(this.cooldownMs * 2, this.config.max_ms);
-      this.open(now, retryAfterMs);
+      cooldown = this.open(now, retryAfterMs);
     } else if (this.failures >= this.config.failures) {
-      this.open(now, retryAfterMs);
+      cooldown = this.open(now, retryAfterMs);
     }
+    this.events?.failed(code, cooldown);
   }
 
   /** The attempt ended without a verdict (cancelled): a trial slot is given back. */
@@ -58,9 +70,12 @@ export class TargetHealth {
     if (this.state === 'half-open') this.trialInFlight = false;
   }
 
-  private open(now: number, retryAfterMs: number): void {
+  /** Starts (or extends) a cooldown; returns its length. */
+  private open(now: number, retryAfterMs: number): number {
     if (this.state !== 'open') this.cooldowns++;
     this.state = 'open';
-    this.until = now + Math.max(this.cooldownMs, retryAfterMs);
+    const ms = Math.max(this.cooldownMs, retryAfterMs);
+    this.until = now + ms;
+    return ms;
   }
 }

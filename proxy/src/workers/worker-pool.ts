@@ -4,6 +4,7 @@ import { AggregatorRegistry } from 'prom-client';
 import { pino, type Logger } from 'pino';
 import { ConfigError, logRedaction, startMetricsServer, StartupError, type Env, type MetricsServer, type ProxyConfig } from '@gateway/shared';
 import { UwsLoadError } from '../http/uws.js';
+import { metricsPortError } from '../startup-errors.js';
 import type { FromWorker, Question, ToWorker, WorkerStart } from './worker-messages.js';
 
 /**
@@ -58,12 +59,13 @@ export async function startWorkerPool(env: Env, config: ProxyConfig): Promise<Wo
     return new Promise((resolve, reject) => {
       worker.on('message', (msg: FromWorker) => {
         if (msg.type === 'listening') resolve(msg.port);
-        else if (msg.type === 'failed') reject(new (OPERATOR_ERRORS[msg.kind] ?? Error)(msg.message));
+        else if (msg.type === 'failed') reject(new (OPERATOR_ERRORS[msg.kind] ?? StartupError)(msg.message));
         else pending.get(msg.id)?.(msg);
       });
-      worker.once('error', reject);
+      // Whatever stops a worker before it listens ends the start with one line, not a stack.
+      worker.once('error', (err) => reject(new StartupError(`proxy worker ${index} could not start: ${err.message}`)));
       worker.once('exit', (code) => {
-        reject(new Error(`proxy worker ${index} exited with code ${code} before listening`));
+        reject(new StartupError(`proxy worker ${index} exited with code ${code} before listening`));
         if (started && !draining) {
           // A worker that dies takes its share of the port with it: stop the process so that the
           // orchestrator restarts it whole, rather than serve on with less than was configured.
@@ -122,6 +124,8 @@ export async function startWorkerPool(env: Env, config: ProxyConfig): Promise<Wo
     ops = await startMetricsServer(config.host, config.metricsPort, merged, async () => {
       const answers = await ask('ready');
       return { workers: answers.every((a) => a.ready === true) };
+    }).catch((err: Error) => {
+      throw metricsPortError(config.metricsPort, err);
     });
     pool.metricsPort = ops.port;
   } catch (err) {

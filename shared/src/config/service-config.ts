@@ -3,6 +3,7 @@ import { parseTrustedProxies, type TrustedProxies } from '../net/trusted-proxies
 import { redisTarget, type RedisTarget } from '../redis-target.js';
 import { refusePlaceholderSecrets } from './placeholder-secrets.js';
 import { ConfigError, envBool, envInt, envOptional, envPort, envString, envUrl, type Env } from './env.js';
+import { loadCorsConfig, type CorsConfig } from './cors-config.js';
 
 /**
  * Settings of each process, read once at start from the environment. Defaults are DESIGN §2's;
@@ -33,6 +34,10 @@ export interface ProxyConfig extends CommonConfig, ListenerConfig {
   /** Data planes (worker threads) sharing the port; 1 runs the proxy on the main thread. */
   workers: number;
   maxBodyBytes: number;
+  /** Browser access (CORS_ORIGINS); null: no CORS headers, no preflight answered. */
+  cors: CorsConfig | null;
+  /** Failed authentications one client address may make per 10 s window before it is throttled; 0: no throttle. */
+  authFailureLimit: number;
   drainTimeoutMs: number;
   /** Records per BullMQ job. */
   recordBatchSize: number;
@@ -158,6 +163,8 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     metricsPort: envPort(env, 'METRICS_PORT', 9464),
     workers: envInt(env, 'PROXY_WORKERS', availableParallelism(), 1, 256),
     maxBodyBytes: envInt(env, 'MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    authFailureLimit: envInt(env, 'AUTH_FAILURE_LIMIT', 50, 0, 1_000_000),
+    cors: loadCorsConfig(env),
     drainTimeoutMs: envInt(env, 'DRAIN_TIMEOUT_MS', 10_000, 0, 600_000),
     recordBatchSize: envInt(env, 'RECORD_BATCH_SIZE', 500, 1, 10_000),
     recordQueues: envInt(env, 'RECORD_QUEUES', 1, 1, 64),

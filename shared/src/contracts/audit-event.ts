@@ -48,6 +48,16 @@ export interface AuditEvent {
   client_ip: string | null;
   user_agent: string | null;
   latency_ms: number;
+  /**
+   * Requests this event stands for (batch version 3): 1, except a `gateway.throttled` event, which
+   * accounts for every request one client address sent in one second while throttled. Absent: 1.
+   */
+  count?: number;
+  /**
+   * Providers serving the model that were not tried because they were in a cooldown after
+   * failing (batch version 3). Absent: none.
+   */
+  skipped?: string[];
 }
 
 export interface McpAuditFacts {
@@ -71,10 +81,12 @@ export interface AuditTarget {
  * An audit event as Postgres holds it and the management API serves it: every field present.
  * `target` is written by the control plane for its own actions; gateway requests have none.
  */
-export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers' | 'mcp'> {
+export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers' | 'mcp' | 'count' | 'skipped'> {
   endpoint: GatewayEndpoint | null;
   mcp: McpAuditFacts | null;
   attempts: number;
   providers: string[];
   target: AuditTarget | null;
+  count: number;
+  skipped: string[];
 }

@@ -21,8 +21,9 @@ import type { UsageRecord } from './usage-record.js';
  *   audit: uid id, uid request_id, f64 timestamp, dict type, dict outcome, num status,
  *          dict error_code, dict project_id, dict key_id, dict actor, dict model, dict provider,
  *          dict client_ip, dict user_agent, num latency_ms,
- *          u8 present (1: endpoint, 2: attempts, 4: providers) then dict endpoint, num attempts,
- *          varint n + n × dict providers, each when present
+ *          u8 present (1: endpoint, 2: attempts, 4: providers, 8: count, 16: skipped, 32: mcp) then
+ *          dict endpoint, num attempts, varint n + n × dict providers, num count, varint n + n × dict
+ *          skipped, (u8 0 | u8 1 dict server, dict tool, dict method) mcp, each when present
  *   usage: u8 same (bits 0–7: id, request_id, project_id, key_id, timestamp, model, provider,
  *          latency_ms equal to the audit event's), then uid id, uid request_id, dict project_id,
  *          dict key_id, f64 timestamp, dict model, dict provider, num latency_ms, each unless same;
@@ -210,13 +211,33 @@ export class CompactRowsWriter {
     this.dict(a.client_ip);
     this.dict(a.user_agent);
     this.num(a.latency_ms);
-    const present = (a.endpoint !== undefined ? 1 : 0) | (a.attempts !== undefined ? 2 : 0) | (a.providers !== undefined ? 4 : 0);
+    const present =
+      (a.endpoint !== undefined ? 1 : 0) |
+      (a.attempts !== undefined ? 2 : 0) |
+      (a.providers !== undefined ? 4 : 0) |
+      (a.count !== undefined ? 8 : 0) |
+      (a.skipped !== undefined ? 16 : 0) |
+      (a.mcp !== undefined ? 32 : 0);
     this.u8(present);
     if (a.endpoint !== undefined) this.dict(a.endpoint);
     if (a.attempts !== undefined) this.num(a.attempts);
     if (a.providers !== undefined) {
       this.varint(a.providers.length);
       for (const p of a.providers) this.dict(p);
+    }
+    if (a.count !== undefined) this.num(a.count);
+    if (a.skipped !== undefined) {
+      this.varint(a.skipped.length);
+      for (const p of a.skipped) this.dict(p);
+    }
+    if (a.mcp !== undefined) {
+      if (a.mcp === null) this.u8(0);
+      else {
+        this.u8(1);
+        this.dict(a.mcp.server);
+        this.dict(a.mcp.tool);
+        this.dict(a.mcp.method);
+      }
     }
   }
 
@@ -343,6 +364,14 @@ export function readCompactRows(dictionary: readonly unknown[], rows: Uint8Array
         for (let i = 0; i < n; i++) providers.push(dict());
         event.providers = providers;
       }
+      if ((present & 8) !== 0) event.count = num();
+      if ((present & 16) !== 0) {
+        const n = varint();
+        const skipped: string[] = [];
+        for (let i = 0; i < n; i++) skipped.push(dict());
+        event.skipped = skipped;
+      }
+      if ((present & 32) !== 0) event.mcp = u8() === 0 ? null : { server: dict(), tool: dict(), method: dict() };
       audit.push(event);
       a = event;
     }

@@ -19,6 +19,9 @@ import { ContractError, expectObject, expectVersion } from './version.js';
  *   The msgpack envelope is `{v: 3, s: [[dictionary, rows], …]}` (segments: batches merged while
  *   Redis was away keep their own dictionaries); a writer that knows only 1 and 2 reads `v` and
  *   refuses the batch, which stays queued for a newer writer.
+ *   Audit events gain count (the requests a `gateway.throttled` event stands for; absent: 1),
+ *   skipped (providers not tried because of a cooldown; absent: none) and mcp (an MCP request's
+ *   server, tool and method; absent: not an MCP request).
  *
  * Upgrade writers before proxies: a writer refuses a version it does not know, and the batch is
  * retried until a writer that knows it takes it (docs/pipeline.md).

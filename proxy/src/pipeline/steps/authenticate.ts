@@ -1,4 +1,5 @@
 import { Errors, GatewayError, looksLikeApiKey, type KeyRecord } from '@gateway/shared';
+import { malformedKeyError } from '../../auth/key-hints.js';
 import type { KeyCheck, RequestContext } from '../context.js';
 
 /**
@@ -7,9 +8,37 @@ import type { KeyCheck, RequestContext } from '../context.js';
  * ready to run. Nothing here waits unless Redis was asked.
  */
 
-/** Starts the key check (first step of every endpoint, inside the uWebSockets.js callback). */
+/**
+ * Starts the key check (first step of every endpoint, inside the uWebSockets.js callback). A key
+ * refused now (none, malformed, known bad) is answered 401 before any of the body is read:
+ * unauthenticated traffic costs no body buffering. One that Redis is asked about holds the body
+ * back until it answers (holdBodyForKey, from readBody).
+ */
 export function checkKey(ctx: RequestContext): void {
-  ctx.auth = lookUp(ctx);
+  const auth = (ctx.auth = lookUp(ctx));
+  if (auth instanceof GatewayError && auth.code === 'UNAUTHORIZED') refuseKey(ctx, auth);
+}
+
+/**
+ * The body is not read from the socket until Redis has answered about the key: a refused key's
+ * body is dropped as it arrives (uWebSockets.js keeps the connection; closing it would reset a
+ * client still sending) and its 401 sent; a good key's is read on. Only while Redis is asked.
+ */
+export function holdBodyForKey(ctx: RequestContext, pending: Promise<KeyRecord | GatewayError>): void {
+  const { ex } = ctx;
+  ex.pauseBody();
+  void pending.then((result) => {
+    const refused = !ctx.finished && result instanceof GatewayError && result.code === 'UNAUTHORIZED';
+    if (refused) ex.discardBody();
+    ex.resumeBody();
+    if (refused) refuseKey(ctx, result);
+  });
+}
+
+/** A 401: counted against the client's address (auth/auth-throttle.ts) and answered. */
+function refuseKey(ctx: RequestContext, err: GatewayError): void {
+  ctx.deps.authThrottle?.failed(ctx.info.clientIp);
+  ctx.fail(err, 'auth_failed');
 }
 
 /**
@@ -48,7 +77,7 @@ function recheck(ctx: RequestContext, result: KeyRecord | GatewayError): void | 
 
 function adopt(ctx: RequestContext, result: KeyRecord | GatewayError): void {
   if (ctx.finished) return;
-  if (result instanceof GatewayError) return ctx.fail(result, result.code === 'UNAVAILABLE' ? 'error' : 'auth_failed');
+  if (result instanceof GatewayError) return result.code === 'UNAUTHORIZED' ? refuseKey(ctx, result) : ctx.fail(result, 'error');
   ctx.key = result;
   ctx.admitted = true;
   // An expiring key dies at its moment with no message to announce it, streams included: the
@@ -60,8 +89,8 @@ function adopt(ctx: RequestContext, result: KeyRecord | GatewayError): void {
 function lookUp(ctx: RequestContext): KeyCheck {
   const { deps } = ctx;
   const apiKey = ctx.info.apiKey;
-  if (apiKey === '') return Errors.noApiKey();
-  if (!looksLikeApiKey(apiKey)) return Errors.invalidApiKey();
+  if (apiKey === '') return ctx.info.missingKey ?? Errors.noApiKey();
+  if (!looksLikeApiKey(apiKey)) return malformedKeyError(apiKey);
   const now = Date.now();
   if (!deps.subscriber.trusted(now, deps.keyStaleBoundMs)) {
     ctx.knownKey = deps.cache.peekPresented(apiKey);
@@ -83,5 +112,5 @@ function lookUp(ctx: RequestContext): KeyCheck {
 /** 401; a key this proxy knows was deleted still names its project and key in the audit event. */
 function invalidKey(ctx: RequestContext, apiKey: string): GatewayError {
   ctx.knownKey = ctx.deps.cache.deadRecord(apiKey);
-  return Errors.invalidApiKey();
+  return ctx.knownKey !== null ? Errors.deadApiKey() : Errors.unknownApiKey();
 }

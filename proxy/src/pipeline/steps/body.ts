@@ -1,9 +1,8 @@
 import { Errors } from '@gateway/shared';
 import type { RequestContext } from '../context.js';
 import { PAUSE } from '../run.js';
-import { identify, knownNow } from './authenticate.js';
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+import { parseJsonBody } from '../../protocols/json-body.js';
+import { holdBodyForKey, identify, knownNow } from './authenticate.js';
 
 /** A new request while the gateway drains is refused at once (503, retryable elsewhere). */
 export function refuseWhileDraining(ctx: RequestContext): void {
@@ -14,8 +13,9 @@ export function refuseWhileDraining(ctx: RequestContext): void {
 
 /**
  * Reads the body (while the key check runs), refusing it the moment it passes the limit, a
- * declared content-length over the limit before any byte is read. The chain goes on from the
- * body's last chunk: a callback, not a promise.
+ * declared content-length over the limit before any byte is read; while Redis is asked about a
+ * new key, the socket is not read until it answers. The chain goes on from the body's last
+ * chunk: a callback, not a promise.
  */
 export function readBody(ctx: RequestContext): typeof PAUSE | void {
   const limit = ctx.deps.config.maxBodyBytes;
@@ -29,6 +29,8 @@ export function readBody(ctx: RequestContext): typeof PAUSE | void {
     },
     () => tooLarge(ctx),
   );
+  const auth = ctx.auth;
+  if (auth instanceof Promise) holdBodyForKey(ctx, auth);
   return PAUSE;
 }
 
@@ -39,12 +41,8 @@ function tooLarge(ctx: RequestContext): void {
   ctx.fail(Errors.bodyTooLarge(ctx.deps.config.maxBodyBytes), 'error');
 }
 
-/** The body must be declared JSON (or undeclared), be UTF-8 and parse. */
+/** The body must be declared JSON (or undeclared), be UTF-8 and parse (a syntax error says where: protocols/json-body.ts). */
 export function parseJson(ctx: RequestContext): void {
   if (!ctx.info.jsonBody) return ctx.fail(Errors.bodyNotJsonType(), 'error');
-  try {
-    ctx.json = JSON.parse(utf8.decode(ctx.raw as Buffer));
-  } catch (err) {
-    return ctx.fail(err instanceof SyntaxError ? Errors.bodyNotJson() : Errors.bodyNotUtf8(), 'error');
-  }
+  ctx.json = parseJsonBody(ctx.raw as Buffer);
 }

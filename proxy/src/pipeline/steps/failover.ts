@@ -46,7 +46,7 @@ export async function tryTargets<R>(plan: readonly Target[], cancel: Cancel, log
         else target.health.released();
         return { ok: false, error: err, counted: false };
       }
-      target.health.failed(Date.now(), (err.retryAfter ?? 0) * 1000);
+      target.health.failed(Date.now(), (err.retryAfter ?? 0) * 1000, err.code);
       metrics.upstreamErrors.inc({ provider, code: err.code });
       last = { ok: false, error: err, counted: true };
       if (i === plan.length - 1) break;

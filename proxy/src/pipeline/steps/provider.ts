@@ -72,7 +72,7 @@ function attempt<R extends CompletionResult | StreamResult | EmbeddingsResult>(c
             trace.attemptFailed(err);
             throw err;
           });
-  return tryTargets((ctx.route as Route).plan(Date.now()), cancel, ctx, ctx.deps.metrics, call).then((served: Served<R>) => {
+  return tryTargets((ctx.route as Route).plan(Date.now(), Math.random, ctx), cancel, ctx, ctx.deps.metrics, call).then((served: Served<R>) => {
     if (!served.ok) return upstreamFailed(ctx, served.error, !served.counted);
     ctx.result = served.result;
     ctx.trace?.answered(served.result);
