@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { exportJWK, generateKeyPair } from 'jose';
 import Provider, { type KoaContextWithOidc } from 'oidc-provider';
 
 /**
@@ -40,6 +41,9 @@ export async function startTestProvider(redirectUris: () => string[]): Promise<T
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   const issuer = `http://127.0.0.1:${port}`;
+  // Its own signing key for ID tokens, made for this run.
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const signingKey = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: randomBytes(6).toString('hex') };
 
   let provider: Provider | null = null;
   const makeProvider = () =>
@@ -57,6 +61,7 @@ export async function startTestProvider(redirectUris: () => string[]): Promise<T
       pkce: { required: () => true },
       claims: { openid: ['sub', 'groups'], email: ['email', 'email_verified'] },
       cookies: { keys: [randomBytes(32).toString('hex')] },
+      jwks: { keys: [signingKey] },
       features: { devInteractions: { enabled: false } },
       interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
       findAccount: async (_ctx: unknown, sub: string) => {

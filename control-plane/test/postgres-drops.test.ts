@@ -47,11 +47,13 @@ describe('control plane under dropped Postgres connections', () => {
       body: JSON.stringify({ grant_type: 'password', email: 'ops@example.test', password: 'correct horse battery staple' }),
     });
     const { access_token: token } = (await signin.json()) as { access_token: string };
+    // Names are unique per account: each attempt asks for its own.
+    let attempts = 0;
     const create = () =>
       fetch(`${base}/v1/projects`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify({ name: 'p' }),
+        body: JSON.stringify({ name: `p ${++attempts}` }),
       }).then(
         (r) => r.status,
         () => 0,

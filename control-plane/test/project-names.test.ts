@@ -54,6 +54,17 @@ describe('project names', () => {
     expect((await h.api('PATCH', `/v1/projects/${c.body.id}`, { token: h.adminToken, body: { name: 'beta' } })).status).toBe(409);
   });
 
+  it('hold when an account is made owner of a project named like one it owns', async () => {
+    const owner = await h.createUser();
+    const mine = await create(owner.token, 'Delta');
+    const theirs = await create(h.adminToken, 'DELTA');
+    const made = await h.api('POST', `/v1/projects/${theirs.body.id}/members`, { token: h.adminToken, body: { user_id: owner.id, role: 'owner' } });
+    expect(made.status).toBe(409);
+    expect(made.body.error.message).toContain(`"Delta" (${mine.body.id}) already exists for the new owner`);
+    // Any other role is fine: names are unique among the projects an account owns.
+    expect((await h.api('POST', `/v1/projects/${theirs.body.id}/members`, { token: h.adminToken, body: { user_id: owner.id, role: 'admin' } })).status).toBe(201);
+  });
+
   it('hold when two creations race for one name', async () => {
     const user = await h.createUser();
     const statuses = (await Promise.all([0, 1, 2, 3].map(() => create(user.token, 'Race')))).map((r) => r.status).sort();

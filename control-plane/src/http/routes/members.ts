@@ -6,9 +6,11 @@ import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
 import type { Queryable } from '../../db/connect.js';
 import { countOwners, findMemberRole, listMembers, removeMember, upsertMember } from '../../db/members.js';
+import { projectNamedLike } from '../../db/projects.js';
 import { findUserByEmail, findUserById } from '../../db/users.js';
 import { memberBody } from '../account-schemas.js';
 import { forbidden, projectAccess } from '../project-access.js';
+import { refuseTakenName } from '../project-names.js';
 import { requestFacts } from '../request-facts.js';
 import { ERROR_RESPONSES, listOf, projectParams, ref, uuidSchema } from '../schemas.js';
 
@@ -65,6 +67,8 @@ export function registerMemberRoutes(app: FastifyInstance, ctx: AppContext): voi
         const current = await findMemberRole(tx, req.params.id, userId);
         if ((role === 'owner' || current === 'owner') && !can(access.role, 'member.manage_owners')) throw forbidden(access.role, 'grant or change the owner role');
         if (current === 'owner' && role !== 'owner') await keepAnOwner(tx, req.params.id);
+        // A new owner must not already own a project of this name (names are unique per account).
+        if (role === 'owner' && current !== 'owner') refuseTakenName(await projectNamedLike(tx, access.project.name, [userId], req.params.id), 'the new owner');
         const upserted = await upsertMember(tx, req.params.id, userId, role);
         await writeAudit(
           tx,

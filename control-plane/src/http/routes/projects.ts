@@ -2,11 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
-import { GatewayError } from '@gateway/shared';
 import { insertProject, listProjects, ownersOf, policyOf, projectNamedLike, softDeleteProject, updateProject, type ProjectInput } from '../../db/projects.js';
 import { appendInvalidations } from '../../keys/invalidation-log.js';
 import { withUsedTokens } from '../../quota/used-tokens.js';
 import { projectAccess, projectNotFound } from '../project-access.js';
+import { refuseTakenName } from '../project-names.js';
 import { requestFacts } from '../request-facts.js';
 import { mcpSettingSchema } from '../mcp-setting-schema.js';
 import { ERROR_RESPONSES, listOf, nameSchema, projectParams, ref } from '../schemas.js';
@@ -52,13 +52,6 @@ const policyProperties = {
   max_tokens_cap: { type: ['integer', 'null'], minimum: 1, maximum: 2_147_483_647, description: 'Largest max_tokens a request may ask for; injected when a request sets none.' },
   mcp: mcpSettingSchema,
 } as const;
-
-function refuseTakenName(taken: { id: string; name: string } | null): void {
-  if (taken === null) return;
-  throw new GatewayError('CONFLICT', `A project named "${taken.name}" (${taken.id}) already exists for this account; project names are unique per account, whatever their case.`, {
-    param: 'name',
-  });
-}
 
 export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: ProjectBody }>(

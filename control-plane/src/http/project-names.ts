@@ -1,0 +1,12 @@
+import { GatewayError } from '@gateway/shared';
+
+/**
+ * The 409 of a project name an account already uses (db/projects.ts projectNamedLike): names are
+ * unique among the projects an account owns, whatever their case.
+ */
+export function refuseTakenName(taken: { id: string; name: string } | null, whose = 'this account'): void {
+  if (taken === null) return;
+  throw new GatewayError('CONFLICT', `A project named "${taken.name}" (${taken.id}) already exists for ${whose}; project names are unique per account, whatever their case.`, {
+    param: 'name',
+  });
+}
