@@ -1,5 +1,5 @@
 import type { FunctionComponent } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { SessionProvider, useSession, useSessionState, useUser } from './auth/session-context.js';
 import { AccountMenu } from './components/account-menu.js';
 import { PageHeading } from './components/page-heading.js';
@@ -67,7 +67,9 @@ function Shell() {
   const [menuOpen, setMenuOpen] = useState(false);
   const menuToggle = useRef<HTMLButtonElement>(null);
   useEffect(() => setMenuOpen(false), [path]);
-  useEffect(() => {
+  // Attached before the open menu is painted (a passive effect runs later), so an Escape pressed
+  // as soon as the menu shows is never missed.
+  useLayoutEffect(() => {
     if (!menuOpen) return;
     // Escape folds it and puts focus back on the button, as the account menu does.
     const escape = (event: KeyboardEvent) => {

@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { User } from '../api/types.js';
 import { PasswordDialog } from './password-dialog.js';
 
@@ -15,7 +15,8 @@ export function AccountMenu({ user }: { user: User }) {
   const root = useRef<HTMLDivElement>(null);
   const toggle = useRef<HTMLButtonElement>(null);
 
-  useEffect(() => {
+  // Before the open menu is painted: an Escape or a click as soon as it shows is never missed.
+  useLayoutEffect(() => {
     if (!open) return;
     const outside = (event: Event) => {
       if (root.current !== null && !root.current.contains(event.target as Node)) setOpen(false);
