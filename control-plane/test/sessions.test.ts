@@ -207,7 +207,9 @@ describe('the cost of revocation', () => {
     let queries = 0;
     ctx.sql = new Proxy(original, {
       apply(target, thisArg, args) {
-        queries++;
+        // The invalidation log's once-a-second poll shares the client; it is no request's query.
+        const text = Array.isArray(args[0]) ? (args[0] as string[]).join('?') : '';
+        if (!text.includes('from invalidation_log')) queries++;
         return Reflect.apply(target as unknown as (...a: unknown[]) => unknown, thisArg, args);
       },
     }) as Db;
