@@ -11,6 +11,7 @@ import { TEST_REDIS_URL } from '../../test-support/databases.js';
 import { eventually, ROOT } from '../../test-support/processes.js';
 import { startWriter, type Writer } from '../src/writer/start-writer.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from './harness.js';
+import { freePort } from '../../test-support/services.js';
 
 /**
  * gatewayctl, the compiled bin, run as a child process against a real control plane (with a real
@@ -111,17 +112,6 @@ async function signIn(): Promise<void> {
 
 function savedToken(): string {
   return JSON.parse(readFileSync(configFile, 'utf8')).token as string;
-}
-
-/** A port nothing listens on (it was free a moment ago). */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function gateway(apiKey: string): Promise<number> {

@@ -118,7 +118,28 @@ export async function waitForHttp(url: string, child: Child, timeoutMs = 30_000)
   }
 }
 
-export function freePort(): Promise<number> {
+/**
+ * A port that was free a moment ago, picked below Linux's ephemeral range (32768–60999): a port the
+ * kernel hands out for `listen(0)` can be taken as the local end of any outgoing connection before
+ * the server it is meant for binds it, which made a test's redis-server fail to start now and then.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await bindable(candidate)) return candidate;
+    if (attempt >= 50) return await kernelPort();
+  }
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

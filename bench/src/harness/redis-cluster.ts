@@ -13,6 +13,7 @@ import { freePort } from './processes.js';
 const run = promisify(execFile);
 
 export interface ClusterNode {
+  /** Fixed once the cluster is up (a node that could not bind its ports is moved at start). */
   port: number;
   /** The cluster bus port (set explicitly: the default, port + 10000, may not be free). */
   busPort: number;
@@ -76,15 +77,14 @@ export async function startRedisCluster(options: { nodeTimeoutMs?: number } = {}
   const procs = new Map<number, ChildProcess>();
   const nodes: ClusterNode[] = [];
   for (let i = 0; i < 6; i++) {
-    const port = await freePort();
-    const busPort = await freePort();
-    nodes.push({
-      port,
-      busPort,
+    const node: ClusterNode = {
+      port: await freePort(),
+      busPort: await freePort(),
       get running() {
-        return procs.has(port);
+        return procs.has(node.port);
       },
-    });
+    };
+    nodes.push(node);
   }
   const start = (node: ClusterNode) => {
     const args = [
@@ -116,7 +116,17 @@ export async function startRedisCluster(options: { nodeTimeoutMs?: number } = {}
 
   try {
     for (const node of nodes) start(node);
-    for (const node of nodes) await waitFor(async () => (await redisCli(node.port, 'PING')).trim() === 'PONG', `cluster node ${node.port}`, 10_000);
+    for (const node of nodes) {
+      // A port taken between the pick and the bind makes redis-server exit at once: pick again.
+      for (let attempt = 0; ; attempt++) {
+        await waitFor(async () => !node.running || (await redisCli(node.port, 'PING')).trim() === 'PONG', `cluster node ${node.port}`, 10_000);
+        if (node.running) break;
+        if (attempt === 3) throw new Error(`cluster node could not start on port ${node.port}`);
+        node.port = await freePort();
+        node.busPort = await freePort();
+        start(node);
+      }
+    }
     await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes']);
     for (const node of nodes) {
       await waitFor(async () => (await redisCli(node.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'), `cluster_state:ok on ${node.port}`, 20_000);

@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { eventually, ROOT } from '../../../test-support/processes.js';
 import { startWriter, type Writer } from '../../src/writer/start-writer.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from '../harness.js';
 import { expectNoSidewaysScroll, expectWithinViewport, focused, launch, openPage, shot, signIn, VIEWPORTS, type InPage, type Viewport } from './projects-keys-support.js';
+import { freePort } from '../../../test-support/services.js';
 
 /**
  * The API keys page in a real Chromium, at 1440×900 and 390×844, against a real control plane,
@@ -23,14 +23,6 @@ let h: Harness;
 let proxy: Proxy;
 let writer: Writer;
 let browser: Browser;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof address === 'object' && address !== null ? address.port : 0;
-}
 
 beforeAll(async () => {
   // The control plane serves the proxy's address to the dashboard's examples, so it is chosen first.
