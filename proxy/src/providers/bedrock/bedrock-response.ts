@@ -11,7 +11,7 @@ import type { BedrockResponse } from './bedrock-wire.js';
 export interface Translated {
   body: Record<string, unknown>;
   usage: Usage;
-  finish: MappedFinish;
+  finish: Readonly<MappedFinish>;
 }
 
 export function toChatCompletion(response: BedrockResponse, provider: string, id: string, model: string): Translated {
