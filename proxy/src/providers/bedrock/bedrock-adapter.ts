@@ -30,6 +30,8 @@ export class BedrockAdapter implements ProviderAdapter {
   private readonly connection: ProviderConnection;
   private readonly signer: BedrockSigner;
   private readonly prefix: string;
+  /** The headers signed with every request (a copy is signed, this one never changes). */
+  private readonly headers: Readonly<Record<string, string>> = { 'content-type': 'application/json' };
   private readonly codec = new EventStreamCodec(toUtf8, fromUtf8);
   /** Each configured model's encoded path segment, worked out once. */
   private readonly paths = new Map<string, string>();
@@ -122,7 +124,7 @@ export class BedrockAdapter implements ProviderAdapter {
   private send(request: ChatRequest, operation: 'converse' | 'converse-stream', cancel: Cancel): Promise<UpstreamResponse> {
     const payload = Buffer.from(JSON.stringify(toBedrockRequest(request.body)));
     const path = `${this.paths.get(request.upstreamModel) ?? this.prefix + encodeURIComponent(request.upstreamModel)}/${operation}`;
-    const signed = this.signer.sign(path, payload);
+    const signed = this.signer.sign(path, payload, this.headers);
     const headers = request.traceHeaders === undefined ? signed : { ...request.traceHeaders, ...signed };
     return this.connection.post(path, payload, cancel, { traceHeaders: headers }, (status, text, res) =>
       bedrockStatusError(this.name, status, text, res.header('x-amzn-errortype'), res.header('retry-after')),

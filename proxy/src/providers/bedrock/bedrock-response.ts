@@ -14,7 +14,7 @@ export interface Translated {
   /** The `chat.completion` as JSON text. */
   json: string;
   usage: Usage;
-  finish: Readonly<MappedFinish>;
+  finish: MappedFinish;
 }
 
 export function toChatCompletion(response: BedrockResponse, provider: string, id: string, model: string): Translated {

@@ -33,19 +33,18 @@ export interface MappedFinish {
   raw: string | null;
 }
 
-/** Shared, never changed: a known reason costs no allocation. */
-const KNOWN = new Map<string, Readonly<MappedFinish>>([
-  ['end_turn', { openai: 'stop', gateway: 'stop', raw: null }],
-  ['stop_sequence', { openai: 'stop', gateway: 'stop', raw: null }],
-  ['max_tokens', { openai: 'length', gateway: 'max_tokens', raw: null }],
-  ['model_context_window_exceeded', { openai: 'length', gateway: 'max_tokens', raw: null }],
-  ['tool_use', { openai: 'tool_calls', gateway: 'tool_calls', raw: null }],
-  ['guardrail_intervened', { openai: 'content_filter', gateway: 'content_filter', raw: null }],
-  ['content_filtered', { openai: 'content_filter', gateway: 'content_filter', raw: null }],
+const KNOWN = new Map<string, Omit<MappedFinish, 'raw'>>([
+  ['end_turn', { openai: 'stop', gateway: 'stop' }],
+  ['stop_sequence', { openai: 'stop', gateway: 'stop' }],
+  ['max_tokens', { openai: 'length', gateway: 'max_tokens' }],
+  ['model_context_window_exceeded', { openai: 'length', gateway: 'max_tokens' }],
+  ['tool_use', { openai: 'tool_calls', gateway: 'tool_calls' }],
+  ['guardrail_intervened', { openai: 'content_filter', gateway: 'content_filter' }],
+  ['content_filtered', { openai: 'content_filter', gateway: 'content_filter' }],
 ]);
-const NO_REASON: Readonly<MappedFinish> = { openai: 'stop', gateway: 'stop', raw: null };
 
-export function mapStopReason(stopReason: unknown): Readonly<MappedFinish> {
-  if (typeof stopReason !== 'string') return NO_REASON;
-  return KNOWN.get(stopReason) ?? { openai: 'stop', gateway: 'stop', raw: stopReason };
+export function mapStopReason(stopReason: unknown): MappedFinish {
+  if (typeof stopReason !== 'string') return { openai: 'stop', gateway: 'stop', raw: null };
+  const known = KNOWN.get(stopReason);
+  return known === undefined ? { openai: 'stop', gateway: 'stop', raw: stopReason } : { ...known, raw: null };
 }
