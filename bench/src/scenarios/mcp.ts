@@ -9,10 +9,11 @@ import type { Client } from 'undici';
 import { userAgent } from '../harness/context.js';
 import { keepAliveClient } from '../harness/http.js';
 import { projectKey } from '../harness/keys.js';
+import { cpuSeconds } from '../harness/processes.js';
 import { progress } from '../harness/progress.js';
 import { atMost, signedUs, us, type Row } from '../harness/report.js';
 import { startBare, startGateway } from '../harness/stack.js';
-import { medianSummary, rotations, summarise, type Summary } from '../harness/stats.js';
+import { median, medianSummary, rotations, summarise, type Summary } from '../harness/stats.js';
 import { sized, type Scenario, type ScenarioOutcome } from './scenario.js';
 
 /**
@@ -20,7 +21,9 @@ import { sized, type Scenario, type ScenarioOutcome } from './scenario.js';
  * allow-list, rate limits, records) over calling the MCP server directly, at concurrency 1, in
  * one session of a real MCP server (the official SDK, JSON answers), alternating the paths. The
  * bare pass-through (one more loopback hop and nothing else) shows what any proxy in between costs
- * on the machine, so the gateway's own share is gateway − bare.
+ * on the machine, so the gateway's own share is gateway − bare. Latency at concurrency 1 moves with
+ * whatever else runs on the machine; the CPU time the bare hop's and the gateway's processes spend
+ * per call barely does, so it is reported beside it (the steadier figure of the gateway's own work).
  */
 export const TARGET_ADDED_MEAN_US = 100;
 const SERVER = 'tools';
@@ -108,6 +111,8 @@ export const mcp: Scenario = {
     const through = keepAliveClient(gateway.origin);
     const hop = keepAliveClient(bare.origin);
     const rounds = new Map<string, Summary[]>([['direct', []], ['bare', []], ['gateway', []]]);
+    const cpuUs = new Map<string, number[]>([['bare', []], ['gateway', []]]);
+    const pids: Record<string, number | undefined> = { bare: bare.child.pid, gateway: gateway.child.pid };
     let errors = 0;
     try {
       const session = await openSession(direct, serverUrl.pathname, ua);
@@ -124,7 +129,10 @@ export const mcp: Scenario = {
       }
       for (const [r, order] of rotations(targets, ctx.options.rounds).entries()) {
         for (const target of order) {
+          const pid = pids[target.name];
+          const cpuBefore = pid === undefined ? 0 : cpuSeconds(pid);
           const result = await timeCalls(clients[target.name], target, perRound);
+          if (pid !== undefined) cpuUs.get(target.name)?.push(((cpuSeconds(pid) - cpuBefore) * 1e6) / perRound);
           errors += result.errors;
           const s = summarise(result.samplesUs);
           rounds.get(target.name)?.push(s);
@@ -152,10 +160,19 @@ export const mcp: Scenario = {
       result: `gateway ${signedUs(added[field])} over direct (bare pass-through ${signedUs(hopCost[field])}; gateway − bare ${signedUs(own[field])})`,
       ...(target === undefined ? { verdict: 'info' as const } : { target: `≤ +${target} µs over direct`, verdict: atMost(added[field], target) }),
     });
+    const cpu = { bare: median(cpuUs.get('bare')!), gateway: median(cpuUs.get('gateway')!) };
+    const cpuRow: Row = {
+      figure: 'tools/call CPU per call, proxy process (median of rounds)',
+      direct: '—',
+      bare: us(cpu.bare),
+      gateway: us(cpu.gateway),
+      result: `gateway − bare ${signedUs(cpu.gateway - cpu.bare)}`,
+      verdict: 'info',
+    };
     return {
       errors,
-      rows: [row(`tools/call c=1 mean, median of ${ctx.options.rounds} × ${perRound}`, 'mean', TARGET_ADDED_MEAN_US), row('tools/call c=1 p50', 'p50'), row('tools/call c=1 p99', 'p99')],
-      data: { callsPerRound: perRound, rounds: ctx.options.rounds, unit: 'µs', targets: med, perRound: Object.fromEntries(rounds), addedByGateway: added, addedByBare: hopCost, gatewayOverBare: own },
+      rows: [row(`tools/call c=1 mean, median of ${ctx.options.rounds} × ${perRound}`, 'mean', TARGET_ADDED_MEAN_US), row('tools/call c=1 p50', 'p50'), row('tools/call c=1 p99', 'p99'), cpuRow],
+      data: { callsPerRound: perRound, rounds: ctx.options.rounds, unit: 'µs', targets: med, perRound: Object.fromEntries(rounds), addedByGateway: added, addedByBare: hopCost, gatewayOverBare: own, cpuUsPerCall: cpu, cpuUsPerCallPerRound: Object.fromEntries(cpuUs) },
     };
   },
 };

@@ -23,15 +23,18 @@ export class KeyCheck {
     this.pending = this.check();
   }
 
-  /** The record, or the refusal (401, or 503 while keys cannot be verified). */
-  async result(): Promise<KeyRecord | GatewayError> {
+  /**
+   * The record, or the refusal (401, or 503 while keys cannot be verified): at once for a key the
+   * process knows (no promise), a promise only while Redis is asked.
+   */
+  result(): Pending {
     const first = this.pending ?? this.check();
-    let result = first instanceof Promise ? await first : first;
-    if (!(result instanceof GatewayError) && this.epoch !== this.deps.cache.currentEpoch) {
-      const again = this.check();
-      result = again instanceof Promise ? await again : again;
-    }
-    return result;
+    return first instanceof Promise ? first.then((r) => this.current(r)) : this.current(first);
+  }
+
+  /** A record looked up before a deletion applied meanwhile is looked up again. */
+  private current(result: KeyRecord | GatewayError): Pending {
+    return !(result instanceof GatewayError) && this.epoch !== this.deps.cache.currentEpoch ? this.check() : result;
   }
 
   /** Attributes a request refused before its key was checked, without asking Redis. */

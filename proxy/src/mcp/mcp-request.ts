@@ -72,9 +72,16 @@ export class McpRequest implements Revocable, McpFacts {
     return this.key?.project_id ?? '';
   }
 
-  /** The key, registered for revocation; null when the request was refused (and answered). */
-  async admit(): Promise<KeyRecord | null> {
-    const result = await this.auth.result();
+  /**
+   * The key, registered for revocation; null when the request was refused (and answered). A
+   * promise only when the key check waits on Redis.
+   */
+  admit(): KeyRecord | null | Promise<KeyRecord | null> {
+    const result = this.auth.result();
+    return result instanceof Promise ? result.then((r) => this.admitted(r)) : this.admitted(result);
+  }
+
+  private admitted(result: KeyRecord | GatewayError): KeyRecord | null {
     if (this.finished) return null;
     if (result instanceof GatewayError) {
       this.fail(result, result.code === 'UNAVAILABLE' ? 'error' : 'auth_failed');
@@ -86,16 +93,24 @@ export class McpRequest implements Revocable, McpFacts {
     return result;
   }
 
-  /** The project's policy (held in process; Redis read once per project and change). */
-  async policy(): Promise<ProjectPolicy | null> {
+  /** The project's policy (held in process: no promise; Redis read once per project and change). */
+  policy(): ProjectPolicy | null | Promise<ProjectPolicy | null> {
+    let found: ProjectPolicy | Promise<ProjectPolicy>;
     try {
-      const found = this.deps.policies.get(this.projectId);
-      const policy = found instanceof Promise ? await found : found;
-      return this.finished ? null : policy;
+      found = this.deps.policies.get(this.projectId);
     } catch {
-      this.fail(new GatewayError('UNAVAILABLE', 'The project policy cannot be read right now; retry shortly.', { retryAfter: 1 }), 'error');
-      return null;
+      return this.policyUnreadable();
     }
+    if (!(found instanceof Promise)) return this.finished ? null : found;
+    return found.then(
+      (policy) => (this.finished ? null : policy),
+      () => this.policyUnreadable(),
+    );
+  }
+
+  private policyUnreadable(): null {
+    this.fail(new GatewayError('UNAVAILABLE', 'The project policy cannot be read right now; retry shortly.', { retryAfter: 1 }), 'error');
+    return null;
   }
 
   /**

@@ -1,6 +1,6 @@
-import { Pool, type Dispatcher } from 'undici';
 import type { McpServerConfig } from '@gateway/shared';
 import type { Cancel } from '../providers/cancel.js';
+import { ClientStack } from '../providers/client-stack.js';
 import { UpstreamResponse } from '../providers/upstream-request.js';
 
 /**
@@ -31,10 +31,9 @@ export interface UpstreamAnswer {
 export class McpUpstream {
   readonly name: string;
   readonly pricePerCall: number | null;
-  private readonly pool: Pool;
+  private readonly pool: ClientStack;
   private readonly path: string;
   private readonly headers: Record<string, string>;
-  private readonly timeoutMs: number;
 
   constructor(config: McpServerConfig) {
     const url = new URL(config.url);
@@ -42,15 +41,16 @@ export class McpUpstream {
     this.pricePerCall = config.price_per_call;
     this.path = url.pathname + url.search;
     this.headers = config.headers;
-    this.timeoutMs = config.timeout_ms;
-    this.pool = new Pool(url.origin, { connections: 128, connect: { timeout: config.connect_timeout_ms }, pipelining: 1, headersTimeout: config.timeout_ms, bodyTimeout: 0 });
+    // One keep-alive connection per exchange in flight and a stack of idle ones, as for providers:
+    // no cap, since every open server-initiated stream (GET) holds a connection for its life.
+    this.pool = new ClientStack(url.origin, { connect: { timeout: config.connect_timeout_ms }, headersTimeout: config.timeout_ms, bodyTimeout: 0, keepAliveTimeout: 30_000 });
   }
 
   /**
-   * One HTTP request to the server. A POST (every JSON-RPC message) goes through undici's
-   * dispatch() with the providers' own handler (no Readable, AbortSignal or promise per chunk);
-   * GET and DELETE, rare, through request(). Streams may stay silent for as long as a tool runs or
-   * the server has nothing to say, so only the wait for response headers is bounded.
+   * One HTTP request to the server, through undici's dispatch() with the providers' own handler
+   * (no Readable, AbortSignal or promise per chunk; a stream read with backpressure). Streams may
+   * stay silent for as long as a tool runs or the server has nothing to say, so only the wait for
+   * response headers is bounded.
    */
   send(req: UpstreamRequest): Promise<UpstreamAnswer> {
     const headers: Record<string, string> = { ...this.headers, accept: req.accept };
@@ -59,17 +59,13 @@ export class McpUpstream {
     if (req.protocolVersion !== '') headers['mcp-protocol-version'] = req.protocolVersion;
     if (req.lastEventId !== undefined && req.lastEventId !== '') headers['last-event-id'] = req.lastEventId;
     if (req.traceparent !== undefined) headers.traceparent = req.traceparent;
-    if (req.method === 'POST') {
-      const body = typeof req.body === 'string' ? Buffer.from(req.body) : (req.body ?? Buffer.alloc(0));
-      return UpstreamResponse.post(this.pool, this.path, headers, body, req.cancel);
-    }
-    return this.pool
-      .request({ path: this.path, method: req.method, headers, signal: req.cancel.signal, headersTimeout: this.timeoutMs, bodyTimeout: 0 })
-      .then((res) => new RequestAnswer(res));
+    const body = req.body === undefined ? null : typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
+    return UpstreamResponse.send(this.pool, req.method, this.path, headers, body, req.cancel);
   }
 
+  /** At drain: what is still open is only server-initiated streams, cut as the process ends. */
   close(): Promise<void> {
-    return this.pool.close();
+    return this.pool.destroy();
   }
 }
 
@@ -100,29 +96,4 @@ export class McpUpstreams {
 /** A response header as one string ('' when absent). */
 export function headerOf(answer: UpstreamAnswer, name: string): string {
   return answer.header(name) ?? '';
-}
-
-class RequestAnswer implements UpstreamAnswer {
-  constructor(private readonly res: Dispatcher.ResponseData) {}
-
-  get status(): number {
-    return this.res.statusCode;
-  }
-
-  header(name: string): string | undefined {
-    const value = this.res.headers[name];
-    return Array.isArray(value) ? value[0] : value;
-  }
-
-  async body(): Promise<Buffer> {
-    return Buffer.from(await this.res.body.arrayBuffer());
-  }
-
-  stream(): AsyncIterable<Buffer> {
-    return this.res.body as AsyncIterable<Buffer>;
-  }
-
-  destroy(): void {
-    this.res.body.destroy();
-  }
 }

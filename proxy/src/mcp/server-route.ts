@@ -13,10 +13,26 @@ import { filterToolsResult, serverAllowance } from './tool-access.js';
  * of a tool not allowed is answered here, an allowed one is rate-limited → forwarded with the
  * server's own headers → answer relayed (a tools/list answer filtered to the allowed tools).
  */
-async function allowedServer(req: McpRequest, upstreams: McpUpstreams): Promise<{ upstream: McpUpstream; policy: ProjectPolicy; allowance: McpServerAllowance } | null> {
-  if ((await req.admit()) === null) return null;
-  const policy = await req.policy();
-  if (policy === null) return null;
+interface Allowed {
+  upstream: McpUpstream;
+  policy: ProjectPolicy;
+  allowance: McpServerAllowance;
+}
+
+/** What is known in process is used at once: a promise only where the key or policy waits on Redis. */
+function allowedServer(req: McpRequest, upstreams: McpUpstreams): Allowed | null | Promise<Allowed | null> {
+  const key = req.admit();
+  if (key instanceof Promise) return key.then((k) => (k === null ? null : withPolicy(req, upstreams)));
+  return key === null ? null : withPolicy(req, upstreams);
+}
+
+function withPolicy(req: McpRequest, upstreams: McpUpstreams): Allowed | null | Promise<Allowed | null> {
+  const policy = req.policy();
+  if (policy instanceof Promise) return policy.then((p) => (p === null ? null : serverFor(req, upstreams, p)));
+  return policy === null ? null : serverFor(req, upstreams, policy);
+}
+
+function serverFor(req: McpRequest, upstreams: McpUpstreams, policy: ProjectPolicy): Allowed | null {
   const allowance = serverAllowance(policy.mcp, req.server);
   const upstream = upstreams.get(req.server);
   // 403 for a server the project may not use whether or not the gateway serves it: a project learns
@@ -33,7 +49,8 @@ async function allowedServer(req: McpRequest, upstreams: McpUpstreams): Promise<
 }
 
 export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw: Buffer): Promise<void> {
-  const allowed = await allowedServer(req, upstreams);
+  const found = allowedServer(req, upstreams);
+  const allowed = found instanceof Promise ? await found : found;
   if (allowed === null) return;
   const { upstream, policy, allowance } = allowed;
   const body = parseBody(raw);
@@ -54,7 +71,8 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
       const tool = toolNameOf(message);
       if (tool === null) return req.fail(new GatewayError('INVALID_REQUEST', 'tools/call needs params.name.', { param: 'params.name' }), 'error');
       req.tool = tool.slice(0, MAX_NAME);
-      if (!(await admitToolCall(req, policy, allowance, tool, tool))) return;
+      const admitted = admitToolCall(req, policy, allowance, tool, tool);
+      if (!(admitted instanceof Promise ? await admitted : admitted)) return;
     } else if (method === 'tools/list' && allowance.tools !== '*' && req.rpcId !== null) {
       const id = req.rpcId;
       rewrite = (m) => (m.id === id && typeof m.result === 'object' && m.result !== null ? { ...m, result: filterToolsResult(m.result as Record<string, unknown>, allowance) } : m);
@@ -71,7 +89,8 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
 
 /** GET (the server-initiated stream) and DELETE (the session's end): passed through once allowed. */
 export async function passToServer(req: McpRequest, upstreams: McpUpstreams, method: 'GET' | 'DELETE'): Promise<void> {
-  const allowed = await allowedServer(req, upstreams);
+  const found = allowedServer(req, upstreams);
+  const allowed = found instanceof Promise ? await found : found;
   if (allowed === null) return;
   const { info } = req;
   await relay(

@@ -7,9 +7,9 @@ import { toolAllowed } from './tool-access.js';
  * A tools/call's admission: the tool on the project's list (else a JSON-RPC error, and the server
  * never sees the call), then the rate limits, which count tool calls as requests (no tokens).
  * The call's `execute_tool` span (tracing on) starts first, so a refusal is traced too. False:
- * refused and answered.
+ * refused and answered. A promise only when the rate limits wait on Redis.
  */
-export async function admitToolCall(req: McpRequest, policy: ProjectPolicy, allowance: McpServerAllowance | null, tool: string, shownName: string): Promise<boolean> {
+export function admitToolCall(req: McpRequest, policy: ProjectPolicy, allowance: McpServerAllowance | null, tool: string, shownName: string): boolean | Promise<boolean> {
   const tracer = req.deps.tracer;
   if (tracer !== null) {
     const { info } = req;
@@ -30,13 +30,15 @@ export async function admitToolCall(req: McpRequest, policy: ProjectPolicy, allo
     return false;
   }
   const rate = req.deps.rateLimiter.check(policy, req.keyId, 0, Date.now());
-  if (rate !== null) {
-    const refused = rate instanceof Promise ? await rate : rate;
-    if (req.finished) return false;
-    if (refused !== null) {
-      req.fail(refused, refused.code === 'RATE_LIMITED' ? 'policy_blocked' : 'error');
-      return false;
-    }
+  if (rate === null) return true;
+  return rate instanceof Promise ? rate.then((refused) => rateAnswer(req, refused)) : rateAnswer(req, rate);
+}
+
+function rateAnswer(req: McpRequest, refused: GatewayError | null): boolean {
+  if (req.finished) return false;
+  if (refused !== null) {
+    req.fail(refused, refused.code === 'RATE_LIMITED' ? 'policy_blocked' : 'error');
+    return false;
   }
   return true;
 }

@@ -47,6 +47,11 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
    * one of the pool's connections.
    */
   static post(pool: Pick<Dispatcher, 'dispatch'>, path: string, headers: Record<string, string>, body: Buffer, cancel: Cancel, settled?: () => void): Promise<UpstreamResponse> {
+    return UpstreamResponse.send(pool, 'POST', path, headers, body, cancel, settled);
+  }
+
+  /** As `post`, for any method; `body` null sends none (a GET or DELETE). */
+  static send(pool: Pick<Dispatcher, 'dispatch'>, method: Dispatcher.HttpMethod, path: string, headers: Record<string, string>, body: Buffer | null, cancel: Cancel, settled?: () => void): Promise<UpstreamResponse> {
     if (cancel.aborted) {
       settled?.();
       return Promise.reject(new UpstreamAborted());
@@ -54,7 +59,7 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
     const res = new UpstreamResponse(cancel, settled);
     return new Promise((resolve, reject) => {
       res.started = { resolve, reject };
-      pool.dispatch({ path, method: 'POST', headers, body }, res);
+      pool.dispatch({ path, method, headers, body }, res);
     });
   }
 

@@ -70,7 +70,7 @@ export class BedrockAdapter implements ProviderAdapter {
     }
     if (response === null || typeof response !== 'object') throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not an object.`);
     const answer = toChatCompletion(response, this.name, `chatcmpl-${request.requestId}`, request.model);
-    return { status: 200, body: Buffer.from(JSON.stringify(answer.body)), usage: answer.usage, finishReason: answer.finish.gateway, rawFinishReason: answer.finish.raw };
+    return { status: 200, body: Buffer.from(answer.json), usage: answer.usage, finishReason: answer.finish.gateway, rawFinishReason: answer.finish.raw };
   }
 
   /**

@@ -1,15 +1,18 @@
 import { GatewayError } from '@gateway/shared';
 import type { Usage } from '../adapter.js';
-import { mapStopReason, openAiUsage, usageFrom, type MappedFinish } from './bedrock-usage.js';
+import { mapStopReason, usageFrom, type MappedFinish } from './bedrock-usage.js';
 import type { BedrockResponse } from './bedrock-wire.js';
 
 /**
  * A Converse answer as an OpenAI `chat.completion`: text blocks joined into `content`, `toolUse`
  * blocks as `tool_calls` (their `toolUseId` as the call id, so a tool result finds its call again),
- * reasoning blocks left out (OpenAI's format has no place for them).
+ * reasoning blocks left out (OpenAI's format has no place for them). The answer is written as JSON
+ * text directly, each value encoded by JSON.stringify, rather than built as nested objects and
+ * stringified: it is sent as it is and never read again.
  */
 export interface Translated {
-  body: Record<string, unknown>;
+  /** The `chat.completion` as JSON text. */
+  json: string;
   usage: Usage;
   finish: MappedFinish;
 }
@@ -31,18 +34,11 @@ export function toChatCompletion(response: BedrockResponse, provider: string, id
   }
   const finish = mapStopReason(response.stopReason);
   const usage = usageFrom(response.usage);
-  const message: Record<string, unknown> = { role: 'assistant', content: hasText ? text : calls.length > 0 ? null : '', refusal: null };
-  if (calls.length > 0) message.tool_calls = calls;
-  return {
-    body: {
-      id,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model,
-      choices: [{ index: 0, message, logprobs: null, finish_reason: finish.openai }],
-      usage: openAiUsage(usage),
-    },
-    usage,
-    finish,
-  };
+  const messageContent = hasText ? JSON.stringify(text) : calls.length > 0 ? 'null' : '""';
+  const toolCalls = calls.length > 0 ? `,"tool_calls":${JSON.stringify(calls)}` : '';
+  const json =
+    `{"id":${JSON.stringify(id)},"object":"chat.completion","created":${Math.floor(Date.now() / 1000)},"model":${JSON.stringify(model)},` +
+    `"choices":[{"index":0,"message":{"role":"assistant","content":${messageContent},"refusal":null${toolCalls}},"logprobs":null,"finish_reason":"${finish.openai}"}],` +
+    `"usage":{"prompt_tokens":${usage.input},"completion_tokens":${usage.output},"total_tokens":${usage.input + usage.output},"prompt_tokens_details":{"cached_tokens":${usage.cached ?? 0}}}}`;
+  return { json, usage, finish };
 }
