@@ -96,6 +96,8 @@ export interface ApiKey {
   last_used_at: string | null;
   /** Null while the key is live. */
   deleted_at: string | null;
+  /** Default cost-attribution tags of the key's requests ({} when none); request tags win. */
+  tags: Record<string, string>;
 }
 
 /** The creation answer: the only one that ever carries the secret. */
@@ -107,6 +109,7 @@ export interface NewApiKey {
   key: string;
   created_at: string;
   expires_at: string | null;
+  tags: Record<string, string>;
 }
 
 export interface Member {
