@@ -1,16 +1,18 @@
+import { MAX_END_USER_LENGTH, type RecordTags } from './usage-record.js';
+
 /**
  * Cost-attribution tags (DESIGN §7 "Tags and end users"): the rules shared by the proxy (the
  * `x-gateway-tags` header, a key's default tags from its record) and the control plane (a key's
  * `tags` body field, the `tag=<k>=<v>` filters), so a tag the one accepts the other accepts too.
  */
-export type Tags = Record<string, string>;
+export type Tags = RecordTags;
 
 /** Pairs a request (or a key) may carry. */
 export const MAX_TAGS = 10;
 export const TAG_KEY = /^[a-z0-9_.-]{1,32}$/;
 export const TAG_VALUE = /^[A-Za-z0-9_.:-]{1,64}$/;
 /** The longest `end_user` recorded; a longer `user` / `metadata.user_id` is cut to it (not refused). */
-export const MAX_END_USER = 128;
+export const MAX_END_USER = MAX_END_USER_LENGTH;
 
 /** Why `key=value` is not a valid tag, or null when it is. */
 export function tagProblem(key: string, value: string): string | null {
