@@ -307,6 +307,8 @@ export const SHARED_SCHEMAS = [
             provider: { type: 'string' },
             key: uuid,
             endpoint,
+            end_user: { type: ['string', 'null'], description: 'With `group_by=end_user`: the end user; null for the records without one.' },
+            tag: { type: ['string', 'null'], description: 'With `group_by=tag:<key>`: the value of that tag; null for the records without it.' },
             ...summaryFigures,
           },
         },
