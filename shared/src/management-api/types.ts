@@ -173,9 +173,12 @@ export interface SummaryFigures {
   cost_usd: number | null;
 }
 
-export interface UsageSummary<G extends SummaryGroup = SummaryGroup> {
+/** What a summary entry names its group under: a SummaryGroup, or `end_user` / `tag` (null: the records without one). */
+export type SummaryGroupKey = SummaryGroup | 'end_user' | 'tag';
+
+export interface UsageSummary<G extends SummaryGroupKey = SummaryGroup> {
   /** Busiest group (most total tokens) first; each entry names its group under the group's key. */
-  data: (SummaryFigures & Record<G, string>)[];
+  data: (SummaryFigures & Record<G, G extends 'end_user' | 'tag' ? string | null : string>)[];
   totals: SummaryFigures;
 }
 
