@@ -20,6 +20,7 @@ export const ATTR = {
   inputTokens: 'gen_ai.usage.input_tokens',
   outputTokens: 'gen_ai.usage.output_tokens',
   cacheReadTokens: 'gen_ai.usage.cache_read.input_tokens',
+  cacheCreationTokens: 'gen_ai.usage.cache_creation.input_tokens',
   inputMessages: 'gen_ai.input.messages',
   outputMessages: 'gen_ai.output.messages',
   errorType: 'error.type',

@@ -189,6 +189,7 @@ class OtelRequestTrace implements RequestTrace {
       attributes[ATTR.inputTokens] = usage.input;
       attributes[ATTR.outputTokens] = usage.output;
       if (usage.cached > 0) attributes[ATTR.cacheReadTokens] = usage.cached;
+      if (usage.cacheWrite > 0) attributes[ATTR.cacheCreationTokens] = usage.cacheWrite;
       attributes[ATTR.finishReasons] = [usage.rawFinishReason ?? usage.finishReason];
     }
     span.setAttributes(attributes);
