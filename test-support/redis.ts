@@ -16,11 +16,11 @@ export interface TestKey {
 }
 
 /** Writes a key into the projection exactly as the control plane does, and announces it. */
-export async function projectTestKey(redis: Redis, keys: RedisKeys, options: { projectId?: string; expiresAt?: number | null } = {}): Promise<TestKey> {
+export async function projectTestKey(redis: Redis, keys: RedisKeys, options: { projectId?: string; expiresAt?: number | null; tags?: Record<string, string> } = {}): Promise<TestKey> {
   const generated = generateApiKey();
   const id = randomUUID();
   const projectId = options.projectId ?? randomUUID();
-  await redis.set(keys.apiKey(generated.hash), encodeKeyRecord({ id, project_id: projectId, expires_at: options.expiresAt ?? null }));
+  await redis.set(keys.apiKey(generated.hash), encodeKeyRecord({ id, project_id: projectId, expires_at: options.expiresAt ?? null, tags: options.tags ?? null }));
   await redis.sadd(keys.projectKeys(projectId), generated.hash);
   await markProjectionReady(redis, keys);
   await redis.publish(keys.invalidationChannel, encodeInvalidation({ kind: 'key.created', key_hash: generated.hash, key_id: id, project_id: projectId }));

@@ -55,6 +55,7 @@ describe('API keys', () => {
       key: expect.stringMatching(/^gw_[A-Za-z0-9_-]{43}$/),
       created_at: expect.any(String),
       expires_at: null,
+      tags: {},
     });
     const { key, id, prefix } = created.body as { key: string; id: string; prefix: string };
     expect(key.startsWith(prefix)).toBe(true);
@@ -68,7 +69,7 @@ describe('API keys', () => {
 
     const listed = await h.api('GET', `/v1/projects/${p.id}/keys`, { token: h.adminToken });
     expect(listed.body.data).toEqual([
-      { id, project_id: p.id, name: 'ci', prefix, created_by: h.adminId, created_at: created.body.created_at, expires_at: null, last_used_at: null, deleted_at: null },
+      { id, project_id: p.id, name: 'ci', prefix, created_by: h.adminId, created_at: created.body.created_at, expires_at: null, last_used_at: null, deleted_at: null, tags: {} },
     ]);
     expect(listed.text).not.toContain(key);
     expect(listed.text).not.toContain(hashApiKey(key));

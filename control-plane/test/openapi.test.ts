@@ -48,9 +48,9 @@ it('describes every /v1 route, and nothing else, as OpenAPI 3.1', async () => {
   expect(doc.paths['/v1/usage']?.get?.parameters?.map((p) => p.name)).toEqual(
     expect.arrayContaining(['project_id', 'limit', 'order_desc', 'order_asc', 'cursor', 'key_id', 'model', 'provider', 'finish_reason', 'endpoint', 'from', 'to']),
   );
-  expect(doc.paths['/v1/audit']?.get?.parameters?.map((p) => p.name)).toEqual(expect.arrayContaining(['outcome', 'type', 'endpoint']));
+  expect(doc.paths['/v1/audit']?.get?.parameters?.map((p) => p.name)).toEqual(expect.arrayContaining(['outcome', 'type', 'endpoint', 'tag', 'end_user']));
   expect(doc.paths['/v1/usage/summary']?.get?.parameters?.map((p) => p.name).sort()).toEqual(
-    ['project_id', 'key_id', 'model', 'provider', 'finish_reason', 'endpoint', 'from', 'to', 'group_by'].sort(),
+    ['project_id', 'key_id', 'model', 'provider', 'finish_reason', 'endpoint', 'tag', 'end_user', 'from', 'to', 'group_by'].sort(),
   );
 });
 
@@ -60,7 +60,7 @@ it('describes the record fields of batch version 2 and the usage summary', async
   const schemas = doc.components.schemas as Record<string, Schema>;
   const usage = schemas.UsageRecord!;
   expect(usage.required).toEqual(expect.arrayContaining(['cost_usd', 'endpoint', 'provider_finish_reason']));
-  expect(usage.properties.tokens?.required).toEqual(['input', 'output', 'total', 'cached']);
+  expect(usage.properties.tokens?.required).toEqual(['input', 'output', 'total', 'cached', 'cache_write']);
   expect(usage.properties.cost_usd?.type).toEqual(['number', 'null']);
   expect(usage.properties.finish_reason?.enum).toContain('other');
   expect(usage.properties.endpoint?.enum).toEqual(['chat.completions', 'messages', 'responses', 'embeddings', 'mcp']);
@@ -71,10 +71,10 @@ it('describes the record fields of batch version 2 and the usage summary', async
   expect(audit.properties.mcp?.type).toEqual(['object', 'null']);
   const summary = schemas.UsageSummary!;
   expect(summary.required).toEqual(['data', 'totals']);
-  expect(Object.keys(summary.properties.data?.items?.properties ?? {})).toEqual(['project', 'model', 'provider', 'key', 'endpoint', 'requests', 'tokens', 'cost_usd']);
+  expect(Object.keys(summary.properties.data?.items?.properties ?? {})).toEqual(['project', 'model', 'provider', 'key', 'endpoint', 'end_user', 'tag', 'requests', 'tokens', 'cost_usd']);
   expect(doc.paths['/v1/usage/summary'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/UsageSummary' });
   const groupBy = doc.paths['/v1/usage/summary'].get.parameters.find((p: { name: string }) => p.name === 'group_by');
-  expect(groupBy.schema).toMatchObject({ enum: ['project', 'model', 'provider', 'key', 'endpoint'], default: 'model' });
+  expect(groupBy.schema).toMatchObject({ pattern: '^(project|model|provider|key|endpoint|end_user|tag:[a-z0-9_.-]{1,32})$', default: 'model' });
 });
 
 it('says that only the creation of a key carries its secret', async () => {

@@ -476,7 +476,7 @@ describe('usage summary', () => {
 
   it('validates its parameters', async () => {
     const bad: [string, string][] = [
-      ['group_by=day', 'query.group_by must be equal to one of the allowed values'],
+      ['group_by=day', 'query.group_by must match pattern "^(project|model|provider|key|endpoint|end_user|tag:[a-z0-9_.-]{1,32})$"'],
       ['endpoint=completions', 'query.endpoint must be equal to one of the allowed values'],
       ['from=10&to=5', 'query.from must not be after query.to'],
       ['limit=5', 'query.limit is not a known field'],

@@ -45,7 +45,7 @@ beforeAll(async () => {
     aws_session_token: \${AWS_SESSION_TOKEN}
     timeout_ms: 500
     models:
-      - { id: claude-bedrock, upstream: conf-text, price: { input: 3, output: 15, cached_input: 0.3 } }
+      - { id: claude-bedrock, upstream: conf-text, price: { input: 3, output: 15, cached_input: 0.3, cache_write: 3.75 } }
       - { id: claude-profile, upstream: "${ARN}" }
       - { id: bedrock-tools, upstream: conf-tools }
       - { id: bedrock-broken, upstream: bedrock-corrupt }
@@ -104,9 +104,9 @@ describe('official openai SDK through the gateway to Bedrock', () => {
     expect(res.data.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 3 } });
     expect(bedrock.verified()).toBe(before + 1);
     const { usage } = await recordsOf(res.response.headers.get('x-request-id') as string);
-    expect(usage[0]).toMatchObject({ provider: 'aws', model: 'claude-bedrock', tokens: { input: 11, output: 2, cached: 3 } });
-    // 8 uncached prompt tokens at $3, 3 read from the cache at $0.3, 2 output at $15, per million.
-    expect(usage[0]?.cost_usd).toBeCloseTo((8 * 3 + 3 * 0.3 + 2 * 15) / 1e6, 12);
+    expect(usage[0]).toMatchObject({ provider: 'aws', model: 'claude-bedrock', tokens: { input: 11, output: 2, cached: 3, cache_write: 2 } });
+    // 6 plain prompt tokens at $3, 3 read from the cache at $0.3, 2 written to it at $3.75, 2 output at $15, per million.
+    expect(usage[0]?.cost_usd).toBeCloseTo((6 * 3 + 3 * 0.3 + 2 * 3.75 + 2 * 15) / 1e6, 12);
   });
 
   it('reaches a model by its inference-profile ARN, streamed', async () => {

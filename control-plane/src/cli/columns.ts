@@ -74,6 +74,8 @@ export const USAGE_COLUMNS: Column<UsageRecord>[] = [
   { field: 'finish_reason', title: 'FINISH', get: (r) => r.finish_reason },
   { field: 'provider_finish_reason', get: (r) => r.provider_finish_reason, csvOnly: true },
   { field: 'stream', kind: 'flag', get: (r) => r.stream },
+  { field: 'tags', get: (r) => Object.entries(r.tags).map(([k, v]) => `${k}=${v}`).join(',') || null, csvOnly: true },
+  { field: 'end_user', get: (r) => r.end_user, csvOnly: true },
 ];
 
 export const AUDIT_COLUMNS: Column<AuditEvent>[] = [

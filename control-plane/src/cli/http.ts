@@ -7,7 +7,8 @@ import { sanitize } from './table.js';
  * --verbose prints each request and answer, never the Authorization header nor a password or
  * token of a body.
  */
-export type Query = Record<string, string | number | boolean | undefined>;
+/** A list is sent as the parameter repeated (`tag=a=1&tag=b=2`). */
+export type Query = Record<string, string | number | boolean | readonly string[] | undefined>;
 
 export interface HttpRequest {
   method: string;
@@ -37,7 +38,11 @@ export class Http {
 
   url(path: string, query: Query = {}): string {
     const params = new URLSearchParams();
-    for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
+    for (const [name, value] of Object.entries(query)) {
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const item of value as readonly string[]) params.append(name, item);
+      else params.set(name, String(value));
+    }
     const search = params.toString();
     return `${this.base}${path}${search === '' ? '' : `?${search}`}`;
   }

@@ -1,10 +1,11 @@
 import type { Fragment } from 'postgres';
 import type { AuditOutcome, AuditTarget, GatewayEndpoint, StoredAuditEvent } from '@gateway/shared';
 import type { Queryable } from './connect.js';
+import { attributionConditions, type AttributionFilter } from './attribution-filter.js';
 import { pageQuery, type PageQuery } from './record-page.js';
 
 /** Audit events as stored (ts in ms) and as the API shows them (DESIGN §4). */
-export interface AuditFilter {
+export interface AuditFilter extends AttributionFilter {
   keyId?: string | undefined;
   model?: string | undefined;
   provider?: string | undefined;
@@ -86,6 +87,7 @@ export function auditListQuery(sql: Queryable, page: PageQuery, filter: AuditFil
   if (filter.outcome !== undefined) extra.push(sql`outcome = ${filter.outcome}`);
   if (filter.type !== undefined) extra.push(sql`type = ${filter.type}`);
   if (filter.endpoint !== undefined) extra.push(sql`endpoint = ${filter.endpoint}`);
+  extra.push(...attributionConditions(sql, filter));
   return pageQuery(sql, 'audit_events', COLUMNS, page, extra);
 }
 

@@ -13,6 +13,7 @@ interface KeyRow {
   expires_at: Date | null;
   last_used_at: Date | null;
   deleted_at: Date | null;
+  tags: Record<string, string>;
 }
 
 /** As the API shows it: declared once, in shared (management-api/types.ts). */
@@ -24,7 +25,7 @@ export interface StoredKey extends ApiKey {
   deleted: boolean;
 }
 
-const COLUMNS = 'id, project_id, name, prefix, key_hash, created_by, created_at, expires_at, last_used_at, deleted_at';
+const COLUMNS = 'id, project_id, name, prefix, key_hash, created_by, created_at, expires_at, last_used_at, deleted_at, tags';
 
 function toStoredKey(row: KeyRow): StoredKey {
   return {
@@ -37,6 +38,7 @@ function toStoredKey(row: KeyRow): StoredKey {
     expires_at: row.expires_at?.toISOString() ?? null,
     last_used_at: row.last_used_at?.toISOString() ?? null,
     deleted_at: row.deleted_at?.toISOString() ?? null,
+    tags: row.tags,
     key_hash: row.key_hash,
     deleted: row.deleted_at !== null,
   };
@@ -44,11 +46,11 @@ function toStoredKey(row: KeyRow): StoredKey {
 
 export async function insertKey(
   sql: Queryable,
-  key: { projectId: string; name: string; prefix: string; keyHash: string; createdBy: string; expiresAt: Date | null },
+  key: { projectId: string; name: string; prefix: string; keyHash: string; createdBy: string; expiresAt: Date | null; tags: Record<string, string> },
 ): Promise<StoredKey> {
   const row = one(await sql<KeyRow[]>`
-    insert into api_keys (project_id, name, prefix, key_hash, created_by, expires_at)
-    values (${key.projectId}, ${key.name}, ${key.prefix}, ${key.keyHash}, ${key.createdBy}, ${key.expiresAt})
+    insert into api_keys (project_id, name, prefix, key_hash, created_by, expires_at, tags)
+    values (${key.projectId}, ${key.name}, ${key.prefix}, ${key.keyHash}, ${key.createdBy}, ${key.expiresAt}, ${sql.json(key.tags)})
     returning ${sql.unsafe(COLUMNS)}`);
   return toStoredKey(row);
 }

@@ -1,5 +1,6 @@
 import type { Fragment } from 'postgres';
 import type { Queryable } from './connect.js';
+import { attributionConditions } from './attribution-filter.js';
 import { dollars, type UsageFilter } from './usage.js';
 import type { SummaryFigures, SummaryGroup } from './usage-summary.js';
 
@@ -50,6 +51,7 @@ export function usageSeriesQuery(sql: Queryable, query: SeriesQuery, filter: Usa
   if (filter.provider !== undefined) conditions.push(sql`provider = ${filter.provider}`);
   if (filter.finishReason !== undefined) conditions.push(sql`finish_reason = ${filter.finishReason}`);
   if (filter.endpoint !== undefined) conditions.push(sql`endpoint = ${filter.endpoint}`);
+  conditions.push(...attributionConditions(sql, filter));
   const column = sql(GROUP_COLUMNS[query.groupBy]);
   // floor(), not integer division: ts + offset is negative for a bucket before the epoch's offset.
   const start = sql`(floor((ts + ${query.offsetMs})::numeric / ${query.bucketMs}) * ${query.bucketMs} - ${query.offsetMs})::int8`;

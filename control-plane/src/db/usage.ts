@@ -1,10 +1,11 @@
 import type { Fragment } from 'postgres';
 import type { FinishReason, GatewayEndpoint, RecordTags, StoredUsageRecord } from '@gateway/shared';
 import type { Queryable } from './connect.js';
+import { attributionConditions, type AttributionFilter } from './attribution-filter.js';
 import { pageQuery, type PageQuery } from './record-page.js';
 
 /** Usage records as stored (flat token columns, ts in ms) and as the API shows them (DESIGN §4). */
-export interface UsageFilter {
+export interface UsageFilter extends AttributionFilter {
   keyId?: string | undefined;
   model?: string | undefined;
   provider?: string | undefined;
@@ -77,6 +78,7 @@ export function usageListQuery(sql: Queryable, page: PageQuery, filter: UsageFil
   if (filter.provider !== undefined) extra.push(sql`provider = ${filter.provider}`);
   if (filter.finishReason !== undefined) extra.push(sql`finish_reason = ${filter.finishReason}`);
   if (filter.endpoint !== undefined) extra.push(sql`endpoint = ${filter.endpoint}`);
+  extra.push(...attributionConditions(sql, filter));
   return pageQuery(sql, 'usage_records', COLUMNS, page, extra);
 }
 

@@ -15,6 +15,11 @@ const uuid = { type: 'string', format: 'uuid' } as const;
 const dateTime = { type: 'string', format: 'date-time' } as const;
 const nullable = <T extends object>(schema: T) => ({ ...schema, type: [(schema as { type: string }).type, 'null'] });
 const endpoint = { type: 'string', enum: GATEWAY_ENDPOINTS, description: 'The gateway API the request came in on.' } as const;
+const keyTags = {
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  description: "Default cost-attribution tags of the key's requests ({} when none); a request's `x-gateway-tags` win per tag key.",
+} as const;
 const dollars = { type: ['number', 'null'], description: 'US dollars; null when no price is known.' } as const;
 const tokens = {
   type: 'object',
@@ -122,7 +127,7 @@ export const SHARED_SCHEMAS = [
     $id: 'ApiKey',
     description: 'An API key as listed: never the secret.',
     type: 'object',
-    required: ['id', 'project_id', 'name', 'prefix', 'created_by', 'created_at', 'expires_at', 'last_used_at', 'deleted_at'],
+    required: ['id', 'project_id', 'name', 'prefix', 'created_by', 'created_at', 'expires_at', 'last_used_at', 'deleted_at', 'tags'],
     properties: {
       id: uuid,
       project_id: uuid,
@@ -133,13 +138,14 @@ export const SHARED_SCHEMAS = [
       expires_at: nullable(dateTime),
       last_used_at: nullable(dateTime),
       deleted_at: { ...nullable(dateTime), description: 'When the key was deleted; null while it is live.' },
+      tags: keyTags,
     },
   },
   {
     $id: 'NewApiKey',
     description: 'A key just created: the only response that ever carries the secret `key`.',
     type: 'object',
-    required: ['id', 'project_id', 'name', 'prefix', 'key', 'created_at', 'expires_at'],
+    required: ['id', 'project_id', 'name', 'prefix', 'key', 'created_at', 'expires_at', 'tags'],
     properties: {
       id: uuid,
       project_id: uuid,
@@ -148,6 +154,7 @@ export const SHARED_SCHEMAS = [
       key: { type: 'string', description: 'The secret. Shown once; only its hash is stored.' },
       created_at: dateTime,
       expires_at: nullable(dateTime),
+      tags: keyTags,
     },
   },
   {
@@ -300,6 +307,8 @@ export const SHARED_SCHEMAS = [
             provider: { type: 'string' },
             key: uuid,
             endpoint,
+            end_user: { type: ['string', 'null'], description: 'With `group_by=end_user`: the end user; null for the records without one.' },
+            tag: { type: ['string', 'null'], description: 'With `group_by=tag:<key>`: the value of that tag; null for the records without it.' },
             ...summaryFigures,
           },
         },

@@ -70,8 +70,8 @@ export class ProjectionRebuilder {
   /** Writes every live key, then deletes projected keys that are no longer live. */
   private async rebuild(sql: Db): Promise<RebuildResult> {
     const [{ now: snapshotAt }] = (await sql<{ now: Date }[]>`select now()`) as unknown as [{ now: Date }];
-    const rows = await sql<{ id: string; project_id: string; key_hash: string; expires_at: Date | null }[]>`
-      select k.id, k.project_id, k.key_hash, k.expires_at
+    const rows = await sql<{ id: string; project_id: string; key_hash: string; expires_at: Date | null; tags: Record<string, string> }[]>`
+      select k.id, k.project_id, k.key_hash, k.expires_at, k.tags
       from api_keys k join projects p on p.id = k.project_id
       where k.deleted_at is null and p.deleted_at is null and (k.expires_at is null or k.expires_at > now())`;
     const live = new Set<string>();
@@ -85,7 +85,7 @@ export class ProjectionRebuilder {
           const list = byProject.get(row.project_id) ?? [];
           list.push(row.key_hash);
           byProject.set(row.project_id, list);
-          const record = encodeKeyRecord({ id: row.id, project_id: row.project_id, expires_at: expiresAt });
+          const record = encodeKeyRecord({ id: row.id, project_id: row.project_id, expires_at: expiresAt, tags: row.tags });
           const name = this.keys.apiKey(row.key_hash);
           return expiresAt === null ? this.redis.set(name, record) : this.redis.set(name, record, 'PXAT', expiresAt);
         }),

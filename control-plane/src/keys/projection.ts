@@ -20,6 +20,8 @@ export interface ProjectedKey {
   project_id: string;
   key_hash: string;
   expires_at: number | null;
+  /** Default tags of the key's requests; absent or empty: none. */
+  tags?: Record<string, string>;
 }
 
 export class KeyProjection {

@@ -61,6 +61,8 @@ export interface RequestInfo {
   jsonBody: boolean;
   /** The declared content-length (0 when none). */
   contentLength: number;
+  /** The `x-gateway-tags` header, '' when absent (read by the tags step, attribution/attribute.ts). */
+  tags: string;
 }
 
 /** The outcome of a key check: the record, the refusal, or a promise of either (Redis asked). */

@@ -36,12 +36,18 @@ export interface UsageOutcome {
   price: ModelPrice | null;
 }
 
-/** US dollars, from the provider's counts; cached prompt tokens at their own price. */
+/**
+ * US dollars, from the provider's counts: the prompt in three parts, each at its own price —
+ * tokens read from the provider's cache (`cached_input`), tokens written to it (`cache_write`),
+ * and the rest (`input`) — plus the output.
+ */
 export function costUsd(usage: UsageOutcome): number | null {
   const price = usage.price;
   if (price === null) return null;
   const cached = Math.min(usage.cached, usage.input);
-  const dollars = ((usage.input - cached) * price.input + cached * price.cached_input + usage.output * price.output) / 1_000_000;
+  const written = Math.min(usage.cacheWrite, usage.input - cached);
+  const plain = usage.input - cached - written;
+  const dollars = (plain * price.input + cached * price.cached_input + written * price.cache_write + usage.output * price.output) / 1_000_000;
   // The column holds ten decimal places; rounding here keeps a record equal to what is stored.
   return Math.round(dollars * 1e10) / 1e10;
 }

@@ -31,6 +31,16 @@ describe('estimateTextTokens', () => {
     }
   });
 
+  it('weighs a number by its groups of three digits, as both tokenizers split it', () => {
+    // 600 words like `w123` are 1,200 tokens; digits weighed one by one made them 3,126.
+    const words = Array.from({ length: 600 }, (_, i) => `w${100 + ((i * 37) % 900)}`).join(' ');
+    expect(estimateTextTokens(words)).toBeGreaterThanOrEqual(1_200);
+    expect(estimateTextTokens(words)).toBeLessThanOrEqual(1_700);
+    // A long number: exactly one token per started group of three, plus the per-text slack.
+    expect(estimateTextTokens('1'.repeat(999)) - estimateTextTokens('1'.repeat(3))).toBe(332);
+    expect(estimateTextTokens('1234')).toBeGreaterThan(estimateTextTokens('123'));
+  });
+
   it('counts nothing for nothing', () => {
     expect(estimateTextTokens('')).toBe(0);
   });

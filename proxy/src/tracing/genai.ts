@@ -20,6 +20,7 @@ export const ATTR = {
   inputTokens: 'gen_ai.usage.input_tokens',
   outputTokens: 'gen_ai.usage.output_tokens',
   cacheReadTokens: 'gen_ai.usage.cache_read.input_tokens',
+  cacheCreationTokens: 'gen_ai.usage.cache_creation.input_tokens',
   inputMessages: 'gen_ai.input.messages',
   outputMessages: 'gen_ai.output.messages',
   errorType: 'error.type',
@@ -44,7 +45,12 @@ export const ATTR = {
   toolType: 'gen_ai.tool.type',
   /** The MCP server (its name in the providers file) a tool call went to. */
   mcpServer: 'gateway.mcp.server',
+  /** The client's end user (OpenAI `user`, Anthropic `metadata.user_id`), as its records carry it. */
+  endUser: 'gateway.end_user',
 } as const;
+
+/** One attribute per cost-attribution tag: `gateway.tag.team` = `search`. */
+export const TAG_ATTRIBUTE_PREFIX = 'gateway.tag.';
 
 /** The event that carries prompts and completions when content capture is on. */
 export const CONTENT_EVENT = 'gen_ai.client.inference.operation.details';

@@ -5,7 +5,7 @@ import type { UsageOutcome } from '../pipeline/request-records.js';
 import type { HttpRequest } from '../http/uws.js';
 import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../providers/adapter.js';
 import { chunkText, completionText, inputMessages, outputMessages } from './content-capture.js';
-import { ATTR, CONTENT_EVENT, genAiProviderName, OPERATION } from './genai.js';
+import { ATTR, CONTENT_EVENT, genAiProviderName, OPERATION, TAG_ATTRIBUTE_PREFIX } from './genai.js';
 import type { GatewayTracer, RequestTrace, ToolSpanStart, ToolTrace, TracedCall } from './request-trace.js';
 import { OtelToolTrace } from './tool-trace.js';
 import { completionFacts, responseFacts } from './response-facts.js';
@@ -174,6 +174,11 @@ class OtelRequestTrace implements RequestTrace {
     }
     if (call.model !== null) attributes[ATTR.requestModel] = call.model;
     if (call.provider !== null) attributes[ATTR.gatewayProvider] = call.provider;
+    const extras = call.extras;
+    if (extras !== null) {
+      if (extras.endUser !== null) attributes[ATTR.endUser] = extras.endUser;
+      if (extras.tags !== null) for (const key of Object.keys(extras.tags)) attributes[TAG_ATTRIBUTE_PREFIX + key] = extras.tags[key];
+    }
     if (this.current !== null) attributes[ATTR.providerName] = genAiProviderName(this.current.providerType);
     const answered = this.current?.state === 'answered';
     if (answered) {
@@ -184,6 +189,7 @@ class OtelRequestTrace implements RequestTrace {
       attributes[ATTR.inputTokens] = usage.input;
       attributes[ATTR.outputTokens] = usage.output;
       if (usage.cached > 0) attributes[ATTR.cacheReadTokens] = usage.cached;
+      if (usage.cacheWrite > 0) attributes[ATTR.cacheCreationTokens] = usage.cacheWrite;
       attributes[ATTR.finishReasons] = [usage.rawFinishReason ?? usage.finishReason];
     }
     span.setAttributes(attributes);

@@ -28,6 +28,8 @@ export interface TracedCall {
   readonly provider: string | null;
   readonly projectId: string;
   readonly keyId: string;
+  /** Tags and end user (the tags step); null when the request has neither. */
+  readonly extras: { readonly tags: Readonly<Record<string, string>> | null; readonly endUser: string | null } | null;
 }
 
 export interface RequestTrace {

@@ -23,7 +23,7 @@ describe('startTracing', () => {
     try {
       const url = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
       const tracer = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, { providers: [] } as never, pino({ level: 'silent' }));
-      const call = { endpoint: null, model: null, provider: null, projectId: '', keyId: '', info: { requestId: 'r1' } };
+      const call = { endpoint: null, model: null, provider: null, projectId: '', keyId: '', info: { requestId: 'r1' }, extras: null };
       tracer?.start(call, { getHeader: () => '' } as unknown as HttpRequest, 'GET', '/v1/models').end('success', 200, null, undefined);
       await expect(tracer?.close()).resolves.toBeUndefined();
       expect(refused).toBe(1);

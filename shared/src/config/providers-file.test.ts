@@ -55,9 +55,9 @@ routes:
   fast: { strategy: weighted, weights: { east: 3, west: 1 }, attempts: 2 }
 cooldown: { failures: 5, base_ms: 1000, max_ms: 8000 }
 `);
-    expect(cfg.providers[0]?.models[1]).toEqual({ id: 'fast', upstream: 'gpt-4o-mini', price: { input: 0.15, output: 0.6, cached_input: 0.075 } });
-    // cached_input defaults to the input price.
-    expect(cfg.providers[1]?.models[0]?.price).toEqual({ input: 0.2, output: 0.8, cached_input: 0.2 });
+    expect(cfg.providers[0]?.models[1]).toEqual({ id: 'fast', upstream: 'gpt-4o-mini', price: { input: 0.15, output: 0.6, cached_input: 0.075, cache_write: 0.15 } });
+    // cached_input and cache_write default to the input price.
+    expect(cfg.providers[1]?.models[0]?.price).toEqual({ input: 0.2, output: 0.8, cached_input: 0.2, cache_write: 0.2 });
     expect(cfg.routes.fast).toEqual({ strategy: 'weighted', weights: { east: 3, west: 1 }, attempts: 2 });
     expect(cfg.cooldown).toEqual({ failures: 5, base_ms: 1000, max_ms: 8000 });
   });

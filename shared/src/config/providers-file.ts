@@ -45,6 +45,11 @@ export interface ModelPrice {
   output: number;
   /** Prompt tokens the provider read from its cache (defaults to `input`). */
   cached_input: number;
+  /**
+   * Prompt tokens the provider wrote to its cache (Anthropic's cache creation, Bedrock's cache
+   * write). Defaults to `input`: a price list without it bills writes as plain prompt tokens.
+   */
+  cache_write: number;
 }
 
 export interface ModelEntry {
@@ -358,7 +363,7 @@ function parseModel(value: unknown, at: string): ModelEntry {
 
 function parsePrice(value: unknown, at: string): ModelPrice | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${at} must be { input, output, cached_input }`);
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${at} must be { input, output, cached_input, cache_write }`);
   const p = value as Record<string, unknown>;
   const dollars = (field: string, fallback?: number): number => {
     const v = p[field] ?? fallback;
@@ -366,10 +371,10 @@ function parsePrice(value: unknown, at: string): ModelPrice | null {
     return v;
   };
   for (const field of Object.keys(p)) {
-    if (!['input', 'output', 'cached_input'].includes(field)) throw new ConfigError(`${at}: unknown field "${field}"`);
+    if (!['input', 'output', 'cached_input', 'cache_write'].includes(field)) throw new ConfigError(`${at}: unknown field "${field}"`);
   }
   const input = dollars('input');
-  return { input, output: dollars('output'), cached_input: dollars('cached_input', input) };
+  return { input, output: dollars('output'), cached_input: dollars('cached_input', input), cache_write: dollars('cache_write', input) };
 }
 
 function nonNegativeInt(value: unknown, fallback: number, what: string): number {

@@ -96,6 +96,8 @@ export interface ApiKey {
   last_used_at: string | null;
   /** Null while the key is live. */
   deleted_at: string | null;
+  /** Default cost-attribution tags of the key's requests ({} when none); request tags win. */
+  tags: Record<string, string>;
 }
 
 /** The creation answer: the only one that ever carries the secret. */
@@ -107,6 +109,7 @@ export interface NewApiKey {
   key: string;
   created_at: string;
   expires_at: string | null;
+  tags: Record<string, string>;
 }
 
 export interface Member {
@@ -170,9 +173,12 @@ export interface SummaryFigures {
   cost_usd: number | null;
 }
 
-export interface UsageSummary<G extends SummaryGroup = SummaryGroup> {
+/** What a summary entry names its group under: a SummaryGroup, or `end_user` / `tag` (null: the records without one). */
+export type SummaryGroupKey = SummaryGroup | 'end_user' | 'tag';
+
+export interface UsageSummary<G extends SummaryGroupKey = SummaryGroup> {
   /** Busiest group (most total tokens) first; each entry names its group under the group's key. */
-  data: (SummaryFigures & Record<G, string>)[];
+  data: (SummaryFigures & Record<G, G extends 'end_user' | 'tag' ? string | null : string>)[];
   totals: SummaryFigures;
 }
 

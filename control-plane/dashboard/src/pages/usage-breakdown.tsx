@@ -1,4 +1,5 @@
 import type { ApiKey, Project, SummaryFigures } from '../api/types.js';
+import { useState } from 'preact/hooks';
 import { formatCost, formatNumber, formatShare, shortId } from '../lib/format.js';
 import { BREAKDOWN_LABELS, type Breakdown } from '../lib/usage-view.js';
 
@@ -7,12 +8,16 @@ import { BREAKDOWN_LABELS, type Breakdown } from '../lib/usage-view.js';
  * with its share of the tokens and its cost. Keys and projects show by name; a group's name
  * narrows the page to it.
  */
-export type BreakdownRow = SummaryFigures & Partial<Record<Breakdown, string>>;
+export type BreakdownRow = SummaryFigures & Partial<Record<Breakdown, string | null>>;
+
+const TAG_KEY = /^[a-z0-9_.-]{1,32}$/;
 
 export function UsageBreakdown({
   breakdown,
   choices,
   onBreakdown,
+  tagKey,
+  onTagKey,
   rows,
   total,
   keys,
@@ -24,6 +29,9 @@ export function UsageBreakdown({
   breakdown: Breakdown;
   choices: readonly Breakdown[];
   onBreakdown: (b: Breakdown) => void;
+  /** The tag key the Tag breakdown sums over. */
+  tagKey: string;
+  onTagKey: (key: string) => void;
   rows: readonly BreakdownRow[];
   total: number;
   keys: Map<string, ApiKey>;
@@ -32,6 +40,8 @@ export function UsageBreakdown({
   onNarrow: (breakdown: Breakdown, value: string) => void;
   stale: boolean;
 }) {
+  const [tagDraft, setTagDraft] = useState(tagKey);
+  const tagKeyValid = TAG_KEY.test(tagDraft);
   const projectName = (id: string) => projects.find((p) => p.id === id)?.name;
   const label = (value: string) => {
     if (breakdown === 'key') {
@@ -54,6 +64,21 @@ export function UsageBreakdown({
             </li>
           ))}
         </ul>
+        {breakdown === 'tag' && (
+          <form
+            class="field field-inline"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (tagKeyValid) onTagKey(tagDraft);
+            }}
+          >
+            <label for="usage-tag-key">Tag key</label>
+            <input id="usage-tag-key" value={tagDraft} maxLength={32} aria-invalid={!tagKeyValid} onInput={(e) => setTagDraft(e.currentTarget.value.trim())} />
+            <button type="submit" aria-disabled={!tagKeyValid}>
+              Show
+            </button>
+          </form>
+        )}
       </div>
       <div class="table-scroll" role="region" aria-label={`By ${BREAKDOWN_LABELS[breakdown].toLowerCase()}`} tabIndex={0}>
         <table class="records card-table">
@@ -85,15 +110,21 @@ export function UsageBreakdown({
           </thead>
           <tbody>
             {rows.map((row) => {
-              const value = row[breakdown] ?? '';
+              const raw = row[breakdown];
+              const value = raw ?? '';
               const name = label(value);
               return (
-                <tr key={value}>
+                <tr key={raw === null ? '\u0000none' : value}>
                   <th scope="row" data-label={BREAKDOWN_LABELS[breakdown]}>
                     <span>
-                      <button type="button" class="link-button" title={name.title} onClick={() => onNarrow(breakdown, value)}>
-                        {name.text}
-                      </button>
+                      {raw === null ? (
+                        // The records without an end user, or without this tag: nothing to narrow to.
+                        <span class="sub-line">{breakdown === 'tag' ? `No ${tagKey} tag` : 'No end user'}</span>
+                      ) : (
+                        <button type="button" class="link-button" title={name.title} onClick={() => onNarrow(breakdown, value)}>
+                          {name.text}
+                        </button>
+                      )}
                       {name.sub !== undefined && <span class="sub-line">{name.sub}</span>}
                     </span>
                   </th>

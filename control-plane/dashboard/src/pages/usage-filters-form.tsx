@@ -92,6 +92,14 @@ export function UsageFiltersForm({
             </select>
           </div>
           <div class="field">
+            <label for="usage-tag">Tag</label>
+            <input id="usage-tag" value={draft.tag} placeholder="team=search" maxLength={100} onInput={(e) => onDraft({ ...draft, tag: e.currentTarget.value })} />
+          </div>
+          <div class="field">
+            <label for="usage-end-user">End user</label>
+            <input id="usage-end-user" value={draft.end_user} maxLength={128} onInput={(e) => onDraft({ ...draft, end_user: e.currentTarget.value })} />
+          </div>
+          <div class="field">
             <label for="usage-key">Key</label>
             <select
               id="usage-key"

@@ -16,7 +16,7 @@ import { localOffsetMs } from '../lib/time-zone.js';
 import { withParams } from '../lib/url-filters.js';
 import { useAsync } from '../lib/use-async.js';
 import { pickBucketMs, seriesFromPoints } from '../lib/usage-series.js';
-import { activeFilterCount, BREAKDOWNS, DEFAULT_RANGE, usageViewFromQuery, usageViewToParams, withoutFilters, type Breakdown, type UsageView } from '../lib/usage-view.js';
+import { activeFilterCount, BREAKDOWNS, DEFAULT_RANGE, groupByOf, usageViewFromQuery, usageViewToParams, withoutFilters, type Breakdown, type UsageView } from '../lib/usage-view.js';
 import { UsageBreakdown, type BreakdownRow } from './usage-breakdown.js';
 import { UsageFiltersForm } from './usage-filters-form.js';
 import { UsageRecordsTable } from './usage-records-table.js';
@@ -77,6 +77,8 @@ export function UsagePage() {
     provider: view.provider,
     finish_reason: view.finish_reason,
     key_id: allProjects ? '' : view.key_id,
+    tag: view.tag,
+    end_user: view.end_user,
     from: range.from,
     to: range.to,
   };
@@ -97,7 +99,8 @@ export function UsagePage() {
     [scopeKey],
   );
 
-  const summary = useAsync(() => api.get<UsageSummary<Breakdown>>('/v1/usage/summary', { ...filterQuery, group_by: breakdown }), [filterKey, breakdown, tick]);
+  const groupBy = groupByOf(breakdown, view.tag_key);
+  const summary = useAsync(() => api.get<UsageSummary<Breakdown>>('/v1/usage/summary', { ...filterQuery, group_by: groupBy }), [filterKey, groupBy, tick]);
 
   // The database sums per bucket: every record of the range counts, however many there are.
   const chart = useAsync(async () => {
@@ -134,6 +137,8 @@ export function UsagePage() {
   const narrow = (by: Breakdown, value: string) => {
     if (by === 'model') go({ ...view, model: value, breakdown: 'provider' });
     else if (by === 'provider') go({ ...view, provider: value, breakdown: 'model' });
+    else if (by === 'end_user') go({ ...view, end_user: value, breakdown: 'model' });
+    else if (by === 'tag') go({ ...view, tag: `${view.tag_key}=${value}`, breakdown: 'model' });
     else if (by === 'project') navigate(withParams(path, query, { ...usageViewToParams({ ...view, breakdown: 'key' }), project: value }));
     else {
       const key = keyMap.get(value);
@@ -199,6 +204,8 @@ export function UsagePage() {
             breakdown={breakdown}
             choices={breakdownChoices}
             onBreakdown={(b) => go({ ...view, breakdown: b })}
+            tagKey={view.tag_key}
+            onTagKey={(tagKey) => go({ ...view, breakdown: 'tag', tag_key: tagKey })}
             rows={sums.data as BreakdownRow[]}
             total={sums.totals.tokens.total}
             keys={keyMap}

@@ -17,8 +17,12 @@ const NEW_KEY_OPTIONS = {
 const YES = { type: 'boolean', short: 'y', help: 'do not ask for confirmation' } as const;
 
 /** `expires` is read before anything is sent: a bad flag costs nothing. */
-async function createKey(ctx: CommandContext, api: Api, projectId: string, name: string, expires: number | undefined): Promise<NewApiKey> {
-  const key = await api.post<NewApiKey>(`/v1/projects/${projectId}/keys`, { name, ...(expires === undefined ? {} : { expires_at: new Date(expires).toISOString() }) });
+async function createKey(ctx: CommandContext, api: Api, projectId: string, name: string, expires: number | undefined, tags?: Record<string, string>): Promise<NewApiKey> {
+  const key = await api.post<NewApiKey>(`/v1/projects/${projectId}/keys`, {
+    name,
+    ...(expires === undefined ? {} : { expires_at: new Date(expires).toISOString() }),
+    ...(tags === undefined ? {} : { tags }),
+  });
   if (flag(ctx, 'quiet')) ctx.out.raw(key.key);
   else {
     ctx.out.item(key, key, NEW_KEY_COLUMNS);
@@ -46,12 +50,19 @@ export const keyCommands: CommandSpec[] = [
     path: ['keys', 'create'],
     args: ['<project>'],
     summary: 'Create a key and print its secret, once',
-    options: { name: { type: 'string', value: '<name>', help: 'what the key is for (required)' }, ...NEW_KEY_OPTIONS },
+    options: {
+      name: { type: 'string', value: '<name>', help: 'what the key is for (required)' },
+      tags: { type: 'string', value: '<k=v,…>', help: "default cost-attribution tags of the key's requests, e.g. team=search,env=prod" },
+      ...NEW_KEY_OPTIONS,
+    },
     async run(ctx) {
       const name = required(ctx, 'name');
       const expires = instant(ctx, 'expires', 'ahead');
+      const tags = text(ctx, 'tags');
       const api = await ctx.api();
-      await createKey(ctx, api, await projectIdOf(api, arg(ctx, 0)), name, expires);
+      // Checked by the API, which names a tag it refuses; a pair without `=` is sent as a key with an empty value.
+      const parsed = tags === undefined ? undefined : Object.fromEntries(tags.split(',').filter((p) => p.trim() !== '').map((p) => { const at = p.indexOf('='); return at < 0 ? [p.trim(), ''] : [p.slice(0, at).trim(), p.slice(at + 1).trim()]; }));
+      await createKey(ctx, api, await projectIdOf(api, arg(ctx, 0)), name, expires, parsed);
     },
   },
   {

@@ -21,6 +21,8 @@ const FILTERS: Options = {
   model: { type: 'string', value: '<model>', help: 'only this model' },
   provider: { type: 'string', value: '<provider>', help: 'only this provider' },
   endpoint: { type: 'string', value: '<endpoint>', help: 'only this gateway API: chat.completions, messages, responses, embeddings' },
+  tag: { type: 'string', value: '<k=v,…>', help: 'only records carrying every one of these tags, written as the x-gateway-tags header: team=search,feature=rag' },
+  'end-user': { type: 'string', value: '<user>', help: 'only records of this end user (OpenAI user, Anthropic metadata.user_id)' },
   from: { type: 'string', value: '<time>', help: 'at or after: ISO date or time (UTC unless a zone is given), a duration ago (24h, 7d), or Unix ms' },
   to: { type: 'string', value: '<time>', help: 'before: the same forms' },
 };
@@ -50,7 +52,15 @@ function readFilters(ctx: CommandContext, extra: Query): Filters {
   const from = instant(ctx, 'from');
   const to = instant(ctx, 'to');
   if (from !== undefined && to !== undefined && from > to) throw new UsageError('--from is after --to');
-  return { projectRef, keyRef, query: { model: text(ctx, 'model'), provider: text(ctx, 'provider'), endpoint: text(ctx, 'endpoint'), from, to, ...extra } };
+  const tags = text(ctx, 'tag')
+    ?.split(',')
+    .map((pair) => pair.trim())
+    .filter((pair) => pair !== '');
+  return {
+    projectRef,
+    keyRef,
+    query: { model: text(ctx, 'model'), provider: text(ctx, 'provider'), endpoint: text(ctx, 'endpoint'), tag: tags, end_user: text(ctx, 'end-user'), from, to, ...extra },
+  };
 }
 
 async function resolveFilters(api: Api, filters: Filters): Promise<Query> {
@@ -118,14 +128,15 @@ export const recordCommands: CommandSpec[] = [
     options: {
       ...FILTERS,
       ...FINISH_REASON,
-      'group-by': { type: 'string', value: '<model|project|provider|key|endpoint>', help: 'what each line sums over (default model)' },
+      'group-by': { type: 'string', value: '<model|project|provider|key|endpoint|end_user|tag:<key>>', help: 'what each line sums over (default model); tag:team sums per value of the team tag' },
     },
     async run(ctx) {
       const group = text(ctx, 'group-by') ?? 'model';
       const filters = readFilters(ctx, { finish_reason: text(ctx, 'finish-reason'), group_by: group });
       const api = await ctx.api();
       const summary = await api.get<UsageSummary>('/v1/usage/summary', await resolveFilters(api, filters));
-      ctx.out.list(summary, summary.data, summaryColumns(group), summary.totals);
+      // A tag's value is under `tag` in each entry, whichever tag was asked for.
+      ctx.out.list(summary, summary.data, summaryColumns(group.startsWith('tag:') ? 'tag' : group), summary.totals);
     },
   },
   {

@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { AUDIT_OUTCOMES, GATEWAY_ENDPOINTS, type AuditOutcome, type GatewayEndpoint } from '@gateway/shared';
 import type { AppContext } from '../../context.js';
 import { listAudit } from '../../db/audit.js';
+import { attributionFilter, attributionQuerySchema, type AttributionQuery } from '../attribution-query.js';
 import { recordPage, recordQuerySchema, type RecordListQuery } from '../record-list.js';
 import { ERROR_RESPONSES, pageOf } from '../schemas.js';
 
 /** GET /v1/audit: gateway requests and management actions, keyset-paged. */
-type AuditQuery = RecordListQuery & { outcome?: AuditOutcome; type?: string; endpoint?: GatewayEndpoint };
+type AuditQuery = RecordListQuery & AttributionQuery & { outcome?: AuditOutcome; type?: string; endpoint?: GatewayEndpoint };
 
 export function registerAuditRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: AuditQuery }>(
@@ -19,6 +20,7 @@ export function registerAuditRoutes(app: FastifyInstance, ctx: AppContext): void
           outcome: { type: 'string', enum: AUDIT_OUTCOMES, description: 'Only events with this outcome.' },
           type: { type: 'string', minLength: 1, maxLength: 100, description: 'Only events of this type, e.g. `gateway.request`, `key.deleted`.' },
           endpoint: { type: 'string', enum: GATEWAY_ENDPOINTS, description: 'Only gateway requests on this endpoint.' },
+          ...attributionQuerySchema,
         }),
         response: { 200: pageOf('AuditEvent'), ...ERROR_RESPONSES },
       },
@@ -32,6 +34,7 @@ export function registerAuditRoutes(app: FastifyInstance, ctx: AppContext): void
           outcome: req.query.outcome,
           type: req.query.type,
           endpoint: req.query.endpoint,
+          ...attributionFilter(req.query),
         }),
       ),
   );

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError, generateApiKey } from '@gateway/shared';
+import { GatewayError, generateApiKey, MAX_TAGS, tagsProblem } from '@gateway/shared';
 import { can } from '../../auth/permissions.js';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
@@ -21,6 +21,7 @@ import { ERROR_RESPONSES, dateTimeSchema, listOf, nameSchema, projectParams, ref
 interface NewKeyBody {
   name: string;
   expires_at?: string | null;
+  tags?: Record<string, string>;
 }
 
 const keyParams = {
@@ -46,6 +47,11 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
           properties: {
             name: { ...nameSchema, description: `Key name, to recognise it by. ${nameSchema.description}` },
             expires_at: { ...dateTimeSchema, type: ['string', 'null'], description: 'When the key stops working (RFC 3339); null or absent: never.' },
+            tags: {
+              type: 'object',
+              additionalProperties: { type: 'string' },
+              description: `Default cost-attribution tags of the key's requests, e.g. {"team": "search"}: at most ${MAX_TAGS}, keys of 1-32 characters [a-z0-9_.-], values of 1-64 [A-Za-z0-9_.:-]. A request's x-gateway-tags win per tag key.`,
+            },
           },
         },
         response: { 201: ref('NewApiKey'), ...ERROR_RESPONSES },
@@ -54,6 +60,9 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (req, reply) => {
       const principal = principalOf(req);
       const expiresAt = req.body.expires_at ? new Date(req.body.expires_at) : null;
+      const tags = req.body.tags ?? {};
+      const tagsWrong = tagsProblem(tags);
+      if (tagsWrong !== null) throw new GatewayError('INVALID_REQUEST', `body.tags: ${tagsWrong}`, { param: 'tags' });
       if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
         throw new GatewayError('INVALID_REQUEST', 'body.expires_at must be in the future', { param: 'expires_at' });
       }
@@ -72,11 +81,12 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
           keyHash: generated.hash,
           createdBy: principal.userId,
           expiresAt,
+          tags,
         });
         await writeAudit(tx, { type: 'key.created', outcome: 'success', status: 201, projectId: created.project_id, keyId: created.id, actor: principal.userId, target: { type: 'key', id: created.id } }, facts);
         return created;
       });
-      if (!(await ctx.projection.tryPut({ id: key.id, project_id: key.project_id, key_hash: key.key_hash, expires_at: expiresAt?.getTime() ?? null }))) {
+      if (!(await ctx.projection.tryPut({ id: key.id, project_id: key.project_id, key_hash: key.key_hash, expires_at: expiresAt?.getTime() ?? null, tags: key.tags }))) {
         // A key the proxies cannot see must not look created: take it back and say so. Logged as
         // a deletion, since part of the projection may have reached Redis (or may still: the
         // removal queued behind the put on the same connection lands after it).
@@ -104,6 +114,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
         key: generated.key,
         created_at: key.created_at,
         expires_at: key.expires_at,
+        tags: key.tags,
       });
     },
   );

@@ -6,6 +6,7 @@ import { usageExportPages, type ExportPage } from '../../db/usage-export.js';
 import type { UsageFilter } from '../../db/usage.js';
 import { principalOf, principalOfClaims } from '../../auth/require-auth.js';
 import { EXPORT_TICKET_TTL_SECONDS, issueExportTicket, verifyExportTicket } from '../export-ticket.js';
+import { attributionFilter, attributionQuerySchema, type AttributionQuery } from '../attribution-query.js';
 import { recordQuerySchema, visibleProjects, type RecordListQuery } from '../record-list.js';
 import { ERROR_RESPONSES } from '../schemas.js';
 import { spreadsheetLine, type CsvValue } from '../../csv/spreadsheet-csv.js';
@@ -18,7 +19,7 @@ import { spreadsheetLine, type CsvValue } from '../../csv/spreadsheet-csv.js';
  * download short (the response ends without its final chunk), which clients report as an error
  * rather than a short file.
  */
-type ExportQuery = Omit<RecordListQuery, 'limit' | 'cursor'> & { finish_reason?: FinishReason; endpoint?: GatewayEndpoint };
+type ExportQuery = Omit<RecordListQuery, 'limit' | 'cursor'> & AttributionQuery & { finish_reason?: FinishReason; endpoint?: GatewayEndpoint };
 
 export const EXPORT_COLUMNS = [
   'timestamp',
@@ -40,11 +41,16 @@ export const EXPORT_COLUMNS = [
   'finish_reason',
   'provider_finish_reason',
   'stream',
+  // Added at the end, so files read by column position keep their columns.
+  'tags',
+  'end_user',
+  'cache_write_tokens',
 ] as const;
 
 const { limit: _limit, cursor: _cursor, ...listProperties } = recordQuerySchema({
   finish_reason: { type: 'string', enum: FINISH_REASONS, description: 'Only records that ended this way.' },
   endpoint: { type: 'string', enum: GATEWAY_ENDPOINTS, description: 'Only records of requests on this gateway endpoint.' },
+  ...attributionQuerySchema,
 }).properties;
 
 const exportQuerySchema = { type: 'object', additionalProperties: false, properties: listProperties } as const;
@@ -82,9 +88,18 @@ function* csvRows(page: ExportPage): Generator<string> {
       finish_reason: r.finish_reason,
       provider_finish_reason: r.provider_finish_reason,
       stream: r.stream,
+      tags: tagsCell(r.tags),
+      end_user: r.end_user,
+      cache_write_tokens: r.cache_write_tokens,
     };
     yield spreadsheetLine(EXPORT_COLUMNS.map((c) => row[c]));
   }
+}
+
+/** Tags as the x-gateway-tags header writes them (`team=search,feature=rag`); empty when none. */
+function tagsCell(tags: Record<string, string>): string | null {
+  const keys = Object.keys(tags);
+  return keys.length === 0 ? null : keys.map((k) => `${k}=${tags[k]}`).join(',');
 }
 
 /** `usage-2026-11-23T1305Z.csv`: sortable, and the same on every filesystem (no colons). */
@@ -163,7 +178,7 @@ async function sendExport(ctx: AppContext, req: FastifyRequest, reply: FastifyRe
     throw new GatewayError('INVALID_REQUEST', 'query.from must not be after query.to', { param: 'from' });
   }
   const projectIds = await visibleProjects(ctx, req, q.project_id);
-  const filter: UsageFilter = { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint };
+  const filter: UsageFilter = { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint, ...attributionFilter(q) };
   const scope = { projectIds, order: q.order_asc !== undefined ? ('asc' as const) : ('desc' as const), from: q.from, to: q.to };
   async function* lines(): AsyncGenerator<string> {
     yield spreadsheetLine(EXPORT_COLUMNS);

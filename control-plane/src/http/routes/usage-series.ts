@@ -3,6 +3,7 @@ import { FINISH_REASONS, GATEWAY_ENDPOINTS, GatewayError, type FinishReason, typ
 import type { AppContext } from '../../context.js';
 import { usageSeries, type SeriesPoint } from '../../db/usage-series.js';
 import { SUMMARY_GROUPS, type SummaryGroup } from '../../db/usage-summary.js';
+import { attributionFilter, attributionQuerySchema, type AttributionQuery } from '../attribution-query.js';
 import { recordQuerySchema, visibleProjects } from '../record-list.js';
 import { ERROR_RESPONSES } from '../schemas.js';
 
@@ -16,7 +17,7 @@ const MIN_BUCKET_MS = 60_000;
 /** UTC offsets run from −12:00 to +14:00. */
 const MAX_OFFSET_MS = 14 * 3_600_000;
 
-interface SeriesQuerystring {
+interface SeriesQuerystring extends AttributionQuery {
   project_id?: string;
   key_id?: string;
   model?: string;
@@ -43,6 +44,7 @@ const querySchema = {
     provider,
     finish_reason: { type: 'string', enum: FINISH_REASONS, description: 'Only records that ended this way.' },
     endpoint: { type: 'string', enum: GATEWAY_ENDPOINTS, description: 'Only records of requests on this gateway endpoint.' },
+    ...attributionQuerySchema,
     from,
     to,
     bucket_ms: { type: 'integer', minimum: MIN_BUCKET_MS, maximum: 366 * 86_400_000, description: `Width of a bucket in ms (at least a minute; at most ${MAX_BUCKETS} buckets in the range).` },
@@ -110,7 +112,7 @@ export function registerUsageSeriesRoute(app: FastifyInstance, ctx: AppContext):
       const data = await usageSeries(
         ctx.sql,
         { projectIds, groupBy: q.group_by, from: q.from, to: q.to, bucketMs: q.bucket_ms, offsetMs: q.offset_ms },
-        { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint },
+        { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint, ...attributionFilter(q) },
       );
       return { ...answer, data };
     },

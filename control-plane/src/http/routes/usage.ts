@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { FINISH_REASONS, GATEWAY_ENDPOINTS, GatewayError, type FinishReason, type GatewayEndpoint } from '@gateway/shared';
 import type { AppContext } from '../../context.js';
 import { listUsage } from '../../db/usage.js';
-import { emptyFigures, SUMMARY_GROUPS, summariseUsage, type SummaryGroup, type UsageSummary } from '../../db/usage-summary.js';
+import { emptyFigures, SUMMARY_GROUPS, summariseUsage, type SummaryGrouping, type UsageSummary } from '../../db/usage-summary.js';
+import { attributionFilter, attributionQuerySchema, type AttributionQuery } from '../attribution-query.js';
 import { recordPage, recordQuerySchema, visibleProjects, type RecordListQuery } from '../record-list.js';
 import { ERROR_RESPONSES, pageOf, ref } from '../schemas.js';
 import { registerUsageExportRoute } from './usage-export.js';
@@ -14,17 +15,23 @@ import { registerUsageSeriesRoute } from './usage-series.js';
  * GET /v1/usage/export: all of them as CSV (usage-export.ts).
  * GET /v1/usage/series: their sums per time bucket (usage-series.ts).
  */
-type UsageQuery = RecordListQuery & { finish_reason?: FinishReason; endpoint?: GatewayEndpoint };
+type UsageQuery = RecordListQuery & AttributionQuery & { finish_reason?: FinishReason; endpoint?: GatewayEndpoint };
 
-type SummaryQuerystring = Pick<RecordListQuery, 'project_id' | 'key_id' | 'model' | 'provider' | 'from' | 'to'> & {
-  finish_reason?: FinishReason;
-  endpoint?: GatewayEndpoint;
-  group_by: SummaryGroup;
-};
+type SummaryQuerystring = Pick<RecordListQuery, 'project_id' | 'key_id' | 'model' | 'provider' | 'from' | 'to'> &
+  AttributionQuery & {
+    finish_reason?: FinishReason;
+    endpoint?: GatewayEndpoint;
+    group_by: SummaryGrouping;
+  };
+
+
+/** The summary's groups: a record column, the end user, or one tag's value (`tag:team`). */
+const SUMMARY_GROUPING = new RegExp(`^(${[...SUMMARY_GROUPS, 'end_user'].join('|')}|tag:[a-z0-9_.-]{1,32})$`);
 
 const usageFilters = {
   finish_reason: { type: 'string', enum: FINISH_REASONS, description: 'Only records that ended this way.' },
   endpoint: { type: 'string', enum: GATEWAY_ENDPOINTS, description: 'Only records of requests on this gateway endpoint.' },
+  ...attributionQuerySchema,
 } as const;
 
 const { project_id, key_id, model, provider, from, to } = recordQuerySchema({}).properties;
@@ -40,7 +47,12 @@ const summaryQuerySchema = {
     ...usageFilters,
     from,
     to,
-    group_by: { type: 'string', enum: SUMMARY_GROUPS, default: 'model', description: 'What each entry of `data` sums over.' },
+    group_by: {
+      type: 'string',
+      pattern: SUMMARY_GROUPING.source,
+      default: 'model',
+      description: `What each entry of \`data\` sums over: ${SUMMARY_GROUPS.join(', ')}, \`end_user\`, or \`tag:<key>\` (the value of one tag, e.g. \`tag:team\`). Records without the end user or tag are the group named null.`,
+    },
   },
 } as const;
 
@@ -63,6 +75,7 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: AppContext): void
           provider: req.query.provider,
           finishReason: req.query.finish_reason,
           endpoint: req.query.endpoint,
+          ...attributionFilter(req.query),
         }),
       ),
   );
@@ -79,6 +92,10 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: AppContext): void
     },
     async (req): Promise<UsageSummary> => {
       const q = req.query;
+      if (!SUMMARY_GROUPING.test(q.group_by)) {
+        throw new GatewayError('INVALID_REQUEST', `query.group_by must be one of ${SUMMARY_GROUPS.join(', ')}, end_user or tag:<key> (a tag key of 1-32 characters a-z, 0-9, _ . -)`, { param: 'group_by' });
+      }
+      const filter = attributionFilter(q);
       if (q.from !== undefined && q.to !== undefined && q.from > q.to) {
         throw new GatewayError('INVALID_REQUEST', 'query.from must not be after query.to', { param: 'from' });
       }
@@ -87,7 +104,7 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: AppContext): void
       return summariseUsage(
         ctx.sql,
         { projectIds, groupBy: q.group_by, from: q.from, to: q.to },
-        { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint },
+        { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint, ...filter },
       );
     },
   );

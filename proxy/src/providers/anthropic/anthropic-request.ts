@@ -1,6 +1,7 @@
 import { Errors, GatewayError } from '@gateway/shared';
 import type {
   AnthropicBlock,
+  AnthropicCacheControl,
   AnthropicDocumentBlock,
   AnthropicImageBlock,
   AnthropicMessage,
@@ -48,8 +49,9 @@ export function toAnthropicRequest(body: Readonly<Json>, settings: RequestSettin
   const { system, messages } = translateMessages(body.messages as unknown[]);
   const maxTokens = (body.max_completion_tokens ?? body.max_tokens ?? settings.defaultMaxTokens) as number;
   const out: AnthropicRequest = { model: settings.upstreamModel, max_tokens: maxTokens, messages };
-  if (system.length === 1) out.system = (system[0] as AnthropicTextBlock).text;
-  else if (system.length > 1) out.system = system;
+  // One plain block is sent as a string; a cache breakpoint needs the block.
+  if (system.length === 1 && system[0]?.cache_control === undefined) out.system = (system[0] as AnthropicTextBlock).text;
+  else if (system.length > 0) out.system = system;
 
   const tools = translateTools(body.tools);
   if (tools !== null) {
@@ -120,16 +122,16 @@ function translateMessages(list: unknown[]): Translated {
     switch (message.role) {
       case 'system':
       case 'developer':
-        system.push(...systemBlocks(message.content, at));
+        system.push(...markLast(systemBlocks(message.content, at), message, at));
         break;
       case 'user':
-        push('user', userContent(message.content, at));
+        push('user', withMessageBreakpoint(userContent(message.content, at), message, at));
         break;
       case 'assistant':
-        push('assistant', assistantContent(message, at));
+        push('assistant', withMessageBreakpoint(assistantContent(message, at), message, at));
         break;
       case 'tool':
-        push('user', [toolResult(message, at)]);
+        push('user', withMessageBreakpoint([toolResult(message, at)], message, at));
         break;
       default:
         throw invalid(`${at}.role`, `\`${at}.role\` must be one of system, developer, user, assistant, tool.`);
@@ -146,7 +148,44 @@ function asBlocks(content: string | AnthropicBlock[]): AnthropicBlock[] {
 
 function textPart(part: Json, at: string): AnthropicTextBlock {
   if (typeof part.text !== 'string') throw invalid(`${at}.text`, `\`${at}.text\` must be a string.`);
-  return { type: 'text', text: part.text };
+  return withBreakpoint<AnthropicTextBlock>({ type: 'text', text: part.text }, part, at);
+}
+
+/**
+ * Anthropic prompt caching from an OpenAI-shape request: a content part (or a tool) carrying
+ * `cache_control` (`{"type": "ephemeral"}`, optionally `"ttl": "5m" | "1h"`) keeps it on the block
+ * it becomes, as Anthropic's own API takes it; so does a message carrying it, on its last block.
+ * Anything else under that name is refused rather than dropped (the client would pay full price
+ * without knowing).
+ */
+function cacheControl(value: unknown, at: string): AnthropicCacheControl | undefined {
+  if (value === undefined || value === null) return undefined;
+  const where = `${at}.cache_control`;
+  if (!isObject(value) || value.type !== 'ephemeral') throw invalid(where, `\`${where}\` must be {"type": "ephemeral"}, with an optional "ttl" of "5m" or "1h".`);
+  if (value.ttl === undefined) return { type: 'ephemeral' };
+  if (value.ttl !== '5m' && value.ttl !== '1h') throw invalid(`${where}.ttl`, `\`${where}.ttl\` must be "5m" or "1h".`);
+  return { type: 'ephemeral', ttl: value.ttl };
+}
+
+function withBreakpoint<B extends { cache_control?: AnthropicCacheControl }>(block: B, source: Json, at: string): B {
+  const control = cacheControl(source.cache_control, at);
+  if (control !== undefined) block.cache_control = control;
+  return block;
+}
+
+/** A message-level `cache_control` marks the message's last block (string content becomes one). */
+function withMessageBreakpoint(content: string | AnthropicBlock[], message: Json, at: string): string | AnthropicBlock[] {
+  if (message.cache_control === undefined || message.cache_control === null) return content;
+  return markLast(typeof content === 'string' ? asBlocks(content) : content, message, at);
+}
+
+function markLast<B extends { cache_control?: AnthropicCacheControl }>(blocks: B[], message: Json, at: string): B[] {
+  const control = cacheControl(message.cache_control, at);
+  if (control === undefined) return blocks;
+  const last = blocks[blocks.length - 1];
+  if (last === undefined) throw invalid(`${at}.cache_control`, `\`${at}.cache_control\` marks an empty message.`);
+  last.cache_control = control;
+  return blocks;
 }
 
 function systemBlocks(content: unknown, at: string): AnthropicTextBlock[] {
@@ -186,8 +225,8 @@ function imagePart(part: Json, at: string): AnthropicImageBlock {
   const where = `${at}.image_url`;
   if (typeof url !== 'string') throw invalid(where, `\`${where}.url\` must be a string.`);
   const data = DATA_URL.exec(url);
-  if (data !== null) return { type: 'image', source: { type: 'base64', media_type: data[1] as string, data: url.slice(data[0].length) } };
-  if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
+  if (data !== null) return withBreakpoint<AnthropicImageBlock>({ type: 'image', source: { type: 'base64', media_type: data[1] as string, data: url.slice(data[0].length) } }, part, at);
+  if (/^https?:\/\//i.test(url)) return withBreakpoint<AnthropicImageBlock>({ type: 'image', source: { type: 'url', url } }, part, at);
   throw invalid(where, `\`${where}.url\` must be a base64 data URL or an http(s) URL.`);
 }
 
@@ -198,7 +237,7 @@ function filePart(part: Json, at: string): AnthropicDocumentBlock {
   if (data === null || data[1] !== 'application/pdf') {
     throw invalid(`${at}.file`, `\`${at}.file\`: only a PDF given as \`file_data\` (a base64 data URL) is supported by this model's provider (Anthropic).`);
   }
-  return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: (file.file_data as string).slice(data[0].length) } };
+  return withBreakpoint<AnthropicDocumentBlock>({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: (file.file_data as string).slice(data[0].length) } }, part, at);
 }
 
 function assistantContent(message: Json, at: string): string | AnthropicBlock[] {
@@ -268,7 +307,7 @@ function translateTools(value: unknown): AnthropicTool[] | null {
     // OpenAI lets a function omit its parameters; Anthropic needs an object schema.
     const out: AnthropicTool = { name: fn.name, input_schema: isObject(fn.parameters) ? fn.parameters : { type: 'object', properties: {} } };
     if (typeof fn.description === 'string') out.description = fn.description;
-    return out;
+    return withBreakpoint(out, tool, at);
   });
 }
 

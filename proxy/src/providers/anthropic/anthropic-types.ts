@@ -2,19 +2,28 @@
  * The parts of Anthropic's Messages API (version 2023-06-01) the adapter writes and reads. Only
  * what the translation touches is typed; anything else a response carries is ignored.
  */
+/** A prompt-cache breakpoint: the prompt up to and including this block is cached. */
+export interface AnthropicCacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
 export interface AnthropicTextBlock {
   type: 'text';
   text: string;
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicImageBlock {
   type: 'image';
   source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicDocumentBlock {
   type: 'document';
   source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicToolUseBlock {
@@ -22,12 +31,14 @@ export interface AnthropicToolUseBlock {
   id: string;
   name: string;
   input: Record<string, unknown>;
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
   content?: string | (AnthropicTextBlock | AnthropicImageBlock)[];
+  cache_control?: AnthropicCacheControl;
 }
 
 export type AnthropicBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
@@ -41,6 +52,7 @@ export interface AnthropicTool {
   name: string;
   description?: string;
   input_schema: Record<string, unknown>;
+  cache_control?: AnthropicCacheControl;
 }
 
 export type AnthropicToolChoice =
