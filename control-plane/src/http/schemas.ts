@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS } from '@gateway/shared';
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
 import { WEBHOOK_SCHEMAS } from './webhook-schemas.js';
+import { BUDGET_SCHEMAS } from './budget-schemas.js';
 
 export { nameSchema } from './names.js';
 
@@ -265,6 +266,7 @@ export const SHARED_SCHEMAS = [
     },
   },
   ...WEBHOOK_SCHEMAS,
+  ...BUDGET_SCHEMAS,
   {
     $id: 'ServedModel',
     description: 'A model id the gateway serves, as clients send it.',
