@@ -1,3 +1,4 @@
+import { LeaseRate } from './lease-rate.js';
 import { GatewayError, quotaPeriodId, type ProjectPolicy, type RedisClient, type RedisKeys } from '@gateway/shared';
 
 /**
@@ -47,14 +48,9 @@ interface Ledger {
   leasing: Promise<void> | null;
   /** Seconds a monthly ledger outlives its month (0: none). */
   ttl: number;
-  /** Tokens reserved here since `windowStart`, and per second over the window before it. */
-  windowTokens: number;
-  windowStart: number;
-  lastRate: number;
+  /** This proxy's own rate of use, which sizes its blocks. */
+  rate: LeaseRate;
 }
-
-/** The window over which a proxy's own rate of use is measured. */
-const RATE_WINDOW_MS = 1_000;
 
 export interface QuotaLeaseOptions {
   /** Largest block leased at once (a smaller one for small quotas). */
@@ -127,23 +123,14 @@ export class QuotaLeases {
     if (policy.quota_tokens === null) return FREE;
     const ledger = this.ledgerFor(policy, now);
     ledger.lastUsed = now;
-    ledger.windowTokens += estimate;
+    ledger.rate.add(estimate);
     if (ledger.leasing === null && ledger.balance >= estimate) return this.take(ledger, estimate);
     return this.reserveWithLease(ledger, estimate, now);
   }
 
   /** Tokens to lease beyond what the waiting request needs: about a second of this proxy's own use. */
   private blockFor(ledger: Ledger, now: number): number {
-    const elapsed = now - ledger.windowStart;
-    if (elapsed >= RATE_WINDOW_MS) {
-      ledger.lastRate = (ledger.windowTokens * 1000) / elapsed;
-      ledger.windowTokens = 0;
-      ledger.windowStart = now;
-    }
-    const share = Math.ceil(Math.max(ledger.lastRate, ledger.windowTokens));
-    // Never less than 1 % of the quota: a slow but steady user spends it in at most ~100 round trips.
-    const floor = Math.floor(ledger.quota / 100);
-    return Math.max(1, Math.min(this.options.blockTokens, Math.floor(ledger.quota / 16), Math.max(share, floor)));
+    return ledger.rate.block(ledger.quota, this.options.blockTokens, now);
   }
 
   private take(ledger: Ledger, amount: number): Reservation {
@@ -216,9 +203,7 @@ export class QuotaLeases {
         leasing: null,
         // A monthly ledger is kept for two months, long enough to be reconciled and reported.
         ttl: period === 'total' ? 0 : 62 * 24 * 3600,
-        windowTokens: 0,
-        windowStart: now,
-        lastRate: 0,
+        rate: new LeaseRate(now),
       };
       this.ledgers.set(key, ledger);
     }
