@@ -90,6 +90,7 @@ export class BudgetLeases {
   private flushing = false;
   /** The control plane has loaded this Redis's ledgers (checked again after every reconnect). */
   private ledgersReady = false;
+  private stopped = false;
 
   constructor(
     private readonly redis: RedisClient,
@@ -227,6 +228,7 @@ export class BudgetLeases {
    */
   private sync(ledger: Ledger, want: number, release: number): Promise<void> {
     if (ledger.leasing !== null) return ledger.leasing;
+    if (this.stopped) return Promise.resolve();
     if (ledger.outbox === null && (ledger.pendingCharge > 0 || release > 0)) {
       ledger.outbox = { seq: ++ledger.seq, charge: ledger.pendingCharge, release };
       ledger.pendingCharge = 0;
@@ -307,6 +309,17 @@ export class BudgetLeases {
     } finally {
       this.flushing = false;
     }
+  }
+
+  /** Stops at once, writing nothing more (what a crash does; leases then lapse by their TTL). */
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.stopped = true;
+  }
+
+  /** Writes what is waiting now (the timer's work, on demand). */
+  flush(): Promise<void> {
+    return this.tick(true);
   }
 
   /** Settles and hands back everything (at drain). */

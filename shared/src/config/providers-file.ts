@@ -53,8 +53,8 @@ export interface ModelEntry {
   /** What this provider is sent (default: the id). */
   upstream: string;
   price: ModelPrice | null;
-  /** Most output tokens one completion may produce: a budget's worst case when the request sets no limit. */
-  max_output_tokens: number;
+  /** Most output tokens one completion may produce: a budget's worst case when the request sets no limit (absent: DEFAULT_MAX_OUTPUT_TOKENS). */
+  max_output_tokens?: number;
 }
 
 /** A model entry's max_output_tokens when the providers file gives none. */
@@ -142,7 +142,7 @@ export function defaultProviders(env: Env): ProvidersConfig {
 }
 
 function plainModel(id: string): ModelEntry {
-  return { id, upstream: id, price: null, max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS };
+  return { id, upstream: id, price: null };
 }
 
 export function loadProvidersConfig(env: Env, knownTypes: readonly ProviderTypeInfo[]): ProvidersConfig {
@@ -358,8 +358,9 @@ function parseModel(value: unknown, at: string): ModelEntry {
   if (typeof m.id !== 'string' || m.id.length === 0 || m.id.length > 256) throw new ConfigError(`${at}: "id" must be a non-empty string`);
   const upstream = m.upstream ?? m.id;
   if (typeof upstream !== 'string' || upstream.length === 0 || upstream.length > 256) throw new ConfigError(`${at} (${m.id}): "upstream" must be a non-empty string`);
-  const maxOutput = positiveInt(m.max_output_tokens, DEFAULT_MAX_OUTPUT_TOKENS, `${at} (${m.id}): "max_output_tokens"`);
-  return { id: m.id, upstream, price: parsePrice(m.price, `${at} (${m.id}): "price"`), max_output_tokens: maxOutput };
+  const entry: ModelEntry = { id: m.id, upstream, price: parsePrice(m.price, `${at} (${m.id}): "price"`) };
+  if (m.max_output_tokens !== undefined) entry.max_output_tokens = positiveInt(m.max_output_tokens, DEFAULT_MAX_OUTPUT_TOKENS, `${at} (${m.id}): "max_output_tokens"`);
+  return entry;
 }
 
 function parsePrice(value: unknown, at: string): ModelPrice | null {

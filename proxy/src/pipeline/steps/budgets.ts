@@ -1,4 +1,4 @@
-import { Errors, GatewayError, type BudgetRule, type ProjectPolicy } from '@gateway/shared';
+import { DEFAULT_MAX_OUTPUT_TOKENS, Errors, GatewayError, type BudgetRule, type ProjectPolicy } from '@gateway/shared';
 import { NANOS_PER_USD, type BudgetHold } from '../../policy/budget-leases.js';
 import { costUsd } from '../request-records.js';
 import type { ParsedRequest } from '../../protocols/protocol.js';
@@ -90,7 +90,7 @@ function routeBound(route: Route): RouteBound | null {
     }
     bound.input = Math.max(bound.input, price.input);
     bound.output = Math.max(bound.output, price.output);
-    bound.maxOutput = Math.max(bound.maxOutput, max_output_tokens);
+    bound.maxOutput = Math.max(bound.maxOutput, max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS);
   }
   bounds.set(route, bound);
   return bound;
