@@ -86,6 +86,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       idleMs: 1_000,
       flushMs: 50,
       aliveTtlMs: 15_000,
+      outageFraction: config.outageAllowancePercent / 100,
     });
     const budgets = new BudgetLeases(lookups, keys, randomUUID(), {
       blockNanos: config.budgetLeaseCents * 10_000_000,

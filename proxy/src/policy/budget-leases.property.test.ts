@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError, RedisKeys, type BudgetRule } from '@gateway/shared';
 import { testRedisPrefix } from '../../../test-support/databases.js';
 import { clearPrefix, testRedis } from '../../../test-support/redis.js';
+import { eventually } from '../../../test-support/processes.js';
 import { budgetLedgerCommand } from './budget-ledger-script.js';
 import { BudgetLeases, type BudgetHold } from './budget-leases.js';
 
@@ -147,6 +148,22 @@ describe('budget ledger: spend never exceeds the limit', () => {
     await sleep(TTL_MS + 50);
     const after = await other.reserve(projectId, [budget], LIMIT, Date.now());
     expect(after).not.toBeInstanceOf(GatewayError);
+  });
+
+  it('starts a new ledger when the period rolls over', async () => {
+    const projectId = randomUUID();
+    // A one-minute window that ends in a moment.
+    const budget = { ...rule(), period: '1m', created_at: Date.now() - 60_000 + 300 };
+    const leases = proxy();
+    expect(await leases.reserve(projectId, [budget], LIMIT, Date.now())).not.toBeInstanceOf(GatewayError);
+    expect(await leases.reserve(projectId, [budget], 1, Date.now())).toBeInstanceOf(GatewayError);
+    const next = await eventually(async () => {
+      const r = await leases.reserve(projectId, [budget], LIMIT, Date.now());
+      return r instanceof GatewayError ? null : r;
+    }, 'the next window admits again');
+    expect(next.parts).toHaveLength(1);
+    const ledgers = await redis.keys(`${keys.budgetLedger(projectId, budget.id, '')}*`);
+    expect(ledgers).toHaveLength(2);
   });
 
   it('reserves in every budget that applies or in none', async () => {

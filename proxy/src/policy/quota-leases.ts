@@ -44,6 +44,8 @@ interface Ledger {
   inFlight: number;
   /** Tokens reserved by the requests in flight. */
   reserved: number;
+  /** Tokens admitted without a lease since Redis was last reached. */
+  outageUsed: number;
   lastUsed: number;
   leasing: Promise<void> | null;
   /** Seconds a monthly ledger outlives its month (0: none). */
@@ -60,6 +62,12 @@ export interface QuotaLeaseOptions {
   /** How often settled counts are written to Redis. */
   flushMs: number;
   aliveTtlMs: number;
+  /**
+   * Share of the quota this proxy may still admit per Redis outage once its lease is spent (0: none,
+   * refused 503 as before). Admitted as a debt the next lease pays back; the documented bound of
+   * overshoot per proxy and outage (docs/budgets.md#when-redis-is-away).
+   */
+  outageFraction?: number;
 }
 
 export const FREE: Reservation = { ledger: null, amount: 0 };
@@ -164,7 +172,15 @@ export class QuotaLeases {
     );
     await ledger.leasing;
     ledger.leasing = null;
-    if (failed) return new GatewayError('UNAVAILABLE', 'The quota cannot be checked right now; retry shortly.', { retryAfter: 1 });
+    if (failed) {
+      if (ledger.outageUsed + estimate > Math.floor(ledger.quota * (this.options.outageFraction ?? 0))) {
+        return new GatewayError('UNAVAILABLE', 'The quota cannot be checked right now; retry shortly.', { retryAfter: 1 });
+      }
+      // The outage allowance: a debt of the lease (a negative balance), paid back by the next one.
+      ledger.outageUsed += estimate;
+      return this.take(ledger, estimate);
+    }
+    ledger.outageUsed = 0;
     if (ledger.balance >= estimate) return this.take(ledger, estimate);
     return refusal(ledger, estimate, charged + ledger.pendingCharge);
   }
@@ -199,6 +215,7 @@ export class QuotaLeases {
         pendingCharge: 0,
         inFlight: 0,
         reserved: 0,
+        outageUsed: 0,
         lastUsed: now,
         leasing: null,
         // A monthly ledger is kept for two months, long enough to be reconciled and reported.
