@@ -111,6 +111,7 @@ export const SHARED_SCHEMAS = [
       },
       allowed_models: { type: ['array', 'null'], items: { type: 'string' }, description: 'Models the project may use; null means all.' },
       max_tokens_cap: { type: ['integer', 'null'], description: 'Largest max_tokens a request may ask for; null means none.' },
+      max_n: { type: ['integer', 'null'], description: 'Most completions (`n`) one request may ask for; absent or null: the default, 8.' },
       mcp: {
         type: ['object', 'null'],
         description: 'MCP servers (and tools) the project\'s keys may use through `/mcp`; null means none.',

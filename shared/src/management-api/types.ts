@@ -79,6 +79,8 @@ export interface Project {
   allowed_models: string[] | null;
   /** Largest max_tokens a request may ask for; null: none. */
   max_tokens_cap: number | null;
+  /** Most completions (`n`) one request may ask for; null: the default, 8. */
+  max_n?: number | null;
   /** MCP servers and tools the project's keys may use; null: none. */
   mcp: McpSetting | null;
   created_at: string;

@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_OUTPUT_TOKENS, Errors, GatewayError, type BudgetRule, type ProjectPolicy } from '@gateway/shared';
 import { NANOS_PER_USD, type BudgetHold } from '../../policy/budget-leases.js';
 import { costUsd } from '../request-records.js';
+import { completions } from '../../policy/caps.js';
 import type { ParsedRequest } from '../../protocols/protocol.js';
 import type { Route } from '../../routing/model-router.js';
 import type { RequestContext } from '../context.js';
@@ -104,10 +105,4 @@ function worstCaseNanos(ctx: RequestContext, bound: RouteBound): number {
   const output = (parsed.maxTokens ?? bound.maxOutput) * n;
   const prompt = parsed.promptTokens ?? ctx.estimate;
   return Math.ceil((prompt * bound.input + output * bound.output) * 1000);
-}
-
-/** `n` of a chat request (1 when absent). */
-export function completions(parsed: ParsedRequest): number {
-  const n = parsed.chat.n;
-  return typeof n === 'number' && Number.isInteger(n) && n > 1 ? n : 1;
 }
