@@ -54,6 +54,12 @@ describe('budget keeper', () => {
     expect(bodies[0]).toMatchObject({ type: 'budget.threshold', data: { budget_id: budgetId, threshold: 0.5, limit_usd: 2, spent_usd: 1.2, period: 'total', resets_at: null } });
     const rows = await h.sql`select fraction from budget_thresholds where budget_id = ${budgetId}`;
     expect(rows.map((r) => r.fraction)).toEqual([0.5]);
+    // Spend and limit per budget, as gauges.
+    const metrics = await eventually('the gauges set', async () => {
+      const text = await h.cp.ctx.metrics.metrics();
+      return text.includes(`gateway_budget_spent_usd{project_id="${projectId}",budget_id="${budgetId}",scope="project"} 1.2`) ? text : undefined;
+    });
+    expect(metrics).toContain(`gateway_budget_limit_usd{project_id="${projectId}",budget_id="${budgetId}",scope="project"} 2`);
   });
 
   it('starts ledgers Redis lost from the usage records, then marks the Redis loaded', async () => {
