@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisKeys } from '@gateway/shared';
+import { Queue } from 'bullmq';
+import { decodeRecordBatch, RedisKeys, type AuditEvent } from '@gateway/shared';
 import { startHarness as startControlPlane, type Harness as ControlPlaneHarness } from '../../control-plane/test/harness.js';
 import { TEST_REDIS_URL } from '../../test-support/databases.js';
 import { eventually, spawnMockUpstream, spawnNode, type Child, type MockUpstreamProcess } from '../../test-support/processes.js';
@@ -81,6 +82,20 @@ function chat(url: string, key: string, body: Record<string, unknown> = {}): Pro
   });
 }
 
+/** The audit events of a project the proxies pushed into the records queue (no writer runs here). */
+async function audits(projectId: string): Promise<AuditEvent[]> {
+  const queue = new Queue(keys.recordsQueue, { connection: cp.redis.duplicate({ maxRetriesPerRequest: null }), prefix: keys.bullPrefix });
+  try {
+    const out: AuditEvent[] = [];
+    for (const job of await queue.getJobs(['waiting', 'delayed', 'active', 'completed', 'prioritized'])) {
+      out.push(...decodeRecordBatch(job.data).audit.filter((a) => a.project_id === projectId));
+    }
+    return out;
+  } finally {
+    await queue.close();
+  }
+}
+
 describe('a budget shared by two proxy processes', () => {
   it('serves or refuses every request and never spends past the limit', async () => {
     const limit = 0.5;
@@ -120,6 +135,12 @@ describe('a budget shared by two proxy processes', () => {
     expect(budget.spent_usd).toBeLessThanOrEqual(limit);
     const window = Object.keys(await cp.redis.keys(`${keys.budgetLedger(id, budgetId, '')}*`));
     expect(window.length).toBe(1);
+    // Every refusal is audited, as a policy refusal with its code.
+    const refusals = await eventually(async () => {
+      const found = (await audits(id)).filter((a) => a.error_code === 'BUDGET_EXCEEDED');
+      return found.length === refused ? found : null;
+    }, 'every refusal audited');
+    for (const event of refusals) expect(event).toMatchObject({ outcome: 'policy_blocked', status: 429 });
   }, 120_000);
 
   it('refuses an unpriced model to a project with a budget, and serves it to one without', async () => {
@@ -130,6 +151,18 @@ describe('a budget shared by two proxy processes', () => {
     const plain = await cp.api('POST', '/v1/projects', { token: cp.adminToken, body: { name: 'no budget' } });
     const plainKey = await cp.api('POST', `/v1/projects/${plain.body.id}/keys`, { token: cp.adminToken, body: { name: 'k' } });
     expect((await chat(proxies[1]!.url, plainKey.body.key, { model: 'gpt-4o' })).status).toBe(200);
+  });
+
+  it("a key's budget counts that key's requests only", async () => {
+    const project = await cp.api('POST', '/v1/projects', { token: cp.adminToken, body: { name: 'key budgets' } });
+    const limited = (await cp.api('POST', `/v1/projects/${project.body.id}/keys`, { token: cp.adminToken, body: { name: 'limited' } })).body;
+    const free = (await cp.api('POST', `/v1/projects/${project.body.id}/keys`, { token: cp.adminToken, body: { name: 'free' } })).body;
+    const made = await cp.api('POST', `/v1/projects/${project.body.id}/budgets`, { token: cp.adminToken, body: { scope: 'key', key_id: limited.id, limit_usd: 0.001, period: 'day' } });
+    expect(made.status, made.text).toBe(201);
+    for (const { url } of proxies) {
+      await eventually(async () => (await chat(url, limited.key)).status === 429, 'the key budget refuses', 5_000);
+      expect((await chat(url, free.key)).status).toBe(200);
+    }
   });
 
   it('a new budget takes effect on every proxy, and a deleted one stops counting', async () => {
