@@ -112,12 +112,16 @@ export function registerBudgetRoutes(app: FastifyInstance, ctx: AppContext): voi
     },
     async (req, reply) => {
       const principal = principalOf(req);
+      let gone: BudgetRow | null = null;
       await ctx.sql.begin(async (tx) => {
         await projectAccess(tx, principal, req.params.id, 'project.update', 'change this project', { lock: 'share' });
+        gone = await findBudget(tx, req.params.id, req.params.budget_id);
         if (!(await deleteBudget(tx, req.params.id, req.params.budget_id))) throw budgetNotFound();
         await writeAudit(tx, { type: 'budget.deleted', outcome: 'success', status: 204, projectId: req.params.id, actor: principal.userId, target: { type: 'budget', id: req.params.budget_id } }, requestFacts(req, reply));
       });
       if (!(await projectBudgets(ctx, req.params.id))) budgetProjectionFailed(req.log, req.params.id);
+      // Its current ledger goes too (older periods' expire by themselves).
+      if (gone !== null) await resetLedger(ctx, gone).catch(() => {});
       return reply.status(204).send();
     },
   );
