@@ -20,10 +20,11 @@ import type { RequestContext } from '../context.js';
 export function budgets(ctx: RequestContext): void | Promise<void> {
   const rules = (ctx.policy as ProjectPolicy).budgets;
   if (rules === undefined) return;
-  const applicable = applicableRules(rules, ctx.keyId, ctx.extras?.tags ?? null);
-  if (applicable === null) return;
+  // Any budget of the project, even one that does not count this request (DESIGN §7).
   const bound = routeBound(ctx.route as Route);
   if (bound === null) return ctx.fail(Errors.modelNotPriced(ctx.model as string), 'policy_blocked');
+  const applicable = applicableRules(rules, ctx.keyId, ctx.extras?.tags ?? null);
+  if (applicable === null) return;
   const amount = worstCaseNanos(ctx, bound);
   const held = ctx.deps.budgets.reserve(ctx.projectId, applicable, amount, Date.now());
   if (!(held instanceof Promise)) return hold(ctx, held);
