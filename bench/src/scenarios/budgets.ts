@@ -63,6 +63,8 @@ export const budgets: Scenario = {
       await gateway?.stop();
       await mock.stop();
     }
+    // The budgeted requests went through the budget: its ledger holds what they cost.
+    const spentNanos = Number((await ctx.redis.hget(ctx.keys.budgetLedger(budgeted.projectId, rule.id, 'total'), 'spent')) ?? 0);
     const load = Object.fromEntries(VARIANTS.map((v) => [v, summariseTarget(rounds.get(v) ?? [])])) as Record<Variant, TargetLoad>;
     const base = load['no-budget'];
     const added = load.budget.medianCpuUsPerRequest - base.medianCpuUsPerRequest;
@@ -71,11 +73,12 @@ export const budgets: Scenario = {
       rows.push({ figure: `${LABEL[v]}: req/s, median of ${ctx.options.rounds} × ${ctx.options.durationS} s`, gateway: rps(load[v].medianRps), result: '', verdict: 'info' });
       rows.push({ figure: `${LABEL[v]}: CPU per request, own process`, gateway: us(load[v].medianCpuUsPerRequest), result: v === 'budget' ? `${signedUs(added)} vs without` : 'baseline', verdict: 'info' });
     }
+    rows.push({ figure: 'budget: spend settled in its ledger', gateway: `$${(spentNanos / 1e9).toFixed(4)}`, result: spentNanos > 0 ? 'requests were charged' : 'nothing charged', verdict: spentNanos > 0 ? 'pass' : 'miss' });
     rows.push({ figure: 'budget: CPU added per request (target ≤ +10 µs)', gateway: signedUs(added), result: added <= 10 ? 'within target' : 'over target', verdict: added <= 10 ? 'pass' : 'miss' });
     return {
-      errors: VARIANTS.reduce((n, v) => n + load[v].errors, 0),
+      errors: VARIANTS.reduce((n, v) => n + load[v].errors, 0) + (spentNanos > 0 ? 0 : 1),
       rows,
-      data: { connections: ctx.options.connections, durationS: ctx.options.durationS, rounds: ctx.options.rounds, variants: load, cpuUsPerRequestAdded: added },
+      data: { connections: ctx.options.connections, durationS: ctx.options.durationS, rounds: ctx.options.rounds, variants: load, cpuUsPerRequestAdded: added, spentUsd: spentNanos / 1e9 },
     };
   },
 };
