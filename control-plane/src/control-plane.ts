@@ -17,6 +17,7 @@ import { KeyProjection } from './keys/projection.js';
 import { createLogger } from './logger.js';
 import { createRegistry } from './metrics.js';
 import { QuotaReconciler } from './quota/reconciler.js';
+import { BudgetKeeper } from './budgets/budget-keeper.js';
 import { seed, seedOptionsFrom, type SeedResult } from './seed.js';
 import { WebhookEmitter } from './webhooks/webhook-emitter.js';
 import { WebhookQueue } from './webhooks/webhook-queue.js';
@@ -98,6 +99,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   };
 
   const reconciler = new QuotaReconciler(ctx, config.quotaReconcileMs);
+  const budgetKeeper = new BudgetKeeper(ctx);
   let replacing: Promise<void> | null = null;
   try {
     await invalidations.start();
@@ -110,6 +112,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   if (rebuilt === null) log.info('API keys already copied into Redis by another control plane');
   // Quota ledgers Redis lost are started again from Postgres before any proxy can lease from them.
   await reconciler.run();
+  await budgetKeeper.run();
   // Redis keeps nothing on disk: after a reconnect it may be a new, empty server, or one that
   // missed deletions made while it was away. Either way the projection is made again from the
   // source of truth (by one control plane; the others wait for it), and proxies are told only what
@@ -182,6 +185,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   }, PARTITION_CHECK_MS);
   partitionTimer.unref();
   reconciler.start();
+  budgetKeeper.start();
 
   return {
     app,
@@ -204,6 +208,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
       await invalidations.close();
       await tracer?.close();
       await reconciler.close();
+      budgetKeeper.close();
       await ctx.webhooks.close().catch(() => {});
       await Promise.allSettled([ctx.sql.end({ timeout: 5 }), redis.quit(), hooksRedis.quit()]);
     },

@@ -13,6 +13,7 @@ import { loadUws } from './http/uws.js';
 import { createProxyMetrics, registerCooldowns, registerQueueDepth } from './metrics.js';
 import { ProjectPolicies } from './policy/project-policies.js';
 import { QuotaLeases } from './policy/quota-leases.js';
+import { BudgetLeases } from './policy/budget-leases.js';
 import { RateLimiter } from './policy/rate-limiter.js';
 import { PROVIDER_TYPES } from './providers/registry.js';
 import { RecordBuffer } from './records/record-buffer.js';
@@ -85,12 +86,21 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       idleMs: 1_000,
       flushMs: 50,
       aliveTtlMs: 15_000,
+      outageFraction: config.outageAllowancePercent / 100,
+    });
+    const budgets = new BudgetLeases(lookups, keys, randomUUID(), {
+      blockNanos: config.budgetLeaseCents * 10_000_000,
+      idleMs: 1_000,
+      flushMs: 100,
+      leaseTtlMs: 30_000,
+      outageFraction: config.outageAllowancePercent / 100,
     });
     const rateLimiter = new RateLimiter(lookups, keys);
     const subscriber = new InvalidationSubscriber(sub, keys, cache, inFlight, log, {
       projectChanged: (projectId) => {
         policies.forget(projectId);
         quotas.release(projectId);
+        budgets.release(projectId);
         rateLimiter.forgetProject(projectId);
       },
       allStale: () => policies.refreshAll(),
@@ -113,6 +123,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
     metrics.inFlight.setCollector(() => state.active);
     registerCooldowns(metrics.registry, router.health);
     quotas.start();
+    budgets.start();
     rateLimiter.start();
     // One of the record queues for this worker's whole life (its confirmations ask that queue's node).
     const records: RecordSink = new RecordBuffer({ connection: queue, keys, queuePrefix: keys.recordsQueuePrefix(randomInt(config.recordQueues)), config, registry: metrics.registry, log });
@@ -128,6 +139,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       log,
       policies,
       quotas,
+      budgets,
       rateLimiter,
       defaultReservation: config.defaultReservationTokens,
       keyStaleBoundMs: config.keyStaleBoundMs,
@@ -168,6 +180,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         for (const call of inFlight.all()) call.revoke(shuttingDown);
         deps.authThrottle?.close();
         await quotas.close();
+        await budgets.close();
         await rateLimiter.close();
         await records.close(5_000);
         await tracer?.close();

@@ -9,6 +9,7 @@ export const ERROR_CODES = {
   FORBIDDEN: { status: 403, type: 'permission_error', message: 'You may not do this.' },
   MODEL_NOT_ALLOWED: { status: 403, type: 'permission_error', message: 'This model is not allowed for the project.' },
   MCP_NOT_ALLOWED: { status: 403, type: 'permission_error', message: 'This MCP server is not enabled for the project.' },
+  MODEL_NOT_PRICED: { status: 403, type: 'permission_error', message: 'The model has no price, and the project has a budget.' },
   TOOL_NOT_ALLOWED: { status: 403, type: 'permission_error', message: 'This tool is not allowed for the project.' },
   NOT_FOUND: { status: 404, type: 'not_found_error', message: 'Not found.' },
   MODEL_NOT_FOUND: { status: 404, type: 'not_found_error', message: 'No provider serves this model.' },
@@ -17,6 +18,7 @@ export const ERROR_CODES = {
   PAYLOAD_TOO_LARGE: { status: 413, type: 'invalid_request_error', message: 'The request body is too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'invalid_request_error', message: 'The body must be application/json.' },
   QUOTA_EXCEEDED: { status: 429, type: 'insufficient_quota', message: 'The project has used its token quota.' },
+  BUDGET_EXCEEDED: { status: 429, type: 'insufficient_quota', message: 'A spending budget of the project is used up.' },
   RATE_LIMITED: { status: 429, type: 'rate_limit_error', message: 'Too many requests; retry later.' },
   INTERNAL: { status: 500, type: 'api_error', message: 'Internal error.' },
   UPSTREAM_ERROR: { status: 502, type: 'api_error', message: 'The model provider failed.' },
@@ -105,6 +107,11 @@ export const Errors = {
   /** `hint`: the nearest served id, or some served ids (proxy/src/routing/model-suggest.ts). */
   modelNotFound: (model: string, hint = '') => new GatewayError('MODEL_NOT_FOUND', `The model \`${model}\` is not served by this gateway.${hint}`, { param: 'model' }),
   maxTokensOverCap: (cap: number) => new GatewayError('INVALID_REQUEST', `max_tokens may be at most ${cap} for this project.`, { param: 'max_tokens' }),
+  /** `message` names the budget (its id and scope) and what is left. */
+  budgetExceeded: (message: string) => new GatewayError('BUDGET_EXCEEDED', message),
+  modelNotPriced: (model: string) =>
+    new GatewayError('MODEL_NOT_PRICED', `The model \`${model}\` has no price in the providers file, and this project has a spending budget.`, { param: 'model' }),
+  nOverLimit: (max: number) => new GatewayError('INVALID_REQUEST', `n may be at most ${max} for this project.`, { param: 'n' }),
   providerFailed: (provider: string, cause?: unknown) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed.`, { cause }),
   noProviderTried: () => new GatewayError('UNAVAILABLE', 'No provider could be tried.', { retryAfter: 1 }),
   methodNotAllowed: (method: string, path: string) => new GatewayError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}.`),

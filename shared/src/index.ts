@@ -33,3 +33,5 @@ export * from './log-redaction.js';
 export * from './config/served-models.js';
 export * from './config/placeholder-secrets.js';
 export * from './management-api/index.js';
+export * from './contracts/project-budgets.js';
+export * from './contracts/budget-period.js';

@@ -99,6 +99,38 @@ export class RedisKeys {
     return `${this.prefix}quota:{${projectId}}:${period}`;
   }
 
+  /** String: the encoded ProjectBudgets (contracts/project-budgets.ts) of a project; read with its policy. */
+  projectBudgets(projectId: string): string {
+    return `${this.prefix}project:{${projectId}}:budgets`;
+  }
+
+  /**
+   * Hash: one budget's dollar ledger for one period (budget-period.ts ids), in nano-dollars:
+   * `spent` (settled), and per proxy `lease:<proxyId>` (leased, unspent), `exp:<proxyId>` (when the
+   * lease lapses, Redis time in ms) and `seq:<proxyId>` (its last settlement applied).
+   */
+  budgetLedger(projectId: string, budgetId: string, period: string): string {
+    return `${this.prefix}budget:{${projectId}}:${budgetId}:${period}`;
+  }
+
+  /**
+   * String: present once a control plane has loaded every budget's current ledger from PostgreSQL
+   * into this Redis. While it is missing (Redis restarted empty) no proxy starts a ledger at 0.
+   */
+  get budgetLedgersReady(): string {
+    return `${this.prefix}budgets:ready`;
+  }
+
+  /** Lock held by the one control plane loading budget ledgers and announcing their thresholds. */
+  get budgetKeeperLock(): string {
+    return `${this.prefix}lock:budget-keeper`;
+  }
+
+  /** Match pattern for every budget ledger (used by the reconciler). */
+  budgetLedgerPattern(): string {
+    return `${this.prefix}budget:*`;
+  }
+
   /** Match pattern for every quota ledger (used by the reconciler). */
   quotaLedgerPattern(): string {
     return `${this.prefix}quota:*`;

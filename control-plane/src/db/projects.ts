@@ -18,6 +18,7 @@ interface ProjectRow {
   allowed_models: string[] | null;
   max_tokens_cap: number | null;
   mcp: McpSetting | null;
+  max_n: number | null;
   created_at: Date;
 }
 
@@ -33,9 +34,10 @@ export interface ProjectInput {
   allowed_models?: string[] | null;
   max_tokens_cap?: number | null;
   mcp?: McpSetting | null;
+  max_n?: number | null;
 }
 
-const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, created_at';
+const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, max_n, created_at';
 const P_COLUMNS = COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
 
 function toProject(row: ProjectRow): Project {
@@ -50,6 +52,8 @@ function toProject(row: ProjectRow): Project {
     max_tokens_cap: row.max_tokens_cap,
     mcp: row.mcp,
     created_at: row.created_at.toISOString(),
+    // Shown only when set, as older answers had no such field.
+    ...(row.max_n === null ? {} : { max_n: row.max_n }),
   };
 }
 
@@ -63,6 +67,7 @@ export function policyOf(project: Project): Omit<ProjectPolicy, 'v'> {
     allowed_models: project.allowed_models,
     max_tokens_cap: project.max_tokens_cap,
     mcp: project.mcp,
+    max_n: project.max_n ?? null,
   };
 }
 
@@ -74,6 +79,7 @@ function columnsOf(input: ProjectInput): Record<string, string | number | string
   if (input.quota_period !== undefined) values.quota_period = input.quota_period;
   if (input.allowed_models !== undefined) values.allowed_models = input.allowed_models;
   if (input.max_tokens_cap !== undefined) values.max_tokens_cap = input.max_tokens_cap;
+  if (input.max_n !== undefined) values.max_n = input.max_n;
   // postgres.js serialises it with the jsonb column's own serialiser.
   if (input.mcp !== undefined) values.mcp = input.mcp as JSONValue | null;
   for (const [field, value] of Object.entries(input.rate_limits ?? {})) if (value !== undefined) values[field] = value as number | null;

@@ -23,6 +23,7 @@ import { registerUsageDownloadRoute } from './routes/usage-export.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerUserRoutes } from './routes/users.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
+import { registerBudgetRoutes } from './routes/budgets.js';
 import { addSharedSchemas } from './schemas.js';
 import { refuseUnstorableText } from './storable-text.js';
 import { inferenceOnManagementPort } from './gateway-paths.js';
@@ -128,6 +129,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     registerUsageRoutes(authenticated, ctx);
     registerAuditRoutes(authenticated, ctx);
     registerWebhookRoutes(authenticated, ctx);
+    registerBudgetRoutes(authenticated, ctx);
     registerGatewayRoutes(authenticated, ctx);
   });
   return app;

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, CACHE_OUTCOMES, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS, GUARDRAIL_ACTIONS } from '@gateway/shared';
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
 import { WEBHOOK_SCHEMAS } from './webhook-schemas.js';
+import { BUDGET_SCHEMAS } from './budget-schemas.js';
 
 export { nameSchema } from './names.js';
 
@@ -115,6 +116,7 @@ export const SHARED_SCHEMAS = [
       },
       allowed_models: { type: ['array', 'null'], items: { type: 'string' }, description: 'Models the project may use; null means all.' },
       max_tokens_cap: { type: ['integer', 'null'], description: 'Largest max_tokens a request may ask for; null means none.' },
+      max_n: { type: ['integer', 'null'], description: 'Most completions (`n`) one request may ask for; absent or null: the default, 8.' },
       mcp: {
         type: ['object', 'null'],
         description: 'MCP servers (and tools) the project\'s keys may use through `/mcp`; null means none.',
@@ -317,6 +319,7 @@ export const SHARED_SCHEMAS = [
     },
   },
   ...WEBHOOK_SCHEMAS,
+  ...BUDGET_SCHEMAS,
   {
     $id: 'ServedModel',
     description: 'A model id the gateway serves, as clients send it.',

@@ -55,7 +55,7 @@ export class KeyProjection {
     await deleteKeys(this.redis, records);
     await Promise.all(records.map((record) => waitForReplica(this.redis, record)));
     // The set and the policy share the project's hash tag.
-    await this.redis.multi().del(setKey).del(this.keys.projectPolicy(projectId)).exec();
+    await this.redis.multi().del(setKey).del(this.keys.projectPolicy(projectId)).del(this.keys.projectBudgets(projectId)).exec();
     await this.publish({ kind: 'project.deleted', key_hash: null, key_id: null, project_id: projectId });
   }
 

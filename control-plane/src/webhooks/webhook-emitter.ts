@@ -31,6 +31,12 @@ export class WebhookEmitter {
     }
   }
 
+  /** Queues deliveries recorded in a transaction of the caller's (a lost hand-over is swept up). */
+  async deliver(projectId: string, deliveryIds: string[]): Promise<void> {
+    if (deliveryIds.length === 0) return;
+    await this.queue.deliver(projectId, deliveryIds).catch(() => {});
+  }
+
   async close(): Promise<void> {
     await this.queue.close();
   }

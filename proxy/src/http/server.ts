@@ -4,6 +4,7 @@ import type { Endpoint } from '../pipeline/endpoint.js';
 import { buildEndpoints } from '../pipeline/endpoints.js';
 import { attribute } from '../attribution/attribute.js';
 import { TAGS_HEADER } from '../attribution/tags-header.js';
+import { budgets } from '../pipeline/steps/budgets.js';
 import type { ErrorShape } from '../protocols/protocol.js';
 import type { McpUpstreams } from '../mcp/mcp-upstreams.js';
 import { registerMcpRoutes } from '../mcp/routes.js';
@@ -76,7 +77,7 @@ function asciiText(bytes: ArrayBuffer): string {
 export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number, mcp: McpUpstreams | null = null): Promise<ProxyServer> {
   const uws = loadUws();
   const app = uws.App();
-  const endpoints = buildEndpoints({ tags: attribute });
+  const endpoints = buildEndpoints({ tags: attribute, budgets });
   const routes: readonly (readonly [method: 'post' | 'get', path: string, endpoint: Endpoint])[] = [
     ['post', '/v1/chat/completions', endpoints.chatCompletions],
     ['post', '/v1/responses', endpoints.responses],

@@ -9,6 +9,7 @@ import type { Exchange } from '../http/exchange.js';
 import type { ProxyMetrics } from '../metrics.js';
 import type { ProjectPolicies } from '../policy/project-policies.js';
 import type { QuotaLeases, Reservation } from '../policy/quota-leases.js';
+import type { BudgetHold, BudgetLeases } from '../policy/budget-leases.js';
 import type { RateLimiter } from '../policy/rate-limiter.js';
 import type { Cancel } from '../providers/cancel.js';
 import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, EmbeddingsResult, StreamMeta, StreamResult } from '../request/internal-request.js';
@@ -34,6 +35,7 @@ export interface GatewayDeps {
   log: Logger;
   policies: ProjectPolicies;
   quotas: QuotaLeases;
+  budgets: BudgetLeases;
   rateLimiter: RateLimiter;
   /** Output tokens reserved for a request that sets no max_tokens (and has no cap). */
   defaultReservation: number;
@@ -112,6 +114,8 @@ export class RequestContext implements Revocable, CoolingLog {
   forward: Buffer | null = null;
   /** Tokens reserved against the project's quota; settled to the true count when the request finishes. */
   reservation: Reservation | null = null;
+  /** Dollars reserved in the project's budgets (steps/budgets.ts); settled to the cost when the request finishes. */
+  budgetHold: BudgetHold | null = null;
 
   // route + failover + provider
   provider: string | null = null;

@@ -1,4 +1,4 @@
-import { ContractError, decodeProjectPolicy, NO_RATE_LIMITS, type ProjectPolicy, type RedisKeys, type RedisClient } from '@gateway/shared';
+import { ContractError, decodeProjectBudgets, decodeProjectPolicy, NO_RATE_LIMITS, type ProjectPolicy, type RedisKeys, type RedisClient } from '@gateway/shared';
 
 /**
  * Each project's policy (quota, rate limits, allowed models, max_tokens cap), read from the Redis
@@ -42,10 +42,11 @@ export class ProjectPolicies {
 
   /** The projected policy; null when Redis has none and its projection is not complete. */
   private async read(projectId: string): Promise<ProjectPolicy | null> {
-    const raw = await this.redis.get(this.keys.projectPolicy(projectId));
-    if (raw === null) return (await this.redis.exists(this.keys.projectionReady)) === 1 ? openPolicy(projectId) : null;
+    // One MGET: the policy and the budgets share the project's hash tag.
+    const [raw, rawBudgets] = await this.redis.mget(this.keys.projectPolicy(projectId), this.keys.projectBudgets(projectId));
+    if (raw === null || raw === undefined) return (await this.redis.exists(this.keys.projectionReady)) === 1 ? withBudgets(openPolicy(projectId), rawBudgets) : null;
     try {
-      return decodeProjectPolicy(raw);
+      return withBudgets(decodeProjectPolicy(raw), rawBudgets);
     } catch (err) {
       if (!(err instanceof ContractError)) throw err;
       // A newer policy shape we cannot read: refuse the project's traffic rather than ignore its limits.
@@ -79,6 +80,13 @@ export class ProjectPolicies {
     this.epoch++;
     this.known.clear();
   }
+}
+
+/** The budgets attached when there are any (a project without keeps the field absent: one read, no work). */
+function withBudgets(policy: ProjectPolicy, raw: string | null | undefined): ProjectPolicy {
+  if (raw === null || raw === undefined) return policy;
+  const { budgets } = decodeProjectBudgets(raw);
+  return budgets.length === 0 ? policy : { ...policy, budgets };
 }
 
 function openPolicy(id: string): ProjectPolicy {

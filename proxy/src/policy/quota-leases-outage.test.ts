@@ -75,4 +75,32 @@ describe('QuotaLeases while Redis is away', () => {
       await q.close();
     }
   });
+
+  it('with an outage allowance, admits that share of the quota beyond the lease, then refuses 503', async () => {
+    await eventually(() => redis.status === 'ready', 'connected');
+    const q = new QuotaLeases(redis, keys, randomUUID(), { blockTokens: 1_000, idleMs: 3_600_000, flushMs: 20, aliveTtlMs: 15_000, outageFraction: 0.02 });
+    q.start();
+    try {
+      const p = policy(100_000);
+      const first = (await q.reserve(p, 100, Date.now())) as Reservation;
+      q.settle(first, 100);
+      await eventually(async () => (await redis.hget(keys.quotaLedger(p.id, 'total'), 'charged')) === '100', 'the first request charged');
+      await server.stop('SIGKILL');
+      await eventually(() => redis.status !== 'ready', 'the connection lost');
+      let admitted = 0;
+      for (;;) {
+        const r = await q.reserve(p, 100, Date.now());
+        if (r instanceof GatewayError) {
+          expect(r.code).toBe('UNAVAILABLE');
+          break;
+        }
+        admitted += 100;
+      }
+      // The lease's 1,000 left plus 2 % of 100,000.
+      expect(admitted).toBe(1_000 + 2_000);
+    } finally {
+      await server.start();
+      await q.close();
+    }
+  });
 });

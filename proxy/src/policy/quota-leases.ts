@@ -1,3 +1,4 @@
+import { LeaseRate } from './lease-rate.js';
 import { GatewayError, quotaPeriodId, type ProjectPolicy, type RedisClient, type RedisKeys } from '@gateway/shared';
 
 /**
@@ -43,18 +44,15 @@ interface Ledger {
   inFlight: number;
   /** Tokens reserved by the requests in flight. */
   reserved: number;
+  /** Tokens admitted without a lease since Redis was last reached. */
+  outageUsed: number;
   lastUsed: number;
   leasing: Promise<void> | null;
   /** Seconds a monthly ledger outlives its month (0: none). */
   ttl: number;
-  /** Tokens reserved here since `windowStart`, and per second over the window before it. */
-  windowTokens: number;
-  windowStart: number;
-  lastRate: number;
+  /** This proxy's own rate of use, which sizes its blocks. */
+  rate: LeaseRate;
 }
-
-/** The window over which a proxy's own rate of use is measured. */
-const RATE_WINDOW_MS = 1_000;
 
 export interface QuotaLeaseOptions {
   /** Largest block leased at once (a smaller one for small quotas). */
@@ -64,6 +62,12 @@ export interface QuotaLeaseOptions {
   /** How often settled counts are written to Redis. */
   flushMs: number;
   aliveTtlMs: number;
+  /**
+   * Share of the quota this proxy may still admit per Redis outage once its lease is spent (0: none,
+   * refused 503 as before). Admitted as a debt the next lease pays back; the documented bound of
+   * overshoot per proxy and outage (docs/budgets.md#when-redis-is-away).
+   */
+  outageFraction?: number;
 }
 
 export const FREE: Reservation = { ledger: null, amount: 0 };
@@ -127,23 +131,14 @@ export class QuotaLeases {
     if (policy.quota_tokens === null) return FREE;
     const ledger = this.ledgerFor(policy, now);
     ledger.lastUsed = now;
-    ledger.windowTokens += estimate;
+    ledger.rate.add(estimate);
     if (ledger.leasing === null && ledger.balance >= estimate) return this.take(ledger, estimate);
     return this.reserveWithLease(ledger, estimate, now);
   }
 
   /** Tokens to lease beyond what the waiting request needs: about a second of this proxy's own use. */
   private blockFor(ledger: Ledger, now: number): number {
-    const elapsed = now - ledger.windowStart;
-    if (elapsed >= RATE_WINDOW_MS) {
-      ledger.lastRate = (ledger.windowTokens * 1000) / elapsed;
-      ledger.windowTokens = 0;
-      ledger.windowStart = now;
-    }
-    const share = Math.ceil(Math.max(ledger.lastRate, ledger.windowTokens));
-    // Never less than 1 % of the quota: a slow but steady user spends it in at most ~100 round trips.
-    const floor = Math.floor(ledger.quota / 100);
-    return Math.max(1, Math.min(this.options.blockTokens, Math.floor(ledger.quota / 16), Math.max(share, floor)));
+    return ledger.rate.block(ledger.quota, this.options.blockTokens, now);
   }
 
   private take(ledger: Ledger, amount: number): Reservation {
@@ -177,7 +172,15 @@ export class QuotaLeases {
     );
     await ledger.leasing;
     ledger.leasing = null;
-    if (failed) return new GatewayError('UNAVAILABLE', 'The quota cannot be checked right now; retry shortly.', { retryAfter: 1 });
+    if (failed) {
+      if (ledger.outageUsed + estimate > Math.floor(ledger.quota * (this.options.outageFraction ?? 0))) {
+        return new GatewayError('UNAVAILABLE', 'The quota cannot be checked right now; retry shortly.', { retryAfter: 1 });
+      }
+      // The outage allowance: a debt of the lease (a negative balance), paid back by the next one.
+      ledger.outageUsed += estimate;
+      return this.take(ledger, estimate);
+    }
+    ledger.outageUsed = 0;
     if (ledger.balance >= estimate) return this.take(ledger, estimate);
     return refusal(ledger, estimate, charged + ledger.pendingCharge);
   }
@@ -212,13 +215,12 @@ export class QuotaLeases {
         pendingCharge: 0,
         inFlight: 0,
         reserved: 0,
+        outageUsed: 0,
         lastUsed: now,
         leasing: null,
         // A monthly ledger is kept for two months, long enough to be reconciled and reported.
         ttl: period === 'total' ? 0 : 62 * 24 * 3600,
-        windowTokens: 0,
-        windowStart: now,
-        lastRate: 0,
+        rate: new LeaseRate(now),
       };
       this.ledgers.set(key, ledger);
     }

@@ -28,7 +28,7 @@ export interface ParsedRequest {
   stream: boolean;
   /** Whether the internal stream must end with the usage chunk (always, for protocols that report usage). */
   wantsUsage: boolean;
-  /** max_completion_tokens, else max_tokens, else null. */
+  /** The larger of max_completion_tokens and max_tokens when both are sent, else the one sent, else null. */
   maxTokens: number | null;
   /** The client's own request, for a provider that speaks this protocol natively (no translation). */
   native?: NativeRequest;

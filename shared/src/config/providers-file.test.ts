@@ -62,6 +62,18 @@ cooldown: { failures: 5, base_ms: 1000, max_ms: 8000 }
     expect(cfg.cooldown).toEqual({ failures: 5, base_ms: 1000, max_ms: 8000 });
   });
 
+  it('reads a model\'s max_output_tokens beside its price (absent: left out, the default 16384 applies)', () => {
+    const cfg = parse(`providers:
+  - name: east
+    type: openai
+    base_url: http://east/v1
+    models: [{ id: big, price: { input: 1, output: 2 }, max_output_tokens: 64000 }, small]
+`);
+    expect(cfg.providers[0]?.models[0]?.max_output_tokens).toBe(64000);
+    expect(cfg.providers[0]?.models[1]?.max_output_tokens).toBeUndefined();
+    expect(() => parse('providers:\n  - {name: e, type: openai, base_url: http://e/v1, models: [{ id: x, max_output_tokens: 0 }]}\n')).toThrow(/max_output_tokens/);
+  });
+
   it("gives a provider type's default base_url and requires one where it has none", () => {
     const types = [...TYPES, { type: 'hosted', defaultBaseUrl: 'https://api.example.com', usesBaseUrl: true }];
     const cfg = parseProvidersFile('providers:\n  - {name: h, type: hosted, models: [a]}\n', 'p.yaml', {}, types);

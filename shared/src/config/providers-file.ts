@@ -58,7 +58,12 @@ export interface ModelEntry {
   /** What this provider is sent (default: the id). */
   upstream: string;
   price: ModelPrice | null;
+  /** Most output tokens one completion may produce: a budget's worst case when the request sets no limit (absent: DEFAULT_MAX_OUTPUT_TOKENS). */
+  max_output_tokens?: number;
 }
+
+/** A model entry's max_output_tokens when the providers file gives none. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 16_384;
 
 export type RouteStrategy = 'fallback' | 'weighted';
 
@@ -353,12 +358,14 @@ function parseModel(value: unknown, at: string): ModelEntry {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError(`${at} must be a model id or { id, upstream, price }`);
   const m = value as Record<string, unknown>;
   for (const field of Object.keys(m)) {
-    if (!['id', 'upstream', 'price'].includes(field)) throw new ConfigError(`${at}: unknown field "${field}"`);
+    if (!['id', 'upstream', 'price', 'max_output_tokens'].includes(field)) throw new ConfigError(`${at}: unknown field "${field}"`);
   }
   if (typeof m.id !== 'string' || m.id.length === 0 || m.id.length > 256) throw new ConfigError(`${at}: "id" must be a non-empty string`);
   const upstream = m.upstream ?? m.id;
   if (typeof upstream !== 'string' || upstream.length === 0 || upstream.length > 256) throw new ConfigError(`${at} (${m.id}): "upstream" must be a non-empty string`);
-  return { id: m.id, upstream, price: parsePrice(m.price, `${at} (${m.id}): "price"`) };
+  const entry: ModelEntry = { id: m.id, upstream, price: parsePrice(m.price, `${at} (${m.id}): "price"`) };
+  if (m.max_output_tokens !== undefined) entry.max_output_tokens = positiveInt(m.max_output_tokens, DEFAULT_MAX_OUTPUT_TOKENS, `${at} (${m.id}): "max_output_tokens"`);
+  return entry;
 }
 
 function parsePrice(value: unknown, at: string): ModelPrice | null {

@@ -51,6 +51,10 @@ export interface ProxyConfig extends CommonConfig, ListenerConfig {
   keyStaleBoundMs: number;
   /** Largest block of quota tokens one proxy leases at a time. */
   quotaLeaseTokens: number;
+  /** Largest block of a budget one proxy leases at a time, US cents. */
+  budgetLeaseCents: number;
+  /** Percent of a quota or budget each proxy may still admit per Redis outage once its lease is spent. */
+  outageAllowancePercent: number;
   /** Output tokens reserved for a request with no max_tokens, in projects without a cap. */
   defaultReservationTokens: number;
   /** Control plane whose invalidation log stream the proxy follows (the second channel); unset: Redis only. */
@@ -172,6 +176,8 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     recordBufferMax: envInt(env, 'RECORD_BUFFER_MAX', 250_000, 1_000, 10_000_000),
     keyStaleBoundMs: envInt(env, 'KEY_STALE_BOUND_MS', 1_000, 0, 60_000),
     quotaLeaseTokens: envInt(env, 'QUOTA_LEASE_TOKENS', 20_000, 1, 100_000_000),
+    budgetLeaseCents: envInt(env, 'BUDGET_LEASE_CENTS', 100, 1, 100_000_000),
+    outageAllowancePercent: envInt(env, 'OUTAGE_ALLOWANCE_PERCENT', 2, 0, 100),
     defaultReservationTokens: envInt(env, 'DEFAULT_RESERVATION_TOKENS', 1_024, 0, 10_000_000),
     ...invalidationStream(env),
   };

@@ -94,8 +94,8 @@ export interface McpAuditFacts {
 }
 
 /** What a management action was done to; `member` is the user id of a project member. */
-export type AuditTargetType = 'user' | 'member' | 'project' | 'key' | 'webhook';
-export const AUDIT_TARGET_TYPES: readonly AuditTargetType[] = ['user', 'member', 'project', 'key', 'webhook'];
+export type AuditTargetType = 'user' | 'member' | 'project' | 'key' | 'webhook' | 'budget';
+export const AUDIT_TARGET_TYPES: readonly AuditTargetType[] = ['user', 'member', 'project', 'key', 'webhook', 'budget'];
 
 export interface AuditTarget {
   type: AuditTargetType;

@@ -1,4 +1,5 @@
 import { decodeMcpSetting, type McpSetting } from './mcp-setting.js';
+import type { BudgetRule } from './project-budgets.js';
 import { ContractError, expectObject, expectString, parseVersioned } from './version.js';
 
 /**
@@ -27,16 +28,26 @@ export interface ProjectPolicy {
   max_tokens_cap: number | null;
   /** MCP servers and tools the project's keys may use (mcp-setting.ts); null or absent: no MCP at all. */
   mcp?: McpSetting | null;
+  /** Most completions (`n`) one request may ask for; null or absent: DEFAULT_MAX_N. */
+  max_n?: number | null;
+  /**
+   * The project's spending budgets: not part of this payload but read with it, in the same MGET,
+   * from RedisKeys.projectBudgets (project-budgets.ts). Absent when the project has none.
+   */
+  budgets?: readonly BudgetRule[];
 }
+
+/** The most completions one request may ask for when the project sets no max_n. */
+export const DEFAULT_MAX_N = 8;
 
 const NAME = 'ProjectPolicy';
 
 export const NO_RATE_LIMITS: RateLimits = { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null };
 
 export function encodeProjectPolicy(policy: Omit<ProjectPolicy, 'v'>): string {
-  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp } = policy;
+  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp, max_n } = policy;
   // Added without a version bump: a proxy that predates MCP ignores the field and serves no /mcp.
-  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}) });
+  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}), ...(max_n != null ? { max_n } : {}) });
 }
 
 function limit(obj: Record<string, unknown>, field: string): number | null {
@@ -70,6 +81,7 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
     allowed_models: (models as string[] | null | undefined) ?? null,
     max_tokens_cap: limit(obj, 'max_tokens_cap'),
     ...(mcp === null ? {} : { mcp }),
+    ...(obj.max_n == null ? {} : { max_n: limit(obj, 'max_n') }),
   };
 }
 

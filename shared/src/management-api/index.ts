@@ -1,2 +1,3 @@
 export * from './roles.js';
 export * from './types.js';
+export * from './budgets.js';

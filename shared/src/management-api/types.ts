@@ -13,7 +13,7 @@ export type { McpSetting };
  */
 
 /** The events a webhook can subscribe to (docs/webhooks.md#events). */
-export const WEBHOOK_EVENT_TYPES = ['key.created', 'key.deleted', 'project.updated', 'quota.threshold', 'gateway.request.failed'] as const;
+export const WEBHOOK_EVENT_TYPES = ['key.created', 'key.deleted', 'project.updated', 'quota.threshold', 'budget.threshold', 'gateway.request.failed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
@@ -79,6 +79,8 @@ export interface Project {
   allowed_models: string[] | null;
   /** Largest max_tokens a request may ask for; null: none. */
   max_tokens_cap: number | null;
+  /** Most completions (`n`) one request may ask for; null: the default, 8. */
+  max_n?: number | null;
   /** MCP servers and tools the project's keys may use; null: none. */
   mcp: McpSetting | null;
   created_at: string;

@@ -33,6 +33,7 @@ export {
   type WebhookDelivery,
   type WebhookEventType,
 } from '../../../../shared/src/management-api/types.js';
+export type { Budget, BudgetInput } from '../../../../shared/src/management-api/budgets.js';
 export type { QuotaPeriod, RateLimits } from '../../../../shared/src/contracts/project-policy.js';
 export type { StoredUsageRecord as UsageRecord } from '../../../../shared/src/contracts/usage-record.js';
 export type { StoredAuditEvent as AuditEvent } from '../../../../shared/src/contracts/audit-event.js';

@@ -11,6 +11,7 @@ export const EVENT_HELP: Record<WebhookEventType, string> = {
   'key.deleted': 'an API key was deleted',
   'project.updated': 'the project was renamed, or its quota, limits or models changed',
   'quota.threshold': 'usage reached 80 % or 100 % of the quota',
+  'budget.threshold': 'spend reached one of a budget\'s alert_at fractions (once per period)',
   'gateway.request.failed': 'gateway requests failed (batched: at most one event every 10 s)',
 };
 

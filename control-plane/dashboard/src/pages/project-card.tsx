@@ -2,6 +2,7 @@ import type { Project, ServedModel } from '../api/types.js';
 import { CopyButton } from '../components/copy-button.js';
 import { QuotaBar } from '../components/quota-bar.js';
 import { QuotaState } from '../components/quota-state.js';
+import { ProjectBudgets } from './project-budgets.js';
 import { formatDateTime, formatNumber, quotaUse } from '../lib/format.js';
 import { allowListState } from '../lib/project-list.js';
 import { describeLimit } from '../lib/project-settings.js';
@@ -103,6 +104,7 @@ export function ProjectCard({
           </dd>
         </div>
       </dl>
+      <ProjectBudgets projectId={project.id} projectName={project.name} canEdit={canEdit} />
       <p class="card-links">
         <Link href={href('/keys', { project: project.id })}>
           Keys<span class="visually-hidden"> of {project.name}</span>

@@ -2,6 +2,7 @@ import type { CommandSpec, Options } from '../command.js';
 import { login, logout, whoami } from './auth.js';
 import { health } from './health.js';
 import { keyCommands } from './keys.js';
+import { budgetCommands } from './budgets.js';
 import { memberCommands } from './members.js';
 import { projectCommands } from './projects.js';
 import { recordCommands } from './records.js';
@@ -14,6 +15,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   whoami,
   ...projectCommands,
   ...keyCommands,
+  ...budgetCommands,
   ...memberCommands,
   ...userCommands,
   ...recordCommands,

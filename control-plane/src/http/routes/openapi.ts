@@ -25,6 +25,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'keys', description: 'Project API keys' },
         { name: 'records', description: 'Usage records and audit events' },
         { name: 'webhooks', description: 'Project webhooks and their delivery log' },
+        { name: 'budgets', description: 'Spending budgets in US dollars per project, key or tag' },
         { name: 'gateway', description: 'The models the gateway serves and its public address' },
       ],
     },

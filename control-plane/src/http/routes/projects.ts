@@ -51,6 +51,7 @@ const policyProperties = {
   },
   max_tokens_cap: { type: ['integer', 'null'], minimum: 1, maximum: 2_147_483_647, description: 'Largest max_tokens a request may ask for; injected when a request sets none.' },
   mcp: mcpSettingSchema,
+  max_n: { type: ['integer', 'null'], minimum: 1, maximum: 128, description: 'Most completions (`n`) one request may ask for; null means the default, 8.' },
 } as const;
 
 export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): void {

@@ -1,4 +1,5 @@
-import { Errors, GatewayError, type ProjectPolicy } from '@gateway/shared';
+import { DEFAULT_MAX_N, Errors, GatewayError, type ProjectPolicy } from '@gateway/shared';
+import { completions, oneLimitField } from '../../policy/caps.js';
 import type { Reservation } from '../../policy/quota-leases.js';
 import { estimatePromptTokens } from '../../policy/token-estimate.js';
 import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
@@ -45,19 +46,30 @@ export function modelAllowed(ctx: RequestContext): void {
 }
 
 /**
- * The project's max_tokens cap: a request over it is refused; one that sets none is given the cap
- * (then its client bytes can no longer be forwarded as they are).
+ * Caps that hold whatever the body carries: `n` within the project's max_n (default 8); the output
+ * the request may produce — max_tokens (the larger of max_tokens and max_completion_tokens when
+ * both are sent) × n — within the project's max_tokens cap, else refused; a request that sets no
+ * limit is given cap / n. Both limits sent: the provider receives one, `max_completion_tokens`,
+ * holding the smaller (within the cap and what was reserved; caps.ts). A changed body is no
+ * longer forwarded as the client's bytes.
  */
 export function maxTokensCap(ctx: RequestContext): void {
-  const cap = (ctx.policy as ProjectPolicy).max_tokens_cap;
-  if (cap === null) return;
+  const policy = ctx.policy as ProjectPolicy;
   const parsed = ctx.parsed as ParsedRequest;
+  const chat = parsed.chat;
+  if (chat.max_tokens != null && chat.max_completion_tokens != null) oneLimitField(ctx, chat);
+  const n = completions(parsed);
+  if (n > 1 && n > (policy.max_n ?? DEFAULT_MAX_N)) return ctx.fail(Errors.nOverLimit(policy.max_n ?? DEFAULT_MAX_N), 'policy_blocked');
+  const cap = policy.max_tokens_cap;
+  if (cap === null) return;
   if (parsed.maxTokens !== null) {
-    if (parsed.maxTokens > cap) ctx.fail(Errors.maxTokensOverCap(cap), 'policy_blocked');
+    if (parsed.maxTokens * n > cap) ctx.fail(n > 1 ? Errors.invalidField('n', `max_tokens × n may be at most ${cap} for this project.`) : Errors.maxTokensOverCap(cap), 'policy_blocked');
     return;
   }
-  parsed.chat.max_tokens = cap;
-  parsed.maxTokens = cap;
+  const each = Math.floor(cap / n);
+  if (each < 1) return ctx.fail(Errors.invalidField('n', `max_tokens × n may be at most ${cap} for this project.`), 'policy_blocked');
+  chat.max_tokens = each;
+  parsed.maxTokens = each;
   ctx.forward = null;
 }
 
@@ -68,7 +80,7 @@ export function maxTokensCap(ctx: RequestContext): void {
 export function estimateChat(ctx: RequestContext): void {
   const parsed = ctx.parsed as ParsedRequest;
   parsed.promptTokens = estimatePromptTokens(parsed.chat);
-  ctx.estimate = parsed.promptTokens + (parsed.maxTokens ?? ctx.deps.defaultReservation);
+  ctx.estimate = parsed.promptTokens + (parsed.maxTokens ?? ctx.deps.defaultReservation) * completions(parsed);
 }
 
 /** An embeddings request produces no output: its input is the whole estimate. */

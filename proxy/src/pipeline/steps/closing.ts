@@ -1,15 +1,17 @@
 import type { RequestContext } from '../context.js';
 import { auditEvent, usageRecord } from '../request-records.js';
+import { settleBudgets } from './budgets.js';
 
 /**
  * The closing steps: run once on every way out (exits.ts `finish`), after the ending is set.
  * Nothing here waits; the records are appended to the buffer, encoded and sent per batch.
  */
 
-/** The quota reservation settled to the true count; the request leaves the drain's count. */
+/** The quota and budget reservations settled to the true count and cost; the request leaves the drain's count. */
 export function settle(ctx: RequestContext): void {
   const { deps, usage } = ctx;
   if (ctx.reservation !== null) deps.quotas.settle(ctx.reservation, usage === undefined ? 0 : usage.input + usage.output);
+  if (ctx.budgetHold !== null) settleBudgets(ctx);
   deps.state.active--;
 }
 

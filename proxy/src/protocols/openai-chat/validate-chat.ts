@@ -9,7 +9,7 @@ export interface ValidChatRequest {
   model: string;
   stream: boolean;
   clientWantsUsage: boolean;
-  /** max_completion_tokens, else max_tokens, else null. */
+  /** The larger of max_completion_tokens and max_tokens, else null. */
   maxTokens: number | null;
 }
 
@@ -41,6 +41,7 @@ export function validateChatRequest(body: unknown): ValidChatRequest {
   checkNumber(body, 'top_p', 0, 1);
   const maxTokens = checkPositiveInt(body, 'max_tokens');
   const maxCompletionTokens = checkPositiveInt(body, 'max_completion_tokens');
+  checkPositiveInt(body, 'n');
 
   const stop = body.stop;
   if (stop !== undefined && stop !== null && typeof stop !== 'string') {
@@ -61,7 +62,9 @@ export function validateChatRequest(body: unknown): ValidChatRequest {
     clientWantsUsage = includeUsage === true;
   }
 
-  return { model, stream: stream === true, clientWantsUsage, maxTokens: maxCompletionTokens ?? maxTokens };
+  // Both sent: the larger is what the request may use, so it is what caps and reservations see.
+  const limit = maxCompletionTokens !== null && maxTokens !== null ? Math.max(maxCompletionTokens, maxTokens) : (maxCompletionTokens ?? maxTokens);
+  return { model, stream: stream === true, clientWantsUsage, maxTokens: limit };
 }
 
 function checkMessage(message: unknown, i: number): void {
