@@ -165,6 +165,33 @@ describe('a budget shared by two proxy processes', () => {
     }
   });
 
+  it("a tag's budget counts requests carrying the tag, from the header or the key's defaults", async () => {
+    const project = await cp.api('POST', '/v1/projects', { token: cp.adminToken, body: { name: 'tag budgets' } });
+    const plain = (await cp.api('POST', `/v1/projects/${project.body.id}/keys`, { token: cp.adminToken, body: { name: 'plain' } })).body;
+    const search = (await cp.api('POST', `/v1/projects/${project.body.id}/keys`, { token: cp.adminToken, body: { name: 'search', tags: { team: 'search' } } })).body;
+    // Too small for any request's worst case: a request the budget counts is refused at once.
+    const made = await cp.api('POST', `/v1/projects/${project.body.id}/budgets`, { token: cp.adminToken, body: { scope: 'tag', tag: 'team=search', limit_usd: 0.001, period: 'month' } });
+    expect(made.status, made.text).toBe(201);
+    const tagged = (url: string, key: string, tags: string) =>
+      fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key, 'x-gateway-tags': tags },
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 }),
+      });
+    for (const { url } of proxies) {
+      await eventually(async () => (await tagged(url, plain.key, 'team=search')).status === 429, 'the tag budget refuses a tagged request', 5_000);
+      const refused = await tagged(url, plain.key, 'team=search,feature=rag');
+      expect(refused.status).toBe(429);
+      expect(((await refused.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'BUDGET_EXCEEDED' });
+      // Another team's request and an untagged one are not counted by it.
+      expect((await tagged(url, plain.key, 'team=ads')).status).toBe(200);
+      expect((await chat(url, plain.key)).status).toBe(200);
+      // The key's default tag applies when the request names none, and a request tag wins over it.
+      expect((await chat(url, search.key)).status).toBe(429);
+      expect((await tagged(url, search.key, 'team=ads')).status).toBe(200);
+    }
+  });
+
   it('a new budget takes effect on every proxy, and a deleted one stops counting', async () => {
     const project = await cp.api('POST', '/v1/projects', { token: cp.adminToken, body: { name: 'later budget' } });
     const key = (await cp.api('POST', `/v1/projects/${project.body.id}/keys`, { token: cp.adminToken, body: { name: 'k' } })).body.key;
