@@ -1,3 +1,4 @@
+import { decodeGuardrails, type Guardrail } from './guardrails.js';
 import { decodeMcpSetting, type McpSetting } from './mcp-setting.js';
 import { ContractError, expectObject, expectString, parseVersioned } from './version.js';
 
@@ -27,6 +28,8 @@ export interface ProjectPolicy {
   max_tokens_cap: number | null;
   /** MCP servers and tools the project's keys may use (mcp-setting.ts); null or absent: no MCP at all. */
   mcp?: McpSetting | null;
+  /** Input and output checks, in order (guardrails.ts); absent: none (the request path pays nothing). */
+  guardrails?: Guardrail[] | null;
 }
 
 const NAME = 'ProjectPolicy';
@@ -34,9 +37,9 @@ const NAME = 'ProjectPolicy';
 export const NO_RATE_LIMITS: RateLimits = { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null };
 
 export function encodeProjectPolicy(policy: Omit<ProjectPolicy, 'v'>): string {
-  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp } = policy;
+  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp, guardrails } = policy;
   // Added without a version bump: a proxy that predates MCP ignores the field and serves no /mcp.
-  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}) });
+  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}), ...(guardrails && guardrails.length > 0 ? { guardrails } : {}) });
 }
 
 function limit(obj: Record<string, unknown>, field: string): number | null {
@@ -56,6 +59,7 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
     throw new ContractError(NAME, 'allowed_models must be a list of strings or null');
   }
   const mcp = decodeMcpSetting(NAME, obj.mcp);
+  const guardrails = decodeGuardrails(NAME, obj.guardrails);
   return {
     v: 1,
     id: expectString(NAME, obj, 'id'),
@@ -70,6 +74,7 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
     allowed_models: (models as string[] | null | undefined) ?? null,
     max_tokens_cap: limit(obj, 'max_tokens_cap'),
     ...(mcp === null ? {} : { mcp }),
+    ...(guardrails === null ? {} : { guardrails }),
   };
 }
 
