@@ -131,6 +131,7 @@ const ANTHROPIC_TYPE: Record<ErrorCode, string> = {
   MODEL_NOT_ALLOWED: 'permission_error',
   MCP_NOT_ALLOWED: 'permission_error',
   TOOL_NOT_ALLOWED: 'permission_error',
+  GUARDRAIL_BLOCKED: 'invalid_request_error',
   NOT_FOUND: 'not_found_error',
   MODEL_NOT_FOUND: 'not_found_error',
   METHOD_NOT_ALLOWED: 'invalid_request_error',
@@ -142,6 +143,7 @@ const ANTHROPIC_TYPE: Record<ErrorCode, string> = {
   INTERNAL: 'api_error',
   UPSTREAM_ERROR: 'api_error',
   UNAVAILABLE: 'overloaded_error',
+  GUARDRAIL_UNAVAILABLE: 'api_error',
   UPSTREAM_TIMEOUT: 'api_error',
 };
 

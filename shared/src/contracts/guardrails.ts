@@ -1,3 +1,4 @@
+import type { GuardrailAction } from './audit-event.js';
 import { ContractError } from './version.js';
 
 /**
@@ -5,15 +6,15 @@ import { ContractError } from './version.js';
  * providers (`input`) and what comes back (`output`). Stored with the project, projected in its
  * policy (project-policy.ts) like the `mcp` setting; the proxy compiles them once per policy.
  */
-export type GuardrailStage = 'input' | 'output' | 'both';
-export type GuardrailAction = 'block' | 'mask' | 'flag';
+/** Where a guardrail runs: on the prompt, on the answer, or both (a decision names one stage). */
+export type GuardrailScope = 'input' | 'output' | 'both';
 
 export const PII_ENTITIES = ['email', 'phone', 'credit_card', 'iban', 'us_ssn', 'ip_address', 'secret'] as const;
 export type PiiEntity = (typeof PII_ENTITIES)[number];
 
 interface GuardrailBase {
   id: string;
-  stage: GuardrailStage;
+  stage: GuardrailScope;
   action: GuardrailAction;
   /**
    * Characters of a streamed answer held back before release, so that a match split across
