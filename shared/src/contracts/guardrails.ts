@@ -1,5 +1,5 @@
 import type { GuardrailAction } from './audit-event.js';
-import { ContractError } from './version.js';
+import { ContractError, expectString, parseVersioned } from './version.js';
 
 /**
  * A project's guardrails (DESIGN §7 "Guardrails"): an ordered list of checks on what goes to the
@@ -84,4 +84,22 @@ export function decodeGuardrails(name: string, value: unknown): Guardrail[] | nu
     if (item.action !== 'block' && item.action !== 'mask' && item.action !== 'flag') throw new ContractError(name, `guardrail ${item.id}: unknown action`);
   }
   return value.length === 0 ? null : (value as Guardrail[]);
+}
+
+/** What is projected at RedisKeys.projectGuardrails: the list, versioned. */
+export interface GuardrailSet {
+  v: 1;
+  project_id: string;
+  guardrails: Guardrail[];
+}
+
+const SET = 'GuardrailSet';
+
+export function encodeGuardrailSet(projectId: string, guardrails: readonly Guardrail[]): string {
+  return JSON.stringify({ v: 1, project_id: projectId, guardrails });
+}
+
+export function decodeGuardrailSet(raw: string): GuardrailSet {
+  const obj = parseVersioned(SET, raw, [1]);
+  return { v: 1, project_id: expectString(SET, obj, 'project_id'), guardrails: decodeGuardrails(SET, obj.guardrails) ?? [] };
 }

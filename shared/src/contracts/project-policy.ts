@@ -1,4 +1,4 @@
-import { decodeGuardrails, type Guardrail } from './guardrails.js';
+import type { Guardrail } from './guardrails.js';
 import { decodeMcpSetting, type McpSetting } from './mcp-setting.js';
 import { ContractError, expectObject, expectString, parseVersioned } from './version.js';
 
@@ -28,7 +28,10 @@ export interface ProjectPolicy {
   max_tokens_cap: number | null;
   /** MCP servers and tools the project's keys may use (mcp-setting.ts); null or absent: no MCP at all. */
   mcp?: McpSetting | null;
-  /** Input and output checks, in order (guardrails.ts); absent: none (the request path pays nothing). */
+  /**
+   * The project's guardrails, in order: projected beside the policy (RedisKeys.projectGuardrails,
+   * guardrails.ts) and attached by the proxy when it reads both; never part of the encoded policy.
+   */
   guardrails?: Guardrail[] | null;
 }
 
@@ -37,9 +40,9 @@ const NAME = 'ProjectPolicy';
 export const NO_RATE_LIMITS: RateLimits = { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null };
 
 export function encodeProjectPolicy(policy: Omit<ProjectPolicy, 'v'>): string {
-  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp, guardrails } = policy;
+  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp } = policy;
   // Added without a version bump: a proxy that predates MCP ignores the field and serves no /mcp.
-  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}), ...(guardrails && guardrails.length > 0 ? { guardrails } : {}) });
+  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}) });
 }
 
 function limit(obj: Record<string, unknown>, field: string): number | null {
@@ -59,7 +62,6 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
     throw new ContractError(NAME, 'allowed_models must be a list of strings or null');
   }
   const mcp = decodeMcpSetting(NAME, obj.mcp);
-  const guardrails = decodeGuardrails(NAME, obj.guardrails);
   return {
     v: 1,
     id: expectString(NAME, obj, 'id'),
@@ -74,7 +76,6 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
     allowed_models: (models as string[] | null | undefined) ?? null,
     max_tokens_cap: limit(obj, 'max_tokens_cap'),
     ...(mcp === null ? {} : { mcp }),
-    ...(guardrails === null ? {} : { guardrails }),
   };
 }
 
