@@ -1,4 +1,4 @@
-import { ContractError, decodeProjectPolicy, NO_RATE_LIMITS, type ProjectPolicy, type RedisKeys, type RedisClient } from '@gateway/shared';
+import { ContractError, decodeGuardrailSet, decodeProjectPolicy, NO_RATE_LIMITS, type ProjectPolicy, type RedisKeys, type RedisClient } from '@gateway/shared';
 
 /**
  * Each project's policy (quota, rate limits, allowed models, max_tokens cap), read from the Redis
@@ -42,10 +42,13 @@ export class ProjectPolicies {
 
   /** The projected policy; null when Redis has none and its projection is not complete. */
   private async read(projectId: string): Promise<ProjectPolicy | null> {
-    const raw = await this.redis.get(this.keys.projectPolicy(projectId));
-    if (raw === null) return (await this.redis.exists(this.keys.projectionReady)) === 1 ? openPolicy(projectId) : null;
+    // The guardrails share the policy's hash tag: one MGET, one slot.
+    const [raw, guards] = await this.redis.mget(this.keys.projectPolicy(projectId), this.keys.projectGuardrails(projectId));
     try {
-      return decodeProjectPolicy(raw);
+      const guardrails = guards === null || guards === undefined ? null : decodeGuardrailSet(guards).guardrails;
+      const withGuards = (policy: ProjectPolicy): ProjectPolicy => (guardrails === null || guardrails.length === 0 ? policy : { ...policy, guardrails });
+      if (raw === null || raw === undefined) return (await this.redis.exists(this.keys.projectionReady)) === 1 ? withGuards(openPolicy(projectId)) : null;
+      return withGuards(decodeProjectPolicy(raw));
     } catch (err) {
       if (!(err instanceof ContractError)) throw err;
       // A newer policy shape we cannot read: refuse the project's traffic rather than ignore its limits.
