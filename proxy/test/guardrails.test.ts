@@ -3,6 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
+import { Queue } from 'bullmq';
+import { decodeRecordBatch, RedisKeys, type AuditEvent, type UsageRecord } from '@gateway/shared';
 import OpenAI from 'openai';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,12 +80,29 @@ beforeAll(async () => {
   writeFileSync(providers, `providers:\n  - name: upstream\n    type: openai\n    base_url: http://127.0.0.1:${upstreamPort}/v1\n    models: [gpt-4o-mini]\n`);
   proxy = await startProxy({ REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: cp.prefix, PROXY_PORT: '0', METRICS_PORT: '0', PROXY_HOST: '127.0.0.1', GATEWAY_CONFIG: providers, LOG_LEVEL: 'silent' });
   hookUrl = `http://127.0.0.1:${hookPort}/guard`;
+  const keys = new RedisKeys(cp.prefix);
+  queue = new Queue(keys.recordsQueue, { connection: cp.redis.duplicate({ maxRetriesPerRequest: null }), prefix: keys.bullPrefix });
 });
+
+let queue: Queue;
+
+async function records(projectId: string): Promise<{ usage: UsageRecord[]; audit: AuditEvent[] }> {
+  await proxy.deps.records.flush(5_000);
+  const usage: UsageRecord[] = [];
+  const audit: AuditEvent[] = [];
+  for (const job of await queue.getJobs(['waiting', 'delayed', 'active', 'completed', 'prioritized'])) {
+    const batch = decodeRecordBatch(job.data);
+    usage.push(...batch.usage.filter((u) => u.project_id === projectId));
+    audit.push(...batch.audit.filter((a) => a.project_id === projectId && a.type === 'gateway.request'));
+  }
+  return { usage, audit };
+}
 
 let hookUrl = '';
 
 afterAll(async () => {
   await proxy?.drain();
+  await queue?.close();
   await cp?.close();
   upstream?.close();
   hook?.close();
@@ -102,6 +121,22 @@ const anthropic = (key: string) => new Anthropic({ apiKey: key, baseURL: `http:/
 const secret = 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789';
 
 describe('guardrails', () => {
+  it('takes effect on a proxy that already holds the project\'s policy', async () => {
+    const p = await project([]);
+    await openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `k ${secret}` }] });
+    const put = await cp.api('PUT', `/v1/projects/${p.id}/guardrails`, { token: cp.adminToken, body: [{ id: 's', stage: 'input', action: 'block', type: 'pii', entities: ['secret'] }] });
+    expect(put.status).toBe(200);
+    await eventually(async () => {
+      const err = await openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `k ${secret}` }] }).catch((e: unknown) => e);
+      return (err as { code?: string }).code === 'GUARDRAIL_BLOCKED';
+    }, 'the guardrail applied');
+    const got = await cp.api('GET', `/v1/projects/${p.id}/guardrails`, { token: cp.adminToken });
+    expect(got.body, JSON.stringify(got)).toBeDefined();
+    expect(got.body.data, JSON.stringify(got.body)).toEqual([{ id: 's', stage: 'input', action: 'block', type: 'pii', entities: ['secret'] }]);
+    const tried = await cp.api('POST', `/v1/projects/${p.id}/guardrails/test`, { token: cp.adminToken, body: { text: `x ${secret}` } });
+    expect(tried.body).toMatchObject({ blocked_by: 's', text: null });
+  });
+
   it('refuses an invalid list naming the guardrail, and RE2-only syntax', async () => {
     const p = await project([]);
     const bad = await cp.api('PUT', `/v1/projects/${p.id}/guardrails`, { token: cp.adminToken, body: [{ id: 'backref', stage: 'input', action: 'block', type: 'regex', patterns: ['(a)\\1'] }] });
@@ -121,6 +156,12 @@ describe('guardrails', () => {
     expect(aerr).toBeInstanceOf(Anthropic.BadRequestError);
     expect(JSON.stringify((aerr as InstanceType<typeof Anthropic.BadRequestError>).error)).toContain('no-secrets');
     expect(seen.length).toBe(calls);
+    const blocked = await records(p.id);
+    expect(blocked.usage).toEqual([]);
+    expect(blocked.audit.map((a) => [a.outcome, a.status, a.error_code, a.guardrails])).toEqual([
+      ['policy_blocked', 400, 'GUARDRAIL_BLOCKED', [{ id: 'no-secrets', stage: 'input', action: 'block' }]],
+      ['policy_blocked', 400, 'GUARDRAIL_BLOCKED', [{ id: 'no-secrets', stage: 'input', action: 'block' }]],
+    ]);
     // A clean prompt is served.
     const ok = await openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
     expect(ok.choices[0]!.message.content).toBe('Hello there');
@@ -154,6 +195,25 @@ describe('guardrails', () => {
     expect(finish).toBe('content_filter');
     expect(text).not.toContain('sk-proj');
     expect(text).not.toContain(secret.slice(0, 6));
+    const message = await anthropic(p.key).messages.create({ model: 'gpt-4o-mini', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
+    expect(message.stop_reason).toBe('refusal');
+    expect(JSON.stringify(message.content)).not.toContain('sk-proj');
+    const mstream = anthropic(p.key).messages.stream({ model: 'gpt-4o-mini', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] });
+    let mtext = '';
+    for await (const event of mstream) if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') mtext += event.delta.text;
+    expect(mtext).not.toContain('sk-proj');
+    expect((await mstream.finalMessage()).stop_reason).toBe('refusal');
+    const response = await openai(p.key).responses.create({ model: 'gpt-4o-mini', input: 'hi' });
+    expect(response.status).toBe('incomplete');
+    expect(response.incomplete_details?.reason).toBe('content_filter');
+    expect(response.output_text).not.toContain('sk-proj');
+    const rstream = await openai(p.key).responses.create({ model: 'gpt-4o-mini', input: 'hi', stream: true });
+    let rtext = '';
+    for await (const event of rstream) if (event.type === 'response.output_text.delta') rtext += event.delta;
+    expect(rtext).not.toContain('sk-proj');
+    const out = await records(p.id);
+    expect(out.audit.every((a) => a.outcome === 'success' && JSON.stringify(a.guardrails) === JSON.stringify([{ id: 'out', stage: 'output', action: 'block' }]))).toBe(true);
+    expect(out.usage.every((u) => u.finish_reason === 'content_filter')).toBe(true);
     // A clean stream is delivered unchanged.
     answerChunks = ['Hello ', 'there', ', all ', 'clean'];
     const clean = await openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] });
@@ -184,6 +244,7 @@ describe('guardrails', () => {
     const open = await project([{ id: 'hook', stage: 'input', action: 'block', type: 'webhook', url: hookUrl, timeout_ms: 300, failure_mode: 'open' }]);
     const served = await openai(open.key).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] });
     expect(served.choices[0]!.message.content).toBe('Hello there');
+    expect((await records(open.id)).audit.map((a) => [a.outcome, a.guardrails])).toEqual([['success', [{ id: 'hook', stage: 'input', action: 'flag', failed: true }]]]);
     hookAnswer = { action: 'allow' };
   });
 
@@ -195,4 +256,3 @@ describe('guardrails', () => {
     expect(ok.choices[0]!.message.content).toBe('Hello there');
   });
 });
-void eventually;

@@ -1,4 +1,5 @@
 import type { Guardrail } from '@gateway/shared';
+import type { JSONValue } from 'postgres';
 import type { Queryable } from './connect.js';
 
 /** A project's guardrails ([] when it has none). */
@@ -13,8 +14,10 @@ export async function replaceGuardrails(sql: Queryable, projectId: string, guard
     await sql`delete from project_guardrails where project_id = ${projectId}`;
     return;
   }
+  // postgres.js serialises it as jsonb itself (a JSON text parameter would be stored as a string).
+  const value = sql.json(guardrails as unknown as JSONValue);
   await sql`
-    insert into project_guardrails (project_id, guardrails) values (${projectId}, ${JSON.stringify(guardrails)}::jsonb)
+    insert into project_guardrails (project_id, guardrails) values (${projectId}, ${value})
     on conflict (project_id) do update set guardrails = excluded.guardrails, updated_at = now()`;
 }
 
