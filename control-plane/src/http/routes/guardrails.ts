@@ -18,6 +18,22 @@ import { ERROR_RESPONSES, projectParams } from '../schemas.js';
  */
 const listBody = { type: 'array', maxItems: 50, items: { type: 'object' }, description: 'Guardrails, in the order they run.' } as const;
 
+const guardrailItem = { type: 'object', additionalProperties: true, description: 'A guardrail (docs/guardrails.md); a webhook guard shows `secret_set` instead of its secret, except in the PUT that generated it.' } as const;
+const listAnswer = { 200: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: guardrailItem } } }, ...ERROR_RESPONSES } as const;
+const testAnswer = {
+  200: {
+    type: 'object',
+    required: ['stage', 'blocked_by', 'text', 'guardrails'],
+    properties: {
+      stage: { type: 'string', enum: ['input', 'output'] },
+      blocked_by: { type: ['string', 'null'], description: 'The guardrail that blocked the text, if one did.' },
+      text: { type: ['string', 'null'], description: 'The text after masks (null when blocked).' },
+      guardrails: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    },
+  },
+  ...ERROR_RESPONSES,
+} as const;
+
 function hideSecrets(list: readonly Guardrail[]): unknown[] {
   return list.map((g) => (g.type === 'webhook' ? { ...g, secret: undefined, secret_set: true } : g));
 }
@@ -25,7 +41,7 @@ function hideSecrets(list: readonly Guardrail[]): unknown[] {
 export function registerGuardrailRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: { id: string } }>(
     '/v1/projects/:id/guardrails',
-    { schema: { tags: ['projects'], summary: "The project's guardrails (webhook secrets left out)", params: projectParams, response: { ...ERROR_RESPONSES } } },
+    { schema: { tags: ['projects'], summary: "The project's guardrails (webhook secrets left out)", params: projectParams, response: listAnswer } },
     async (req) => {
       await projectAccess(ctx.sql, principalOf(req), req.params.id, 'project.read', 'read this project');
       return { data: hideSecrets(await guardrailsOf(ctx.sql, req.params.id)) };
@@ -36,7 +52,7 @@ export function registerGuardrailRoutes(app: FastifyInstance, ctx: AppContext): 
     '/v1/projects/:id/guardrails',
     {
       config: { auditType: 'project.updated' },
-      schema: { tags: ['projects'], summary: "Replace the project's guardrails (project admins and owners); takes effect within seconds", params: projectParams, body: listBody, response: { ...ERROR_RESPONSES } },
+      schema: { tags: ['projects'], summary: "Replace the project's guardrails (project admins and owners); takes effect within seconds", params: projectParams, body: listBody, response: listAnswer },
     },
     async (req, reply) => {
       const principal = principalOf(req);
@@ -82,7 +98,7 @@ export function registerGuardrailRoutes(app: FastifyInstance, ctx: AppContext): 
           additionalProperties: false,
           properties: { text: { type: 'string', maxLength: 1_000_000 }, stage: { type: 'string', enum: ['input', 'output'] }, guardrails: listBody },
         },
-        response: { ...ERROR_RESPONSES },
+        response: testAnswer,
       },
     },
     async (req) => {
