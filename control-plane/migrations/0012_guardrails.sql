@@ -6,3 +6,9 @@ create table project_guardrails (
   guardrails jsonb not null,
   updated_at timestamptz not null default now()
 );
+
+-- Requests a guardrail blocked wait for their project's next `guardrail.blocked` webhook event in
+-- the same table as failed requests (one window, one worker job): `kind` tells them apart and
+-- `guardrails` names the guardrails that blocked. Defaults keep the existing rows as they were.
+alter table webhook_failed_requests add column kind text not null default 'failed';
+alter table webhook_failed_requests add column guardrails text[];
