@@ -3,6 +3,7 @@ import { authFlood } from './auth-flood.js';
 import { cloudProviders } from './cloud-providers.js';
 import { endpoints } from './endpoints.js';
 import { failover } from './failover.js';
+import { guardrails } from './guardrails.js';
 import { idleMemory } from './idle-memory.js';
 import { latency } from './latency.js';
 import { mcp } from './mcp.js';
@@ -16,7 +17,7 @@ import { usageQuery } from './usage-query.js';
 import { writer } from './writer.js';
 
 /** Every scenario, in the order a full run takes them (cheap and sensitive first). */
-export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, anthropic, cloudProviders, endpoints, idleMemory, revocation, authFlood, failover, mcp, tracing, writer, usageQuery, throughputCluster];
+export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, anthropic, cloudProviders, endpoints, idleMemory, revocation, authFlood, failover, mcp, guardrails, tracing, writer, usageQuery, throughputCluster];
 
 export function findScenarios(names: readonly string[]): Scenario[] {
   if (names.length === 0) return [...SCENARIOS];

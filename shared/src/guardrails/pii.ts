@@ -1,4 +1,4 @@
-import { findPhoneNumbersInText } from 'libphonenumber-js';
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { PiiEntity } from '../contracts/guardrails.js';
 import { ibanValid } from './iban.js';
 import { luhnValid } from './luhn.js';
@@ -10,7 +10,10 @@ import type { Detector, Span } from './spans.js';
  * kept only when their checksum or structure holds (Luhn for cards, MOD 97 for IBANs, the
  * numbering plan for phones, octet ranges for IPv4), so an order number is not a card.
  */
-const EMAIL = /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b/g;
+const EMAIL_DOMAIN = /[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b/y;
+const LOCAL_PART = /[A-Za-z0-9._%+-]/;
+/** A run of digits and separators long enough to be a phone number: where libphonenumber-js looks. */
+const PHONE_CANDIDATE = /\+?\(?\d[\d\s().-]{5,}\d/g;
 const CARD = /\b\d(?:[ -]?\d){12,18}\b/g;
 const IBAN = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b/g;
 const SSN = /\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b/g;
@@ -26,10 +29,43 @@ function matches(re: RegExp, text: string, kind: string, keep?: (value: string) 
   return out;
 }
 
+/**
+ * Emails found from each `@` outwards (the local part backwards, the domain by a sticky pattern):
+ * a pattern scanning for the local part would try every position of the text.
+ */
+function emails(text: string): Span[] {
+  const out: Span[] = [];
+  for (let at = text.indexOf('@'); at !== -1; at = text.indexOf('@', at + 1)) {
+    let start = at;
+    while (start > 0 && at - start < 64 && LOCAL_PART.test(text[start - 1]!)) start--;
+    if (start === at) continue;
+    EMAIL_DOMAIN.lastIndex = at + 1;
+    const domain = EMAIL_DOMAIN.exec(text);
+    if (domain !== null) out.push({ start, end: at + 1 + domain[0].length, kind: 'EMAIL' });
+  }
+  return out;
+}
+
+/**
+ * Runs of digits that could be phone numbers (7 to 15 digits, E.164's range), each kept when
+ * libphonenumber-js finds it valid in its country's numbering plan (national numbers read as US).
+ * Parsing only the candidates keeps the library off the rest of the text.
+ */
+function phones(text: string): Span[] {
+  const out: Span[] = [];
+  PHONE_CANDIDATE.lastIndex = 0;
+  for (let m = PHONE_CANDIDATE.exec(text); m !== null; m = PHONE_CANDIDATE.exec(text)) {
+    let digits = 0;
+    for (const ch of m[0]) if (ch >= '0' && ch <= '9') digits++;
+    if (digits < 7 || digits > 15) continue;
+    if (parsePhoneNumberFromString(m[0], 'US')?.isValid() === true) out.push({ start: m.index, end: m.index + m[0].length, kind: 'PHONE' });
+  }
+  return out;
+}
+
 const DETECTORS: Record<PiiEntity, Detector> = {
-  email: (text) => (text.includes('@') ? matches(EMAIL, text, 'EMAIL') : []),
-  phone: (text) =>
-    findPhoneNumbersInText(text, { defaultCountry: 'US', extended: false } as never).map((found) => ({ start: found.startsAt, end: found.endsAt, kind: 'PHONE' })),
+  email: emails,
+  phone: phones,
   credit_card: (text) => matches(CARD, text, 'CREDIT_CARD', (value) => luhnValid(value.replace(/[ -]/g, ''))),
   iban: (text) => matches(IBAN, text, 'IBAN', (value) => ibanValid(value.replace(/ /g, ''))),
   us_ssn: (text) => matches(SSN, text, 'US_SSN'),
