@@ -1,5 +1,6 @@
 import type { CommandSpec, Options } from '../command.js';
 import { login, logout, whoami } from './auth.js';
+import { guardrailCommands } from './guardrails.js';
 import { health } from './health.js';
 import { keyCommands } from './keys.js';
 import { memberCommands } from './members.js';
@@ -15,6 +16,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...projectCommands,
   ...keyCommands,
   ...memberCommands,
+  ...guardrailCommands,
   ...userCommands,
   ...recordCommands,
   health,
