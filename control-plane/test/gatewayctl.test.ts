@@ -246,13 +246,13 @@ describe('projects', () => {
     ];
     const file = join(dir, 'guardrails.json');
     writeFileSync(file, JSON.stringify(list));
-    const set = json(await ctl(['guardrails', 'set', 'cli guarded', '-f', file]));
+    const set = json(await ctl(['guardrails', 'set', 'cli guarded', '--file', file]));
     expect(set).toEqual({ data: list });
     expect(json(await ctl(['guardrails', 'get', project.id]))).toEqual({ data: list });
-    const bad = await ctl(['guardrails', 'set', 'cli guarded', '-f', '-'], { stdin: '[{"id":"twice","stage":"input","type":"regex","action":"block","patterns":["(a)\\\\1"]}]' });
+    const bad = await ctl(['guardrails', 'set', 'cli guarded', '--file', '-'], { stdin: '[{"id":"twice","stage":"input","type":"regex","action":"block","patterns":["(a)\\\\1"]}]' });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('twice');
-    expect(json(await ctl(['guardrails', 'set', 'cli guarded', '-f', '-'], { stdin: '[]' }))).toEqual({ data: [] });
+    expect(json(await ctl(['guardrails', 'set', 'cli guarded', '--file', '-'], { stdin: '[]' }))).toEqual({ data: [] });
   });
 
   it('create with every policy flag; the JSON is the API answer as it is', async () => {

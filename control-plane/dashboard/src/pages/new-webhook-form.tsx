@@ -12,6 +12,7 @@ export const EVENT_HELP: Record<WebhookEventType, string> = {
   'project.updated': 'the project was renamed, or its quota, limits or models changed',
   'quota.threshold': 'usage reached 80 % or 100 % of the quota',
   'gateway.request.failed': 'gateway requests failed (batched: at most one event every 10 s)',
+  'guardrail.blocked': 'a guardrail blocked prompts or withheld answers (batched like failed requests)',
 };
 
 type Problems = Partial<Record<'url' | 'events' | 'secret', string>>;

@@ -57,7 +57,7 @@ export const guardrailCommands: CommandSpec[] = [
     path: ['guardrails', 'set'],
     args: ['<project>'],
     summary: "Replace the project's guardrails with the JSON list in --file (- for stdin); [] removes them",
-    options: { file: { type: 'string', short: 'f', value: '<path|->', help: 'a JSON list of guardrails (docs/guardrails.md)' } },
+    options: { file: { type: 'string', value: '<path|->', help: 'a JSON list of guardrails (docs/guardrails.md)' } },
     async run(ctx) {
       const list = await readList(required(ctx, 'file'));
       const api = await ctx.api();
