@@ -248,6 +248,39 @@ describe('guardrails', () => {
     hookAnswer = { action: 'allow' };
   });
 
+  it('asks a webhook guard about the answer and delivers its replacement; counts decisions per guardrail', async () => {
+    const p = await project([{ id: 'out-hook', stage: 'output', action: 'mask', type: 'webhook', url: hookUrl, timeout_ms: 2000, failure_mode: 'closed' }]);
+    hookSecret = p.put.body.data[0]!.secret!;
+    hookAnswer = { action: 'mask', texts: ['[checked]'] };
+    const whole = await openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    expect(whole.choices[0]!.message.content).toBe('[checked]');
+    expect(hookCalls.at(-1)).toMatchObject({ ok: true, body: { stage: 'output', texts: ['Hello there'] } });
+    hookAnswer = { action: 'allow' };
+    const metrics = await (await fetch(`http://127.0.0.1:${proxy.metricsPort}/metrics`)).text();
+    expect(metrics).toMatch(/gateway_guardrail_decisions_total\{guardrail="out-hook",stage="output",action="mask"\} 1/);
+    expect(metrics).toMatch(/gateway_guardrail_decisions_total\{guardrail="no-secrets",stage="input",action="block"\} [1-9]/);
+  });
+
+  it('masks an answer, whole and streamed, an email split across chunks included', async () => {
+    const p = await project([{ id: 'out-pii', stage: 'output', action: 'mask', type: 'pii', entities: ['email'] }]);
+    answerChunks = ['Write to ann', '@example.', 'com or ', 'bob@example.com', ' soon'];
+    try {
+      const whole = await openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+      expect(whole.choices[0]!.message.content).toBe('Write to <EMAIL_1> or <EMAIL_2> soon');
+      const stream = await openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+      let text = '';
+      let finish: string | null = null;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta.content ?? '';
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+      }
+      expect(text).toBe('Write to <EMAIL_1> or <EMAIL_2> soon');
+      expect(finish).toBe('stop');
+    } finally {
+      answerChunks = ['Hello ', 'there'];
+    }
+  });
+
   it('blocks by moderation over a category threshold', async () => {
     const p = await project([{ id: 'mod', stage: 'input', action: 'block', type: 'moderation', provider: 'upstream', thresholds: { violence: 0.5 } }]);
     const err = await openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'plan an attack' }] }).catch((e: unknown) => e);
