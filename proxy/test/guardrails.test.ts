@@ -74,7 +74,7 @@ beforeAll(async () => {
   });
   const upstreamPort = await listen(upstream);
   const hookPort = await listen(hook);
-  cp = await startControlPlane('guardrails');
+  cp = await startControlPlane('guardrails', { env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
   const dir = mkdtempSync(join(tmpdir(), 'gw-guardrails-'));
   const providers = join(dir, 'providers.yaml');
   writeFileSync(providers, `providers:\n  - name: upstream\n    type: openai\n    base_url: http://127.0.0.1:${upstreamPort}/v1\n    models: [gpt-4o-mini]\n`);
@@ -142,6 +142,18 @@ describe('guardrails', () => {
     const bad = await cp.api('PUT', `/v1/projects/${p.id}/guardrails`, { token: cp.adminToken, body: [{ id: 'backref', stage: 'input', action: 'block', type: 'regex', patterns: ['(a)\\1'] }] });
     expect(bad.status).toBe(400);
     expect(bad.body.error.param).toBe('backref');
+  });
+
+  it('applies the webhooks\' address rule to webhook guards', async () => {
+    const strict = await startControlPlane('guardrailsstrict');
+    try {
+      const created = await strict.api('POST', '/v1/projects', { token: strict.adminToken, body: { name: 'strict' } });
+      const refused = await strict.api('PUT', `/v1/projects/${created.body.id}/guardrails`, { token: strict.adminToken, body: [{ id: 'local-hook', stage: 'input', action: 'block', type: 'webhook', url: 'http://127.0.0.1:9/x' }] });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.param).toBe('local-hook');
+    } finally {
+      await strict.close();
+    }
   });
 
   it('blocks a prompt with a secret on chat completions and messages: 400 GUARDRAIL_BLOCKED, the provider never called', async () => {

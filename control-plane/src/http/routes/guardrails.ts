@@ -5,6 +5,7 @@ import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
 import { guardrailsOf, replaceGuardrails } from '../../db/guardrails.js';
+import { AddressNotAllowed, bareHost, checkHostAtCreation } from '../../webhooks/address-policy.js';
 import { generateSecret, secretProblem } from '../../webhooks/signing.js';
 import { projectAccess } from '../project-access.js';
 import { requestFacts } from '../request-facts.js';
@@ -58,6 +59,8 @@ export function registerGuardrailRoutes(app: FastifyInstance, ctx: AppContext): 
       const principal = principalOf(req);
       const checked = checkGuardrails(req.body);
       if (!('guardrails' in checked)) throw Errors.invalidField(checked.guardrail, checked.message);
+      // The proxies call webhook guards: the webhooks' address rule applies (WEBHOOK_ALLOW_PRIVATE).
+      if (!ctx.config.webhookAllowPrivate) for (const g of checked.guardrails) if (g.type === 'webhook') await refusePrivateHost(g.id, g.url);
       const shown = new Map<string, string>();
       const saved = await ctx.sql.begin(async (tx) => {
         await projectAccess(tx, principal, req.params.id, 'project.update', 'change this project', { lock: 'update' });
@@ -134,4 +137,13 @@ export function registerGuardrailRoutes(app: FastifyInstance, ctx: AppContext): 
       return { stage, blocked_by: blockedBy, text: blockedBy === null ? text : null, guardrails: results };
     },
   );
+}
+
+async function refusePrivateHost(id: string, url: string): Promise<void> {
+  try {
+    await checkHostAtCreation(bareHost(new URL(url)));
+  } catch (err) {
+    if (err instanceof AddressNotAllowed) throw Errors.invalidField(id, `guardrail ${id}: url must reach a public address (its host is or resolves to a private, loopback, link-local or other non-public address)`);
+    throw Errors.invalidField(id, `guardrail ${id}: the url's host could not be resolved`);
+  }
 }
