@@ -149,7 +149,7 @@ export class ProjectionRebuilder {
           const guardsBefore = guards === null ? await this.redis.getdel(guardsKey) : await this.redis.getset(guardsKey, guards);
           // A policy Redis lost is not a change: the proxies hold the one they read before.
           const policyChanged = before !== null && before !== encoded;
-          const guardsChanged = guardsBefore !== guards && !(guardsBefore === null && before === null);
+          const guardsChanged = !sameJson(guardsBefore, guards) && !(guardsBefore === null && before === null);
           return policyChanged || guardsChanged ? project.id : null;
         }),
       );
@@ -168,6 +168,25 @@ export class ProjectionRebuilder {
 
   private async publish(kind: InvalidationKind, keyHash: string | null, keyId: string | null, projectId: string | null): Promise<void> {
     await this.redis.publish(this.keys.invalidationChannel, encodeInvalidation({ kind, key_hash: keyHash, key_id: keyId, project_id: projectId }));
+  }
+}
+
+/**
+ * Two encodings of the same JSON (jsonb returns an object's keys in its own order, the API wrote
+ * them in the client's): compared with every object's keys sorted.
+ */
+function sameJson(a: string | null, b: string | null): boolean {
+  if (a === null || b === null) return a === b;
+  const sorted = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(sorted)
+      : value !== null && typeof value === 'object'
+        ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, sorted((value as Record<string, unknown>)[k])]))
+        : value;
+  try {
+    return JSON.stringify(sorted(JSON.parse(a))) === JSON.stringify(sorted(JSON.parse(b)));
+  } catch {
+    return false;
   }
 }
 
