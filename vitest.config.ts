@@ -6,6 +6,7 @@ export default defineConfig({
     // Tests run the TypeScript sources; the compiled dist/ is for `npm start` and spawned processes.
     // The subpath first: an alias also matches the names it prefixes.
     alias: [
+      { find: '@gateway/shared/guardrails', replacement: fileURLToPath(new URL('./shared/src/guardrails/index.ts', import.meta.url)) },
       { find: '@gateway/shared/otel-sdk', replacement: fileURLToPath(new URL('./shared/src/tracing/otel-sdk.ts', import.meta.url)) },
       { find: '@gateway/shared', replacement: fileURLToPath(new URL('./shared/src/index.ts', import.meta.url)) },
     ],

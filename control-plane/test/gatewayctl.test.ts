@@ -238,6 +238,23 @@ describe('login and logout', () => {
 describe('projects', () => {
   beforeAll(signIn);
 
+  it('guardrails set from a file or stdin, and get; an invalid guardrail exits 1 naming it', async () => {
+    const project = json(await ctl(['projects', 'create', 'cli guarded']));
+    const list = [
+      { id: 'no-secrets', stage: 'both', type: 'pii', action: 'block', entities: ['secret'] },
+      { id: 'codes', stage: 'output', type: 'regex', action: 'mask', patterns: ['PROJ-[0-9]+'] },
+    ];
+    const file = join(dir, 'guardrails.json');
+    writeFileSync(file, JSON.stringify(list));
+    const set = json(await ctl(['guardrails', 'set', 'cli guarded', '--file', file]));
+    expect(set).toEqual({ data: list });
+    expect(json(await ctl(['guardrails', 'get', project.id]))).toEqual({ data: list });
+    const bad = await ctl(['guardrails', 'set', 'cli guarded', '--file', '-'], { stdin: '[{"id":"twice","stage":"input","type":"regex","action":"block","patterns":["(a)\\\\1"]}]' });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('twice');
+    expect(json(await ctl(['guardrails', 'set', 'cli guarded', '--file', '-'], { stdin: '[]' }))).toEqual({ data: [] });
+  });
+
   it('create with every policy flag; the JSON is the API answer as it is', async () => {
     const created = json(
       await ctl(['projects', 'create', 'cli demo', '--quota', '100000', '--period', 'month', '--key-rpm', '60', '--project-tpm', '200000', '--allowed-models', 'gpt-4o-mini,mock-1', '--max-tokens-cap', '4096', '--mcp', 'docs;tickets=search,get_ticket']),

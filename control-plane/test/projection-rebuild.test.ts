@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeInvalidation, encodeKeyRecord, RedisKeys, type Invalidation } from '@gateway/shared';
+import { decodeGuardrailSet, decodeInvalidation, encodeGuardrailSet, encodeKeyRecord, RedisKeys, type Invalidation } from '@gateway/shared';
 import { TEST_REDIS_URL } from '../../test-support/databases.js';
 import { ProjectionRebuilder } from '../src/keys/projection-rebuild.js';
 import { startHarness, type Harness } from './harness.js';
@@ -80,6 +80,25 @@ describe('projection rebuild', () => {
     const { published } = await rebuild();
     expect(published).toEqual([]);
     for (const hash of hashes) expect(await h.redis.exists(keys.apiKey(hash))).toBe(1);
+  });
+
+  it('projects guardrails beside the policy: rewrites one that differs, removes one Postgres no longer has', async () => {
+    const project = await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: 'guarded' } });
+    const id: string = project.body.id;
+    const list = [{ id: 'no-secrets', stage: 'both', type: 'pii', action: 'block', entities: ['secret'] }];
+    expect((await h.api('PUT', `/v1/projects/${id}/guardrails`, { token: h.adminToken, body: list })).status).toBe(200);
+    expect(decodeGuardrailSet((await h.redis.get(keys.projectGuardrails(id)))!).guardrails).toEqual(list);
+    expect((await rebuild()).published).toEqual([]);
+
+    // Redis holds another list (a change whose Redis step never happened): rewritten and announced.
+    await h.redis.set(keys.projectGuardrails(id), encodeGuardrailSet(id, []));
+    expect((await rebuild()).published.map((m) => [m.kind, m.project_id])).toEqual([['project.updated', id]]);
+    expect(decodeGuardrailSet((await h.redis.get(keys.projectGuardrails(id)))!).guardrails).toEqual(list);
+
+    // Removed in Postgres only: the projected list goes too.
+    await h.sql`delete from project_guardrails where project_id = ${id}`;
+    expect((await rebuild()).published.map((m) => [m.kind, m.project_id])).toEqual([['project.updated', id]]);
+    expect(await h.redis.exists(keys.projectGuardrails(id))).toBe(0);
   });
 
   it('lets one control plane rebuild at a time: another waits, and skips when that rebuild completed', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeRecordBatch, newRecordId, RECORD_JOB_NAME, RECORD_JOB_OPTIONS, RedisKeys, type AuditEvent, type AuditOutcome, type UsageRecord } from '@gateway/shared';
+import { CompactRowsWriter, encodeCompactRecordBatch, encodeRecordBatch, newRecordId, RECORD_JOB_NAME, RECORD_JOB_OPTIONS, RedisKeys, type AuditEvent, type AuditOutcome, type UsageRecord } from '@gateway/shared';
 import { TEST_REDIS_URL } from '../../test-support/databases.js';
 import { startHarness, type Harness } from './harness.js';
 import { eventually, signatureValid, startReceiver, startWebhookWriter, webhookJobs, type Receiver, type TestWriter } from './webhook-fixtures.js';
@@ -242,5 +242,40 @@ describe('gateway.request.failed', () => {
     expect(signatureValid(hook.secret, receiver.at('/failures')[0]!)).toBe(true);
     expect(await h.sql`select 1 from webhook_failed_requests`).toHaveLength(0);
     expect(receiver.at('/quiet')).toEqual([]);
+  });
+});
+
+describe('guardrail.blocked', () => {
+  it('reports the requests a guardrail blocked, input and output, apart from failed requests', async () => {
+    const projectId = await createProject({});
+    const hook = await createWebhook(projectId, '/blocked', ['guardrail.blocked']);
+    const refused = { ...audit(projectId, 'policy_blocked', 400, 'GUARDRAIL_BLOCKED'), guardrails: [{ id: 'no-secrets', stage: 'input' as const, action: 'block' as const }] };
+    const withheld = { ...audit(projectId, 'success', 200, null), guardrails: [{ id: 'pii', stage: 'input' as const, action: 'mask' as const }, { id: 'codenames', stage: 'output' as const, action: 'block' as const }] };
+    const flagged = { ...audit(projectId, 'success', 200, null), guardrails: [{ id: 'pii', stage: 'input' as const, action: 'flag' as const }] };
+    const segment = new CompactRowsWriter();
+    for (const event of [refused, withheld, flagged, audit(projectId, 'error', 502, 'UPSTREAM_ERROR')]) segment.add(event, null);
+    const job = await records.add(RECORD_JOB_NAME, encodeCompactRecordBatch([segment]), { ...RECORD_JOB_OPTIONS, jobId: randomUUID() });
+    await gone(job);
+    const waiting = await h.sql<{ request_id: string; kind: string; guardrails: string[] }[]>`select request_id, kind, guardrails from webhook_failed_requests where project_id = ${projectId} order by ts, request_id`;
+    expect(waiting.map((w) => [w.request_id, w.kind, w.guardrails]).sort()).toEqual(
+      [
+        [refused.request_id, 'guardrail', ['no-secrets']],
+        [withheld.request_id, 'guardrail', ['codenames']],
+      ].sort(),
+    );
+    const queue = webhookJobs(h);
+    try {
+      for (const delayed of (await queue.queue.getDelayed()).filter((j) => j.name === 'failed-requests' && j.data.project_id === projectId)) await delayed.promote();
+    } finally {
+      await queue.close();
+    }
+    await settled(projectId, hook.id, 1);
+    const events = bodies('/blocked');
+    expect(events.map((e) => e.type)).toEqual(['guardrail.blocked']);
+    expect(events[0].data).toMatchObject({ project_id: projectId, count: 2, omitted: 0 });
+    const reported = events[0].data.requests as { request_id: string; guardrails: string[]; error_code: string | null }[];
+    expect(reported.find((r) => r.request_id === refused.request_id)).toMatchObject({ guardrails: ['no-secrets'], error_code: 'GUARDRAIL_BLOCKED', status: 400 });
+    expect(reported.find((r) => r.request_id === withheld.request_id)).toMatchObject({ guardrails: ['codenames'], status: 200 });
+    expect(signatureValid(hook.secret, receiver.at('/blocked')[0]!)).toBe(true);
   });
 });

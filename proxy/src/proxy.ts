@@ -7,6 +7,7 @@ import { InvalidationStream } from './auth/invalidation-stream.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
 import { KeyCache } from './auth/key-cache.js';
 import type { GatewayDeps } from './pipeline/context.js';
+import { GuardrailRuntime } from './guardrails/runtime.js';
 import { startProxyServer, type ProxyServer } from './http/server.js';
 import { McpUpstreams } from './mcp/mcp-upstreams.js';
 import { loadUws } from './http/uws.js';
@@ -145,6 +146,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       keyStaleBoundMs: config.keyStaleBoundMs,
       state,
       tracer,
+      guardrails: new GuardrailRuntime(providers.providers, metrics.registry),
       authThrottle: config.authFailureLimit > 0 ? new AuthThrottle(config.authFailureLimit, records) : null,
     };
     // Ready while cached keys may be served: through a Redis outage the log stream keeps a proxy

@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   MCP_NOT_ALLOWED: { status: 403, type: 'permission_error', message: 'This MCP server is not enabled for the project.' },
   MODEL_NOT_PRICED: { status: 403, type: 'permission_error', message: 'The model has no price, and the project has a budget.' },
   TOOL_NOT_ALLOWED: { status: 403, type: 'permission_error', message: 'This tool is not allowed for the project.' },
+  GUARDRAIL_BLOCKED: { status: 400, type: 'invalid_request_error', message: 'A guardrail of the project blocked the request.' },
   NOT_FOUND: { status: 404, type: 'not_found_error', message: 'Not found.' },
   MODEL_NOT_FOUND: { status: 404, type: 'not_found_error', message: 'No provider serves this model.' },
   METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error', message: 'Method not allowed.' },
@@ -23,6 +24,7 @@ export const ERROR_CODES = {
   INTERNAL: { status: 500, type: 'api_error', message: 'Internal error.' },
   UPSTREAM_ERROR: { status: 502, type: 'api_error', message: 'The model provider failed.' },
   UNAVAILABLE: { status: 503, type: 'api_error', message: 'The service is temporarily unavailable.' },
+  GUARDRAIL_UNAVAILABLE: { status: 503, type: 'api_error', message: 'A guardrail could not check the request.' },
   UPSTREAM_TIMEOUT: { status: 504, type: 'api_error', message: 'The model provider timed out.' },
 } as const satisfies Record<string, { status: number; type: string; message: string }>;
 
@@ -103,6 +105,9 @@ export const Errors = {
   nestedTooDeeply: () => new GatewayError('INVALID_REQUEST', 'The body is nested too deeply.', { param: 'body' }),
   /** A request field the endpoint refuses; `message` names the field and what it must be. */
   invalidField: (param: string, message: string) => new GatewayError('INVALID_REQUEST', message, { param }),
+  guardrailBlocked: (id: string, reason?: string) =>
+    new GatewayError('GUARDRAIL_BLOCKED', `The guardrail \`${id}\` blocked the request${reason ? `: ${reason}` : '.'}`, { param: id }),
+  guardrailUnavailable: (id: string) => new GatewayError('GUARDRAIL_UNAVAILABLE', `The guardrail \`${id}\` could not be reached; the project refuses requests it cannot check.`, { param: id }),
   modelNotAllowed: (model: string) => new GatewayError('MODEL_NOT_ALLOWED', `The model \`${model}\` is not allowed for this project.`, { param: 'model' }),
   /** `hint`: the nearest served id, or some served ids (proxy/src/routing/model-suggest.ts). */
   modelNotFound: (model: string, hint = '') => new GatewayError('MODEL_NOT_FOUND', `The model \`${model}\` is not served by this gateway.${hint}`, { param: 'model' }),

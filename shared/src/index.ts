@@ -26,6 +26,8 @@ export * from './redis-replication.js';
 export * from './contracts/project-policy.js';
 export * from './contracts/mcp-setting.js';
 export * from './contracts/tags.js';
+export * from './contracts/guardrails.js';
+export * from './webhook-signing.js';
 export * from './run-service.js';
 export * from './metrics-server.js';
 export * from './net/trusted-proxies.js';

@@ -92,6 +92,14 @@ export class RedisKeys {
   }
 
   /**
+   * String: the encoded GuardrailSet of a project (contracts/guardrails.ts); absent: none. Shares
+   * the policy's hash tag, so a proxy reads both in one MGET.
+   */
+  projectGuardrails(projectId: string): string {
+    return `${this.prefix}project:{${projectId}}:guardrails`;
+  }
+
+  /**
    * Hash: a project's quota ledger for one period (`total` or `m<YYYYMM>`): field `charged` holds
    * the tokens settled, and one `lease:<proxyId>` field per proxy the tokens it holds unspent.
    */

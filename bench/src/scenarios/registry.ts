@@ -4,6 +4,7 @@ import { budgets } from './budgets.js';
 import { cloudProviders } from './cloud-providers.js';
 import { endpoints } from './endpoints.js';
 import { failover } from './failover.js';
+import { guardrails } from './guardrails.js';
 import { idleMemory } from './idle-memory.js';
 import { latency } from './latency.js';
 import { mcp } from './mcp.js';
@@ -17,7 +18,7 @@ import { usageQuery } from './usage-query.js';
 import { writer } from './writer.js';
 
 /** Every scenario, in the order a full run takes them (cheap and sensitive first). */
-export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, anthropic, cloudProviders, endpoints, idleMemory, revocation, authFlood, failover, mcp, tracing, budgets, writer, usageQuery, throughputCluster];
+export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, anthropic, cloudProviders, endpoints, idleMemory, revocation, authFlood, failover, mcp, guardrails, tracing, budgets, writer, usageQuery, throughputCluster];
 
 export function findScenarios(names: readonly string[]): Scenario[] {
   if (names.length === 0) return [...SCENARIOS];

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { decodeKeyRecord, encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, scanKeys, type InvalidationKind, type RedisClient, type RedisKeys } from '@gateway/shared';
+import { decodeKeyRecord, encodeGuardrailSet, encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, scanKeys, type InvalidationKind, type RedisClient, type RedisKeys } from '@gateway/shared';
 import type { Db } from '../db/connect.js';
+import { allGuardrails } from '../db/guardrails.js';
 import { listLiveProjects, policyOf } from '../db/projects.js';
 
 /**
@@ -136,13 +137,20 @@ export class ProjectionRebuilder {
 
     let policiesChanged = 0;
     const projects = await listLiveProjects(sql);
+    const guardrails = await allGuardrails(sql);
     for (let i = 0; i < projects.length; i += BATCH) {
       const changed = await Promise.all(
         projects.slice(i, i + BATCH).map(async (project) => {
           const encoded = encodeProjectPolicy(policyOf(project));
           const before = await this.redis.getset(this.keys.projectPolicy(project.id), encoded);
+          const list = guardrails.get(project.id);
+          const guardsKey = this.keys.projectGuardrails(project.id);
+          const guards = list === undefined ? null : encodeGuardrailSet(project.id, list);
+          const guardsBefore = guards === null ? await this.redis.getdel(guardsKey) : await this.redis.getset(guardsKey, guards);
           // A policy Redis lost is not a change: the proxies hold the one they read before.
-          return before !== null && before !== encoded ? project.id : null;
+          const policyChanged = before !== null && before !== encoded;
+          const guardsChanged = !sameJson(guardsBefore, guards) && !(guardsBefore === null && before === null);
+          return policyChanged || guardsChanged ? project.id : null;
         }),
       );
       for (const projectId of changed) {
@@ -160,6 +168,25 @@ export class ProjectionRebuilder {
 
   private async publish(kind: InvalidationKind, keyHash: string | null, keyId: string | null, projectId: string | null): Promise<void> {
     await this.redis.publish(this.keys.invalidationChannel, encodeInvalidation({ kind, key_hash: keyHash, key_id: keyId, project_id: projectId }));
+  }
+}
+
+/**
+ * Two encodings of the same JSON (jsonb returns an object's keys in its own order, the API wrote
+ * them in the client's): compared with every object's keys sorted.
+ */
+function sameJson(a: string | null, b: string | null): boolean {
+  if (a === null || b === null) return a === b;
+  const sorted = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(sorted)
+      : value !== null && typeof value === 'object'
+        ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, sorted((value as Record<string, unknown>)[k])]))
+        : value;
+  try {
+    return JSON.stringify(sorted(JSON.parse(a))) === JSON.stringify(sorted(JSON.parse(b)));
+  } catch {
+    return false;
   }
 }
 

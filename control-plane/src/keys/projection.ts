@@ -1,4 +1,4 @@
-import { deleteKeys, waitForReplica, encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, type ProjectPolicy, type RedisKeys, type RedisClient } from '@gateway/shared';
+import { deleteKeys, waitForReplica, encodeGuardrailSet, encodeInvalidation, encodeKeyRecord, encodeProjectPolicy, type Guardrail, type ProjectPolicy, type RedisKeys, type RedisClient } from '@gateway/shared';
 
 /**
  * The Redis projection of live API keys, which is all the proxies read. Every change writes the
@@ -55,7 +55,7 @@ export class KeyProjection {
     await deleteKeys(this.redis, records);
     await Promise.all(records.map((record) => waitForReplica(this.redis, record)));
     // The set and the policy share the project's hash tag.
-    await this.redis.multi().del(setKey).del(this.keys.projectPolicy(projectId)).del(this.keys.projectBudgets(projectId)).exec();
+    await this.redis.multi().del(setKey).del(this.keys.projectPolicy(projectId)).del(this.keys.projectBudgets(projectId)).del(this.keys.projectGuardrails(projectId)).exec();
     await this.publish({ kind: 'project.deleted', key_hash: null, key_id: null, project_id: projectId });
   }
 
@@ -63,6 +63,19 @@ export class KeyProjection {
   async putPolicy(policy: Omit<ProjectPolicy, 'v'>): Promise<void> {
     await this.redis.set(this.keys.projectPolicy(policy.id), encodeProjectPolicy(policy));
     await this.projectUpdated(policy.id);
+  }
+
+  /** Writes a project's guardrails (none: the key is removed) and tells the proxies to re-read its policy. */
+  async putGuardrails(projectId: string, guardrails: readonly Guardrail[]): Promise<void> {
+    const key = this.keys.projectGuardrails(projectId);
+    if (guardrails.length === 0) await this.redis.del(key);
+    else await this.redis.set(key, encodeGuardrailSet(projectId, guardrails));
+    await this.projectUpdated(projectId);
+  }
+
+  /** putGuardrails() within `boundMs`; see tryPutPolicy. */
+  async tryPutGuardrails(projectId: string, guardrails: readonly Guardrail[], boundMs = REDIS_BOUND_MS): Promise<boolean> {
+    return this.within(() => this.putGuardrails(projectId, guardrails), boundMs);
   }
 
   /** The project's name or quota changed: proxies drop what they cached about it. */

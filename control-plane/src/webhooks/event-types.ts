@@ -21,3 +21,9 @@ export interface FailedRequestSummary {
 
 /** At most this many requests travel in one gateway.request.failed event; `count` says how many failed. */
 export const MAX_FAILED_REQUESTS_PER_EVENT = 100;
+
+/** One request a guardrail blocked, as a guardrail.blocked event carries it. */
+export interface BlockedRequestSummary extends FailedRequestSummary {
+  /** The guardrails that blocked it (input: the request was refused; output: the answer withheld). */
+  guardrails: string[];
+}

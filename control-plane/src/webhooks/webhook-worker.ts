@@ -129,8 +129,7 @@ export class WebhookWorker {
   private async process(job: Job, token: string | undefined): Promise<void> {
     if (job.name === DELIVER_JOB) return this.fairAttempt(job, token);
     if (job.name === FAILED_REQUESTS_JOB) {
-      const event = await reportFailedRequests(this.db.sql, (job.data as FailedRequestsJobData).project_id);
-      if (event !== null) await this.queue.deliver(event.projectId, event.deliveryIds);
+      for (const event of await reportFailedRequests(this.db.sql, (job.data as FailedRequestsJobData).project_id)) await this.queue.deliver(event.projectId, event.deliveryIds);
     }
   }
 

@@ -123,7 +123,8 @@ function insertUsage(q: Q, rows: UsageRows) {
  * be ragged besides: each event's providers travel as one array literal, cast back per row.
  *
  * Failed gateway requests (outcome `error`) of a project with an enabled webhook subscribed to
- * gateway.request.failed also wait in webhook_failed_requests for their project's next event;
+ * gateway.request.failed, and requests a guardrail blocked (guardrail.blocked), also wait in
+ * webhook_failed_requests for their project's next event;
  * only rows this statement inserted count, so a replayed batch reports nothing twice.
  */
 function insertAudit(q: Q, rows: AuditRows) {
@@ -148,13 +149,19 @@ function insertAudit(q: Q, rows: AuditRows) {
            actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp, count, skipped,
            tags, end_user, cache, guardrails)
     on conflict do nothing
-    returning ts, id, request_id, type, outcome, status, error_code, project_id, key_id, model, provider, endpoint
+    returning ts, id, request_id, type, outcome, status, error_code, project_id, key_id, model, provider, endpoint, guardrails
     ), waiting as (
-      insert into webhook_failed_requests (project_id, audit_id, ts, request_id, status, error_code, model, provider, key_id, endpoint)
-      select i.project_id, i.id, i.ts, i.request_id, i.status, i.error_code, i.model, i.provider, i.key_id, i.endpoint
+      insert into webhook_failed_requests (project_id, audit_id, ts, request_id, status, error_code, model, provider, key_id, endpoint, kind, guardrails)
+      select i.project_id, i.id, i.ts, i.request_id, i.status, i.error_code, i.model, i.provider, i.key_id, i.endpoint,
+             case when i.outcome = 'error' then 'failed' else 'guardrail' end,
+             case when i.outcome = 'error' then null
+                  else array(select g->>'id' from jsonb_array_elements(i.guardrails) g where g->>'action' = 'block') end
       from ins i
-      where i.outcome = 'error' and i.type = 'gateway.request' and i.project_id is not null
-        and exists (select 1 from webhooks w where w.project_id = i.project_id and w.enabled and 'gateway.request.failed' = any (w.events))
+      where i.type = 'gateway.request' and i.project_id is not null
+        and ((i.outcome = 'error'
+              and exists (select 1 from webhooks w where w.project_id = i.project_id and w.enabled and 'gateway.request.failed' = any (w.events)))
+          or (i.guardrails @> '[{"action":"block"}]'::jsonb
+              and exists (select 1 from webhooks w where w.project_id = i.project_id and w.enabled and 'guardrail.blocked' = any (w.events))))
       on conflict do nothing
       returning project_id
     )

@@ -132,6 +132,7 @@ const ANTHROPIC_TYPE: Record<ErrorCode, string> = {
   MCP_NOT_ALLOWED: 'permission_error',
   MODEL_NOT_PRICED: 'permission_error',
   TOOL_NOT_ALLOWED: 'permission_error',
+  GUARDRAIL_BLOCKED: 'invalid_request_error',
   NOT_FOUND: 'not_found_error',
   MODEL_NOT_FOUND: 'not_found_error',
   METHOD_NOT_ALLOWED: 'invalid_request_error',
@@ -144,6 +145,7 @@ const ANTHROPIC_TYPE: Record<ErrorCode, string> = {
   INTERNAL: 'api_error',
   UPSTREAM_ERROR: 'api_error',
   UNAVAILABLE: 'overloaded_error',
+  GUARDRAIL_UNAVAILABLE: 'api_error',
   UPSTREAM_TIMEOUT: 'api_error',
 };
 

@@ -5,6 +5,8 @@ import { buildEndpoints } from '../pipeline/endpoints.js';
 import { attribute } from '../attribution/attribute.js';
 import { TAGS_HEADER } from '../attribution/tags-header.js';
 import { budgets } from '../pipeline/steps/budgets.js';
+import { guardrailsIn } from '../guardrails/input-step.js';
+import { guardrailsOut } from '../guardrails/output-step.js';
 import type { ErrorShape } from '../protocols/protocol.js';
 import type { McpUpstreams } from '../mcp/mcp-upstreams.js';
 import { registerMcpRoutes } from '../mcp/routes.js';
@@ -77,7 +79,7 @@ function asciiText(bytes: ArrayBuffer): string {
 export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number, mcp: McpUpstreams | null = null): Promise<ProxyServer> {
   const uws = loadUws();
   const app = uws.App();
-  const endpoints = buildEndpoints({ tags: attribute, budgets });
+  const endpoints = buildEndpoints(deps.guardrails === undefined ? { tags: attribute, budgets } : { tags: attribute, budgets, guardrailsIn, guardrailsOut });
   const routes: readonly (readonly [method: 'post' | 'get', path: string, endpoint: Endpoint])[] = [
     ['post', '/v1/chat/completions', endpoints.chatCompletions],
     ['post', '/v1/responses', endpoints.responses],

@@ -3,6 +3,7 @@ import { newRecordId, type AuditOutcome, type GatewayEndpoint, type GatewayError
 import type { Logger } from 'pino';
 import type { AuthThrottle } from '../auth/auth-throttle.js';
 import type { InFlightRegistry, Revocable } from '../auth/in-flight.js';
+import type { GuardrailRuntime } from '../guardrails/runtime.js';
 import type { InvalidationSubscriber } from '../auth/invalidation-subscriber.js';
 import type { KeyCache } from '../auth/key-cache.js';
 import type { Exchange } from '../http/exchange.js';
@@ -45,6 +46,8 @@ export interface GatewayDeps {
   state: { draining: boolean; active: number };
   /** Null when tracing is off. */
   tracer: GatewayTracer | null;
+  /** Guardrails (compiled lists, moderation providers, counters); absent: the steps do nothing. */
+  guardrails?: GuardrailRuntime;
   /** Failed authentications per client address; null when AUTH_FAILURE_LIMIT=0. */
   authThrottle: AuthThrottle | null;
 }

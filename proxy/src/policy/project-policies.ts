@@ -1,4 +1,4 @@
-import { ContractError, decodeProjectBudgets, decodeProjectPolicy, NO_RATE_LIMITS, type ProjectPolicy, type RedisKeys, type RedisClient } from '@gateway/shared';
+import { ContractError, decodeGuardrailSet, decodeProjectBudgets, decodeProjectPolicy, NO_RATE_LIMITS, type ProjectPolicy, type RedisKeys, type RedisClient } from '@gateway/shared';
 
 /**
  * Each project's policy (quota, rate limits, allowed models, max_tokens cap), read from the Redis
@@ -42,11 +42,13 @@ export class ProjectPolicies {
 
   /** The projected policy; null when Redis has none and its projection is not complete. */
   private async read(projectId: string): Promise<ProjectPolicy | null> {
-    // One MGET: the policy and the budgets share the project's hash tag.
-    const [raw, rawBudgets] = await this.redis.mget(this.keys.projectPolicy(projectId), this.keys.projectBudgets(projectId));
-    if (raw === null || raw === undefined) return (await this.redis.exists(this.keys.projectionReady)) === 1 ? withBudgets(openPolicy(projectId), rawBudgets) : null;
+    // One MGET: the policy, the budgets and the guardrails share the project's hash tag.
+    const [raw, rawBudgets, guards] = await this.redis.mget(this.keys.projectPolicy(projectId), this.keys.projectBudgets(projectId), this.keys.projectGuardrails(projectId));
     try {
-      return withBudgets(decodeProjectPolicy(raw), rawBudgets);
+      const guardrails = guards === null || guards === undefined ? null : decodeGuardrailSet(guards).guardrails;
+      const withGuards = (policy: ProjectPolicy): ProjectPolicy => (guardrails === null || guardrails.length === 0 ? policy : { ...policy, guardrails });
+      if (raw === null || raw === undefined) return (await this.redis.exists(this.keys.projectionReady)) === 1 ? withGuards(withBudgets(openPolicy(projectId), rawBudgets)) : null;
+      return withGuards(withBudgets(decodeProjectPolicy(raw), rawBudgets));
     } catch (err) {
       if (!(err instanceof ContractError)) throw err;
       // A newer policy shape we cannot read: refuse the project's traffic rather than ignore its limits.

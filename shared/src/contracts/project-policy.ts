@@ -1,3 +1,4 @@
+import type { Guardrail } from './guardrails.js';
 import { decodeMcpSetting, type McpSetting } from './mcp-setting.js';
 import type { BudgetRule } from './project-budgets.js';
 import { ContractError, expectObject, expectString, parseVersioned } from './version.js';
@@ -35,6 +36,11 @@ export interface ProjectPolicy {
    * from RedisKeys.projectBudgets (project-budgets.ts). Absent when the project has none.
    */
   budgets?: readonly BudgetRule[];
+  /**
+   * The project's guardrails, in order: projected beside the policy (RedisKeys.projectGuardrails,
+   * guardrails.ts) and attached by the proxy when it reads both; never part of the encoded policy.
+   */
+  guardrails?: Guardrail[] | null;
 }
 
 /** The most completions one request may ask for when the project sets no max_n. */

@@ -13,7 +13,7 @@ export type { McpSetting };
  */
 
 /** The events a webhook can subscribe to (docs/webhooks.md#events). */
-export const WEBHOOK_EVENT_TYPES = ['key.created', 'key.deleted', 'project.updated', 'quota.threshold', 'budget.threshold', 'gateway.request.failed'] as const;
+export const WEBHOOK_EVENT_TYPES = ['key.created', 'key.deleted', 'project.updated', 'quota.threshold', 'budget.threshold', 'gateway.request.failed', 'guardrail.blocked'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;

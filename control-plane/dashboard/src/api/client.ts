@@ -10,6 +10,7 @@ export interface ApiClient {
   get<T>(path: string, query?: QueryValues): Promise<T>;
   post<T>(path: string, body: unknown): Promise<T>;
   patch<T>(path: string, body: unknown): Promise<T>;
+  put<T>(path: string, body: unknown): Promise<T>;
   delete(path: string): Promise<void>;
 }
 
@@ -59,6 +60,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
     get: (path, query) => request('GET', path + (query ? toQueryString(query) : '')),
     post: (path, body) => request('POST', path, body),
     patch: (path, body) => request('PATCH', path, body),
+    put: (path, body) => request('PUT', path, body),
     delete: (path) => request('DELETE', path),
   };
 }

@@ -13,6 +13,7 @@ export const EVENT_HELP: Record<WebhookEventType, string> = {
   'quota.threshold': 'usage reached 80 % or 100 % of the quota',
   'budget.threshold': 'spend reached one of a budget\'s alert_at fractions (once per period)',
   'gateway.request.failed': 'gateway requests failed (batched: at most one event every 10 s)',
+  'guardrail.blocked': 'a guardrail blocked prompts or withheld answers (batched like failed requests)',
 };
 
 type Problems = Partial<Record<'url' | 'events' | 'secret', string>>;

@@ -1,5 +1,6 @@
 import type { CommandSpec, Options } from '../command.js';
 import { login, logout, whoami } from './auth.js';
+import { guardrailCommands } from './guardrails.js';
 import { health } from './health.js';
 import { keyCommands } from './keys.js';
 import { budgetCommands } from './budgets.js';
@@ -17,6 +18,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...keyCommands,
   ...budgetCommands,
   ...memberCommands,
+  ...guardrailCommands,
   ...userCommands,
   ...recordCommands,
   health,

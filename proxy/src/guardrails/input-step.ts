@@ -1,0 +1,59 @@
+import { Errors, type ProjectPolicy } from '@gateway/shared';
+import { Masker } from '@gateway/shared/guardrails';
+import type { RequestContext } from '../pipeline/context.js';
+import type { ParsedRequest } from '../protocols/protocol.js';
+import { runGuards, type GuardOutcome } from './run-guards.js';
+import { promptSlots } from './slots.js';
+import type { GuardrailRuntime } from './runtime.js';
+
+/**
+ * guardrails (input): the prompt checked before admission. It runs before the admission's policy
+ * step, so it takes the policy itself (the same Map lookup, kept on the context for admission).
+ * A project without guardrails pays one field read. Block → 400 GUARDRAIL_BLOCKED (`param` the
+ * guardrail), no provider call and no usage record; mask → the provider sees placeholders.
+ */
+export function guardrailsIn(ctx: RequestContext): void | Promise<void> {
+  const runtime = ctx.deps.guardrails;
+  if (runtime === undefined) return;
+  let found: ProjectPolicy | Promise<ProjectPolicy>;
+  try {
+    found = ctx.deps.policies.get(ctx.projectId);
+  } catch {
+    // Unreadable: the admission's policy step answers it.
+    return;
+  }
+  if (!(found instanceof Promise)) return check(ctx, runtime, found);
+  return found.then(
+    (policy) => check(ctx, runtime, policy),
+    () => {},
+  );
+}
+
+function check(ctx: RequestContext, runtime: GuardrailRuntime, policy: ProjectPolicy): void | Promise<void> {
+  ctx.policy = policy;
+  const guardrails = policy.guardrails;
+  if (guardrails === undefined || guardrails === null) return;
+  const compiled = runtime.compiledFor(policy, guardrails);
+  const parsed = ctx.parsed as ParsedRequest;
+  // Guarded answers are read in the internal (OpenAI) format: no native pass-through.
+  if (compiled.output.length > 0) parsed.native = undefined;
+  if (compiled.input.length === 0) return;
+  const slots = promptSlots(parsed.chat as { messages: unknown[] });
+  const before = slots.map((s) => s.text);
+  const outcome = runGuards(ctx, runtime, compiled.input, slots, 'input', new Masker());
+  const settle = (result: GuardOutcome): void => {
+    if (result === null) {
+      // A masked prompt: the client's bytes (and its native form) can no longer be sent as they are.
+      if (slots.some((s, i) => s.text !== before[i])) {
+        ctx.forward = null;
+        parsed.raw = null;
+        parsed.native = undefined;
+      }
+      return;
+    }
+    if (result.kind === 'block') ctx.fail(Errors.guardrailBlocked(result.id, result.reason ?? undefined), 'policy_blocked');
+    else ctx.fail(Errors.guardrailUnavailable(result.id), 'error');
+  };
+  if (outcome instanceof Promise) return outcome.then(settle);
+  settle(outcome);
+}
