@@ -1,5 +1,5 @@
 import type { Project } from '@gateway/shared';
-import type { McpSetting, ProjectPolicy, QuotaPeriod, RateLimits } from '@gateway/shared';
+import { CACHE_OFF, type CacheSetting, type McpSetting, type ProjectPolicy, type QuotaPeriod, type RateLimits } from '@gateway/shared';
 import type { ProjectRole } from '../auth/permissions.js';
 import type { JSONValue } from 'postgres';
 import { one, type Queryable } from './connect.js';
@@ -18,6 +18,7 @@ interface ProjectRow {
   allowed_models: string[] | null;
   max_tokens_cap: number | null;
   mcp: McpSetting | null;
+  cache: CacheSetting | null;
   created_at: Date;
 }
 
@@ -33,9 +34,11 @@ export interface ProjectInput {
   allowed_models?: string[] | null;
   max_tokens_cap?: number | null;
   mcp?: McpSetting | null;
+  /** Null: back to the default (off). */
+  cache?: CacheSetting | null;
 }
 
-const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, created_at';
+const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, cache, created_at';
 const P_COLUMNS = COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
 
 function toProject(row: ProjectRow): Project {
@@ -49,6 +52,7 @@ function toProject(row: ProjectRow): Project {
     allowed_models: row.allowed_models,
     max_tokens_cap: row.max_tokens_cap,
     mcp: row.mcp,
+    cache: row.cache ?? { ...CACHE_OFF },
     created_at: row.created_at.toISOString(),
   };
 }
@@ -63,6 +67,7 @@ export function policyOf(project: Project): Omit<ProjectPolicy, 'v'> {
     allowed_models: project.allowed_models,
     max_tokens_cap: project.max_tokens_cap,
     mcp: project.mcp,
+    cache: project.cache,
   };
 }
 
@@ -76,6 +81,7 @@ function columnsOf(input: ProjectInput): Record<string, string | number | string
   if (input.max_tokens_cap !== undefined) values.max_tokens_cap = input.max_tokens_cap;
   // postgres.js serialises it with the jsonb column's own serialiser.
   if (input.mcp !== undefined) values.mcp = input.mcp as JSONValue | null;
+  if (input.cache !== undefined) values.cache = input.cache as JSONValue | null;
   for (const [field, value] of Object.entries(input.rate_limits ?? {})) if (value !== undefined) values[field] = value as number | null;
   return values;
 }

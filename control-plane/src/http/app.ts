@@ -17,6 +17,7 @@ import { registerKeyRoutes } from './routes/keys.js';
 import { registerMemberRoutes } from './routes/members.js';
 import { registerOpenApi, registerOpenApiRoute } from './routes/openapi.js';
 import { registerProjectRoutes } from './routes/projects.js';
+import { registerProjectCacheRoutes } from './routes/project-cache.js';
 import { registerOidcSigninRoutes } from './routes/oidc-signins.js';
 import { registerSigninRoutes } from './routes/signins.js';
 import { registerUsageDownloadRoute } from './routes/usage-export.js';
@@ -123,6 +124,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     authenticated.addHook('onRequest', requireAuth(ctx));
     registerUserRoutes(authenticated, ctx);
     registerProjectRoutes(authenticated, ctx);
+    registerProjectCacheRoutes(authenticated, ctx);
     registerMemberRoutes(authenticated, ctx);
     registerKeyRoutes(authenticated, ctx);
     registerUsageRoutes(authenticated, ctx);

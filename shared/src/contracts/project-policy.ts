@@ -1,3 +1,4 @@
+import { decodeCacheSetting, type CacheSetting } from './cache-setting.js';
 import { decodeMcpSetting, type McpSetting } from './mcp-setting.js';
 import { ContractError, expectObject, expectString, parseVersioned } from './version.js';
 
@@ -27,6 +28,8 @@ export interface ProjectPolicy {
   max_tokens_cap: number | null;
   /** MCP servers and tools the project's keys may use (mcp-setting.ts); null or absent: no MCP at all. */
   mcp?: McpSetting | null;
+  /** The response cache (cache-setting.ts); projected only when on: null or absent is off. */
+  cache?: CacheSetting | null;
 }
 
 const NAME = 'ProjectPolicy';
@@ -34,9 +37,11 @@ const NAME = 'ProjectPolicy';
 export const NO_RATE_LIMITS: RateLimits = { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null };
 
 export function encodeProjectPolicy(policy: Omit<ProjectPolicy, 'v'>): string {
-  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp } = policy;
-  // Added without a version bump: a proxy that predates MCP ignores the field and serves no /mcp.
-  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}) });
+  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp, cache } = policy;
+  // Added without a version bump: a proxy that predates MCP ignores the field and serves no /mcp,
+  // one that predates the response cache ignores `cache` and simply never caches.
+  const cached = cache !== undefined && cache !== null && cache.mode !== 'off' ? { cache } : {};
+  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}), ...cached });
 }
 
 function limit(obj: Record<string, unknown>, field: string): number | null {
@@ -56,6 +61,7 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
     throw new ContractError(NAME, 'allowed_models must be a list of strings or null');
   }
   const mcp = decodeMcpSetting(NAME, obj.mcp);
+  const cache = decodeCacheSetting(NAME, obj.cache);
   return {
     v: 1,
     id: expectString(NAME, obj, 'id'),
@@ -70,6 +76,7 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
     allowed_models: (models as string[] | null | undefined) ?? null,
     max_tokens_cap: limit(obj, 'max_tokens_cap'),
     ...(mcp === null ? {} : { mcp }),
+    ...(cache === null ? {} : { cache }),
   };
 }
 

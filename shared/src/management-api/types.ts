@@ -2,6 +2,7 @@ import type { ServedModel } from '../config/served-models.js';
 import type { QuotaPeriod, RateLimits } from '../contracts/project-policy.js';
 import type { AccountRole, ProjectRole } from './roles.js';
 import type { McpSetting } from '../contracts/mcp-setting.js';
+import type { CacheSetting } from '../contracts/cache-setting.js';
 
 export type { McpSetting };
 
@@ -27,6 +28,7 @@ export const AUDIT_TYPES = [
   'project.created',
   'project.updated',
   'project.deleted',
+  'project.cache_purged',
   'member.added',
   'member.updated',
   'member.removed',
@@ -81,6 +83,8 @@ export interface Project {
   max_tokens_cap: number | null;
   /** MCP servers and tools the project's keys may use; null: none. */
   mcp: McpSetting | null;
+  /** The response cache: mode off (the default) or exact, and the entries' life. */
+  cache: CacheSetting;
   created_at: string;
 }
 

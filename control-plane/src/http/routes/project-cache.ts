@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import { Errors } from '@gateway/shared';
+import { principalOf } from '../../auth/require-auth.js';
+import { purgeProjectCache } from '../../cache/purge-cache.js';
+import type { AppContext } from '../../context.js';
+import { writeAudit } from '../../db/audit-writer.js';
+import { projectAccess } from '../project-access.js';
+import { requestFacts } from '../request-facts.js';
+import { ERROR_RESPONSES, projectParams } from '../schemas.js';
+
+/**
+ * `DELETE /v1/projects/{id}/cache`: the project's response-cache entries deleted from Redis
+ * (cache/purge-cache.ts), by those who may change the project. Every proxy misses from the answer
+ * on; a request already waiting on the provider may still store its answer afterwards.
+ */
+export function registerProjectCacheRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.delete<{ Params: { id: string } }>(
+    '/v1/projects/:id/cache',
+    {
+      config: { auditType: 'project.cache_purged' },
+      schema: {
+        tags: ['projects'],
+        summary: "Purge the project's response cache (project admins and owners)",
+        description: 'Deletes every cached answer of the project (docs/caching.md); the next identical request calls the provider again.',
+        params: projectParams,
+        response: {
+          200: {
+            type: 'object',
+            required: ['purged'],
+            properties: { purged: { type: 'integer', description: 'Entries deleted (expired ones still listed included).' } },
+          },
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (req, reply) => {
+      const principal = principalOf(req);
+      await projectAccess(ctx.sql, principal, req.params.id, 'project.update', 'purge this project\'s cache');
+      let purged: number;
+      try {
+        purged = await purgeProjectCache(ctx.redis, ctx.keys, req.params.id);
+      } catch {
+        throw Errors.cacheUnreachable();
+      }
+      await writeAudit(ctx.sql, { type: 'project.cache_purged', outcome: 'success', status: 200, projectId: req.params.id, actor: principal.userId, target: { type: 'project', id: req.params.id } }, requestFacts(req, reply));
+      return { purged };
+    },
+  );
+}
