@@ -22,6 +22,7 @@ import { startTracing } from './tracing/start-tracing.js';
 import { metricsPortError } from './startup-errors.js';
 import { AuthThrottle } from './auth/auth-throttle.js';
 import { ProviderLog } from './routing/provider-log.js';
+import { ResponseCache } from './cache/response-cache.js';
 
 export interface Proxy {
   port: number;
@@ -134,6 +135,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       state,
       tracer,
       authThrottle: config.authFailureLimit > 0 ? new AuthThrottle(config.authFailureLimit, records) : null,
+      responseCache: new ResponseCache(lookups, keys, config.cacheMaxEntryBytes, metrics.registry, log),
     };
     // Ready while cached keys may be served: through a Redis outage the log stream keeps a proxy
     // serving the keys it holds, and taking it out of its load balancer would refuse them all.

@@ -26,6 +26,7 @@ export * from './redis-replication.js';
 export * from './contracts/project-policy.js';
 export * from './contracts/mcp-setting.js';
 export * from './contracts/cache-setting.js';
+export * from './contracts/cache-entry.js';
 export * from './run-service.js';
 export * from './metrics-server.js';
 export * from './net/trusted-proxies.js';

@@ -2,6 +2,7 @@ import { clientAddress, Errors, requestIdFrom, type TrustedProxies } from '@gate
 import { RequestContext, type GatewayDeps, type RequestInfo } from '../pipeline/context.js';
 import type { Endpoint } from '../pipeline/endpoint.js';
 import { buildEndpoints } from '../pipeline/endpoints.js';
+import { cacheSeams } from '../cache/cache-steps.js';
 import type { ErrorShape } from '../protocols/protocol.js';
 import type { McpUpstreams } from '../mcp/mcp-upstreams.js';
 import { registerMcpRoutes } from '../mcp/routes.js';
@@ -55,6 +56,7 @@ function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxie
     userAgent: req.getHeader('user-agent'),
     jsonBody: declaresJson(req.getHeader('content-type')),
     contentLength: Number(req.getHeader('content-length') || '0'),
+    cacheControl: req.getHeader('cache-control'),
   };
 }
 
@@ -73,7 +75,7 @@ function asciiText(bytes: ArrayBuffer): string {
 export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number, mcp: McpUpstreams | null = null): Promise<ProxyServer> {
   const uws = loadUws();
   const app = uws.App();
-  const endpoints = buildEndpoints();
+  const endpoints = buildEndpoints({ ...(deps.responseCache ? cacheSeams(deps.responseCache) : {}) });
   const routes: readonly (readonly [method: 'post' | 'get', path: string, endpoint: Endpoint])[] = [
     ['post', '/v1/chat/completions', endpoints.chatCompletions],
     ['post', '/v1/responses', endpoints.responses],

@@ -53,6 +53,8 @@ export interface ProxyConfig extends CommonConfig, ListenerConfig {
   quotaLeaseTokens: number;
   /** Output tokens reserved for a request with no max_tokens, in projects without a cap. */
   defaultReservationTokens: number;
+  /** Largest answer the response cache stores (bytes of the stored body); larger ones are served, not stored. */
+  cacheMaxEntryBytes: number;
   /** Control plane whose invalidation log stream the proxy follows (the second channel); unset: Redis only. */
   controlPlaneUrl: string | undefined;
   /** Shared secret of the control plane's internal routes. */
@@ -173,6 +175,7 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     keyStaleBoundMs: envInt(env, 'KEY_STALE_BOUND_MS', 1_000, 0, 60_000),
     quotaLeaseTokens: envInt(env, 'QUOTA_LEASE_TOKENS', 20_000, 1, 100_000_000),
     defaultReservationTokens: envInt(env, 'DEFAULT_RESERVATION_TOKENS', 1_024, 0, 10_000_000),
+    cacheMaxEntryBytes: envInt(env, 'CACHE_MAX_ENTRY_BYTES', 256 * 1024, 1, 64 * 1024 * 1024),
     ...invalidationStream(env),
   };
 }
