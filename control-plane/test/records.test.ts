@@ -154,13 +154,17 @@ describe('usage and audit lists', () => {
       timestamp: T0 + 29_000,
       model: expect.any(String),
       provider: expect.any(String),
-      tokens: { input: 3, output: 5, total: 8, cached: expect.any(Number) },
+      tokens: { input: 3, output: 5, total: 8, cached: expect.any(Number), cache_write: 0 },
       cost_usd: first.id === priced?.id ? 0.0058 : null,
       latency_ms: 12,
       finish_reason: expect.any(String),
       provider_finish_reason: null,
       stream: false,
       endpoint: expect.stringMatching(/^(chat\.completions|messages)$/),
+      tags: {},
+      end_user: null,
+      cache_hit: false,
+      saved_usd: null,
     });
     expect(res.body.data.find((r: { id: string }) => r.id === priced?.id)).toMatchObject({ cost_usd: 0.0058, tokens: { cached: 1 } });
     const other = res.body.data.find((r: { finish_reason: string }) => r.finish_reason === 'other');
@@ -319,6 +323,10 @@ describe('usage and audit lists', () => {
       latency_ms: 5,
       count: 1,
       skipped: [],
+      tags: {},
+      end_user: null,
+      cache: null,
+      guardrails: [],
     });
     const onMessages = await pageThrough(viewer.token, `/v1/audit?project_id=${projectA}&endpoint=messages`);
     expect(onMessages).toHaveLength(1);

@@ -341,3 +341,61 @@ describe('purge and keys', () => {
     expect(statuses).toEqual([200, 200, 429]);
   });
 });
+
+describe('records', () => {
+  it('a miss and a hit each leave one audit event and one usage record in Postgres; the hit costs nothing and saves what the miss cost', async () => {
+    const p = await project();
+    const miss = await post('/v1/chat/completions', p.key, question(11, { stream: true, stream_options: { include_usage: true } }));
+    await miss.text();
+    const hit = await post('/v1/chat/completions', p.key, question(11));
+    await hit.text();
+    const bypass = await post('/v1/chat/completions', p.key, question(11), { 'cache-control': 'no-store' });
+    await bypass.text();
+    const ids = [miss, hit, bypass].map((r) => r.headers.get('x-request-id') as string);
+    await proxy.deps.records.flush(5_000);
+    const usage = await eventually(async () => {
+      const rows = await cp.sql<{ request_id: string; cache_hit: boolean; saved_usd: string | null; cost_usd: string | null; input_tokens: number; output_tokens: number; provider: string; stream: boolean }[]>`
+        select request_id, cache_hit, saved_usd, cost_usd, input_tokens, output_tokens, provider, stream from usage_records where request_id = any(${ids})`;
+      return rows.length === 3 ? rows : null;
+    }, 'three usage records');
+    const audit = await eventually(async () => {
+      const rows = await cp.sql<{ request_id: string; cache: string | null; outcome: string; attempts: number }[]>`
+        select request_id, cache, outcome, attempts from audit_events where request_id = any(${ids})`;
+      return rows.length === 3 ? rows : null;
+    }, 'three audit events');
+    const byId = <T extends { request_id: string }>(rows: T[], id: string) => rows.filter((r) => r.request_id === id);
+    const [missUsage] = byId(usage, ids[0]!);
+    const [hitUsage] = byId(usage, ids[1]!);
+    const [bypassUsage] = byId(usage, ids[2]!);
+    expect(byId(usage, ids[1]!)).toHaveLength(1);
+    expect(missUsage).toMatchObject({ cache_hit: false, saved_usd: null, provider: 'upstream', stream: true });
+    expect(missUsage!.input_tokens).toBeGreaterThan(0);
+    expect(Number(missUsage!.cost_usd)).toBeGreaterThan(0);
+    expect(hitUsage).toMatchObject({ cache_hit: true, input_tokens: 0, output_tokens: 0, provider: 'upstream', stream: false });
+    expect(Number(hitUsage!.cost_usd)).toBe(0);
+    expect(Number(hitUsage!.saved_usd)).toBe(Number(missUsage!.cost_usd));
+    expect(bypassUsage).toMatchObject({ cache_hit: false, saved_usd: null });
+    expect(byId(audit, ids[0]!)).toEqual([expect.objectContaining({ cache: 'miss', outcome: 'success', attempts: 1 })]);
+    expect(byId(audit, ids[1]!)).toEqual([expect.objectContaining({ cache: 'hit', outcome: 'success', attempts: 0 })]);
+    expect(byId(audit, ids[2]!)).toEqual([expect.objectContaining({ cache: 'bypass', outcome: 'success' })]);
+    // A hit consumes no quota: the project's used tokens are the miss's and the bypass's only.
+    const used = await eventually(async () => {
+      const project = await cp.api('GET', `/v1/projects/${p.id}`, { token: cp.adminToken });
+      return project.body.used_tokens > 0 ? project.body.used_tokens : null;
+    }, 'used tokens counted');
+    expect(used).toBe(missUsage!.input_tokens + missUsage!.output_tokens + bypassUsage!.input_tokens + bypassUsage!.output_tokens);
+  });
+
+  it('a project with the cache off records no cache field', async () => {
+    const p = await project({});
+    const r = await post('/v1/chat/completions', p.key, question(12));
+    await r.text();
+    const id = r.headers.get('x-request-id') as string;
+    await proxy.deps.records.flush(5_000);
+    const rows = await eventually(async () => {
+      const found = await cp.sql<{ cache: string | null }[]>`select cache from audit_events where request_id = ${id}`;
+      return found.length === 1 ? found : null;
+    }, 'the audit event');
+    expect(rows[0]!.cache).toBeNull();
+  });
+});

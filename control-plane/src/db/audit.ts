@@ -37,10 +37,14 @@ interface AuditRow {
   mcp: StoredAuditEvent['mcp'];
   count: number;
   skipped: string[];
+  tags: StoredAuditEvent['tags'];
+  end_user: string | null;
+  cache: StoredAuditEvent['cache'];
+  guardrails: StoredAuditEvent['guardrails'];
 }
 
 const COLUMNS =
-  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, target_type, target_id, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp, count, skipped';
+  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, target_type, target_id, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp, count, skipped, tags, end_user, cache, guardrails';
 
 function toAuditEvent(row: AuditRow): StoredAuditEvent {
   return {
@@ -66,6 +70,10 @@ function toAuditEvent(row: AuditRow): StoredAuditEvent {
     mcp: row.mcp,
     count: row.count,
     skipped: row.skipped,
+    tags: row.tags,
+    end_user: row.end_user,
+    cache: row.cache,
+    guardrails: row.guardrails,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Fragment } from 'postgres';
-import type { FinishReason, GatewayEndpoint, StoredUsageRecord } from '@gateway/shared';
+import type { FinishReason, GatewayEndpoint, RecordTags, StoredUsageRecord } from '@gateway/shared';
 import type { Queryable } from './connect.js';
 import { pageQuery, type PageQuery } from './record-page.js';
 
@@ -31,10 +31,15 @@ export interface UsageRow {
   provider_finish_reason: string | null;
   stream: boolean;
   endpoint: GatewayEndpoint;
+  cache_write_tokens: number;
+  tags: RecordTags;
+  end_user: string | null;
+  cache_hit: boolean;
+  saved_usd: string | null;
 }
 
 const COLUMNS =
-  'ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens, total_tokens, cached_tokens, cost_usd, latency_ms, finish_reason, provider_finish_reason, stream, endpoint';
+  'ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens, total_tokens, cached_tokens, cost_usd, latency_ms, finish_reason, provider_finish_reason, stream, endpoint, cache_write_tokens, tags, end_user, cache_hit, saved_usd';
 
 /** Dollars as JSON numbers: a double holds numeric(20, 10)'s costs to well under a millionth of a cent. */
 export function dollars(value: string | null): number | null {
@@ -50,13 +55,17 @@ function toUsageRecord(row: UsageRow): StoredUsageRecord {
     timestamp: Number(row.ts),
     model: row.model,
     provider: row.provider,
-    tokens: { input: row.input_tokens, output: row.output_tokens, total: row.total_tokens, cached: row.cached_tokens },
+    tokens: { input: row.input_tokens, output: row.output_tokens, total: row.total_tokens, cached: row.cached_tokens, cache_write: row.cache_write_tokens },
     cost_usd: dollars(row.cost_usd),
     latency_ms: row.latency_ms,
     finish_reason: row.finish_reason,
     provider_finish_reason: row.provider_finish_reason,
     stream: row.stream,
     endpoint: row.endpoint,
+    tags: row.tags,
+    end_user: row.end_user,
+    cache_hit: row.cache_hit,
+    saved_usd: dollars(row.saved_usd),
   };
 }
 

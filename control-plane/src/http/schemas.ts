@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { cacheSettingAnswer } from './cache-setting-schema.js';
-import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS } from '@gateway/shared';
+import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, CACHE_OUTCOMES, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS, GUARDRAIL_ACTIONS } from '@gateway/shared';
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
 import { WEBHOOK_SCHEMAS } from './webhook-schemas.js';
 
@@ -27,6 +27,20 @@ const tokens = {
     cached: { type: 'integer', description: "Prompt tokens read from the provider's cache; counted in `input` too." },
   },
 } as const;
+const recordTokens = {
+  ...tokens,
+  required: [...tokens.required, 'cache_write'],
+  properties: {
+    ...tokens.properties,
+    cache_write: { type: 'integer', description: "Prompt tokens written to the provider's cache; counted in `input` too." },
+  },
+} as const;
+const tags = {
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  description: 'Cost-attribution tags: the `x-gateway-tags` header over the key\'s default tags; `{}` when none.',
+} as const;
+const endUser = { type: ['string', 'null'], description: "The client's end user (OpenAI `user`, Anthropic `metadata.user_id`); null when none." } as const;
 const summaryFigures = {
   requests: { type: 'integer' },
   tokens,
@@ -162,6 +176,10 @@ export const SHARED_SCHEMAS = [
       'provider_finish_reason',
       'stream',
       'endpoint',
+      'tags',
+      'end_user',
+      'cache_hit',
+      'saved_usd',
     ],
     properties: {
       id: uuid,
@@ -171,13 +189,17 @@ export const SHARED_SCHEMAS = [
       timestamp: { type: 'integer', description: 'Unix ms when the request completed.' },
       model: { type: 'string' },
       provider: { type: 'string', description: 'The provider that answered.' },
-      tokens,
+      tokens: recordTokens,
       cost_usd: { ...dollars, description: 'US dollars for this request; null when its model has no price.' },
       latency_ms: { type: 'integer' },
       finish_reason: { type: 'string', enum: FINISH_REASONS },
       provider_finish_reason: { type: ['string', 'null'], description: "The provider's own finish reason when `finish_reason` is `other`, else null." },
       stream: { type: 'boolean' },
       endpoint,
+      tags,
+      end_user: endUser,
+      cache_hit: { type: 'boolean', description: "Answered from the gateway's response cache: no provider call, tokens 0, `cost_usd` 0." },
+      saved_usd: { ...dollars, description: 'On a cache hit, what the provider call behind the answer cost; else null.' },
     },
   },
   {
@@ -205,6 +227,10 @@ export const SHARED_SCHEMAS = [
       'latency_ms',
       'count',
       'skipped',
+      'tags',
+      'end_user',
+      'cache',
+      'guardrails',
     ],
     properties: {
       id: uuid,
@@ -239,6 +265,23 @@ export const SHARED_SCHEMAS = [
       latency_ms: { type: 'integer' },
       count: { type: 'integer', minimum: 1, description: 'Requests this event stands for: 1, except `gateway.throttled`.' },
       skipped: { type: 'array', items: { type: 'string' }, description: 'Providers serving the model that were not tried because they were in a cooldown after failing.' },
+      tags,
+      end_user: endUser,
+      cache: { type: ['string', 'null'], enum: [...CACHE_OUTCOMES, null], description: 'What the response cache did, for a project that has it on; else null.' },
+      guardrails: {
+        type: 'array',
+        description: 'Every guardrail decision on the request, in order.',
+        items: {
+          type: 'object',
+          required: ['id', 'stage', 'action'],
+          properties: {
+            id: { type: 'string' },
+            stage: { type: 'string', enum: ['input', 'output'] },
+            action: { type: 'string', enum: GUARDRAIL_ACTIONS },
+            failed: { type: 'boolean', description: 'The guard could not answer and its `failure_mode: open` let the request through.' },
+          },
+        },
+      },
     },
   },
   {

@@ -1,5 +1,11 @@
 import {
   AUDIT_OUTCOMES,
+  CACHE_OUTCOMES,
+  GUARDRAIL_ACTIONS,
+  MAX_END_USER_LENGTH,
+  MAX_RECORD_TAGS,
+  MAX_TAG_KEY_LENGTH,
+  MAX_TAG_VALUE_LENGTH,
   FINISH_REASONS,
   GATEWAY_ENDPOINTS,
   MAX_PROVIDER_NAME_LENGTH,
@@ -42,6 +48,12 @@ export interface UsageRows {
   providerFinishReason: (string | null)[];
   stream: boolean[];
   endpoint: string[];
+  cacheWriteTokens: number[];
+  /** Tags as JSON text (stored as jsonb). */
+  tags: string[];
+  endUser: (string | null)[];
+  cacheHit: boolean[];
+  savedUsd: (number | null)[];
 }
 
 export interface AuditRows {
@@ -70,6 +82,12 @@ export interface AuditRows {
   count: number[];
   /** Providers passed over for a cooldown, one array per event (version 3; none before). */
   skipped: string[][];
+  /** Tags as JSON text (version 4; `{}` before). */
+  tags: string[];
+  endUser: (string | null)[];
+  cache: (string | null)[];
+  /** Guardrail decisions as JSON text (version 4; `[]` before). */
+  guardrails: string[];
 }
 
 export interface RejectedRecord {
@@ -119,10 +137,66 @@ function nullableText(value: unknown, field: string): string | null {
   return value === null || value === undefined ? null : text(value, field, true);
 }
 
-function cost(value: unknown): number | null {
+function cost(value: unknown, field = 'cost_usd'): number | null {
   if (value === null || value === undefined) return null;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value >= COST_LIMIT) throw new Invalid(`cost_usd is not a number in 0..${COST_LIMIT} or null`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value >= COST_LIMIT) throw new Invalid(`${field} is not a number in 0..${COST_LIMIT} or null`);
   return value;
+}
+
+const EMPTY_TAGS = '{}';
+const NO_GUARDRAILS = '[]';
+const cacheOutcomes = new Set<string>(CACHE_OUTCOMES);
+const guardrailActions = new Set<string>(GUARDRAIL_ACTIONS);
+const MAX_GUARDRAILS = 100;
+const MAX_GUARDRAIL_ID = 128;
+
+/** jsonb refuses \u0000 inside strings, as text columns refuse NUL. */
+function jsonText(value: string): string {
+  return value.replaceAll('\0', '\uFFFD');
+}
+
+/** A record's tags, checked and re-serialised as JSON text. */
+function tags(value: unknown): string {
+  if (value === undefined) return EMPTY_TAGS;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Invalid('tags is not an object');
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 0) return EMPTY_TAGS;
+  if (entries.length > MAX_RECORD_TAGS) throw new Invalid(`tags has more than ${MAX_RECORD_TAGS} entries`);
+  const out: Record<string, string> = {};
+  for (const [k, v] of entries) {
+    if (k.length === 0 || k.length > MAX_TAG_KEY_LENGTH) throw new Invalid(`tags has a key not of 1..${MAX_TAG_KEY_LENGTH} characters`);
+    if (typeof v !== 'string' || v.length === 0 || v.length > MAX_TAG_VALUE_LENGTH) throw new Invalid(`tags has a value not of 1..${MAX_TAG_VALUE_LENGTH} characters`);
+    out[jsonText(k)] = jsonText(v);
+  }
+  return JSON.stringify(out);
+}
+
+function endUser(value: unknown): string | null {
+  const user = nullableText(value, 'end_user');
+  if (user !== null && user.length > MAX_END_USER_LENGTH) throw new Invalid(`end_user is longer than ${MAX_END_USER_LENGTH} characters`);
+  return user;
+}
+
+function cacheOutcome(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string' || !cacheOutcomes.has(value)) throw new Invalid('cache is not a known value');
+  return value;
+}
+
+/** Guardrail decisions, checked and re-serialised (only their known fields are kept). */
+function guardrailDecisions(value: unknown): string {
+  if (value === undefined) return NO_GUARDRAILS;
+  if (!Array.isArray(value) || value.length > MAX_GUARDRAILS) throw new Invalid(`guardrails is not a list of at most ${MAX_GUARDRAILS} decisions`);
+  if (value.length === 0) return NO_GUARDRAILS;
+  return JSON.stringify(
+    value.map((d: unknown) => {
+      const g = (typeof d === 'object' && d !== null ? d : {}) as { id?: unknown; stage?: unknown; action?: unknown; failed?: unknown };
+      if (typeof g.id !== 'string' || g.id.length === 0 || g.id.length > MAX_GUARDRAIL_ID) throw new Invalid(`guardrails[].id is not a name of 1..${MAX_GUARDRAIL_ID} characters`);
+      if (g.stage !== 'input' && g.stage !== 'output') throw new Invalid('guardrails[].stage is not input or output');
+      if (typeof g.action !== 'string' || !guardrailActions.has(g.action)) throw new Invalid('guardrails[].action is not a known value');
+      return g.failed === true ? { id: jsonText(g.id), stage: g.stage, action: g.action, failed: true } : { id: jsonText(g.id), stage: g.stage, action: g.action };
+    }),
+  );
 }
 
 function endpoint(value: unknown): string {
@@ -178,6 +252,11 @@ export function emptyUsageRows(): UsageRows {
     providerFinishReason: [],
     stream: [],
     endpoint: [],
+    cacheWriteTokens: [],
+    tags: [],
+    endUser: [],
+    cacheHit: [],
+    savedUsd: [],
   };
 }
 
@@ -204,6 +283,10 @@ export function emptyAuditRows(): AuditRows {
     mcp: [],
     count: [],
     skipped: [],
+    tags: [],
+    endUser: [],
+    cache: [],
+    guardrails: [],
   };
 }
 
@@ -224,6 +307,16 @@ export function addUsageRows(rows: UsageRows, records: readonly unknown[], v: Re
       const v2 = v >= 2;
       const cached = v2 && tokens.cached !== undefined ? int(tokens.cached, 'tokens.cached', INT32_MAX) : 0;
       if (cached > input) throw new Invalid('tokens.cached is more than tokens.input');
+      const v4 = v >= 4;
+      const cacheWrite = v4 && tokens.cache_write !== undefined ? int(tokens.cache_write, 'tokens.cache_write', INT32_MAX) : 0;
+      if (cached + cacheWrite > input) throw new Invalid('tokens.cached and tokens.cache_write are more than tokens.input');
+      const v4Fields = {
+        tags: v4 ? tags(r.tags) : EMPTY_TAGS,
+        endUser: v4 ? endUser(r.end_user) : null,
+        cacheHit: v4 && r.cache_hit !== undefined ? r.cache_hit : false,
+        savedUsd: v4 ? cost(r.saved_usd, 'saved_usd') : null,
+      };
+      if (typeof v4Fields.cacheHit !== 'boolean') throw new Invalid('cache_hit is not a boolean');
       const v2Fields = {
         cost: v2 ? cost(r.cost_usd) : null,
         endpoint: v2 && r.endpoint !== undefined ? endpoint(r.endpoint) : V1_BATCH_ENDPOINT,
@@ -256,6 +349,11 @@ export function addUsageRows(rows: UsageRows, records: readonly unknown[], v: Re
       rows.providerFinishReason.push(v2Fields.providerFinishReason);
       rows.stream.push(r.stream);
       rows.endpoint.push(v2Fields.endpoint);
+      rows.cacheWriteTokens.push(cacheWrite);
+      rows.tags.push(v4Fields.tags);
+      rows.endUser.push(v4Fields.endUser);
+      rows.cacheHit.push(v4Fields.cacheHit);
+      rows.savedUsd.push(v4Fields.savedUsd);
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       rejected.push({ table: 'usage_records', id: idOf(raw), reason: err.message });
@@ -299,6 +397,13 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: Rec
       const mcp = v2 ? mcpFacts(e.mcp) : null;
       const count = v >= 3 && e.count !== undefined ? int(e.count, 'count', INT32_MAX, 1) : 1;
       const skipped = v >= 3 && e.skipped !== undefined ? providerNames(e.skipped, 'skipped') : [];
+      const v4 = v >= 4;
+      const attribution = {
+        tags: v4 ? tags(e.tags) : EMPTY_TAGS,
+        endUser: v4 ? endUser(e.end_user) : null,
+        cache: v4 ? cacheOutcome(e.cache) : null,
+        guardrails: v4 ? guardrailDecisions(e.guardrails) : NO_GUARDRAILS,
+      };
       rows.ts.push(row.ts);
       rows.id.push(row.id);
       rows.requestId.push(row.requestId);
@@ -320,6 +425,10 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: Rec
       rows.mcp.push(mcp);
       rows.count.push(count);
       rows.skipped.push(skipped);
+      rows.tags.push(attribution.tags);
+      rows.endUser.push(attribution.endUser);
+      rows.cache.push(attribution.cache);
+      rows.guardrails.push(attribution.guardrails);
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       rejected.push({ table: 'audit_events', id: idOf(raw), reason: err.message });

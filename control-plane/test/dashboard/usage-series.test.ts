@@ -24,13 +24,17 @@ function record(timestamp: number, model: string, input: number, output: number)
     timestamp,
     model,
     provider: 'mock',
-    tokens: { input, output, total: input + output, cached: 0 },
+    tokens: { input, output, total: input + output, cached: 0, cache_write: 0 },
     cost_usd: null,
     latency_ms: 5,
     finish_reason: 'stop',
     provider_finish_reason: null,
     stream: false,
     endpoint: 'chat.completions',
+    tags: {},
+    end_user: null,
+    cache_hit: false,
+    saved_usd: null,
   };
 }
 
@@ -44,7 +48,7 @@ describe('usage series', () => {
     const points = new Map<string, { start: number; model: string; requests: number; tokens: UsageRecord['tokens']; cost_usd: null }>();
     for (const r of records) {
       const start = Math.floor((r.timestamp + align) / (5 * MINUTE)) * 5 * MINUTE - align;
-      const point = points.get(`${start}/${r.model}`) ?? { start, model: r.model, requests: 0, tokens: { input: 0, output: 0, total: 0, cached: 0 }, cost_usd: null };
+      const point = points.get(`${start}/${r.model}`) ?? { start, model: r.model, requests: 0, tokens: { input: 0, output: 0, total: 0, cached: 0, cache_write: 0 }, cost_usd: null };
       point.requests += 1;
       point.tokens.input += r.tokens.input;
       point.tokens.output += r.tokens.output;

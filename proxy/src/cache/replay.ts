@@ -30,7 +30,7 @@ export function replay(ctx: RequestContext, entry: CacheEntry, now: number): voi
   const { ex } = ctx;
   ctx.provider = entry.provider;
   const stream = ctx.parsed?.stream === true;
-  const usage: UsageOutcome = { input: 0, output: 0, cached: 0, finishReason: entry.finish_reason, rawFinishReason: entry.raw_finish_reason, stream, price: FREE };
+  const usage: UsageOutcome = { input: 0, output: 0, cached: 0, cacheWrite: 0, finishReason: entry.finish_reason, rawFinishReason: entry.raw_finish_reason, stream, price: FREE };
   ex.extraHeaders = [
     ['x-gateway-cache', 'hit'],
     ['age', String(Math.max(0, Math.floor((now - entry.created_at) / 1000)))],

@@ -19,6 +19,7 @@ import type { RecordSink } from '../records/record-sink.js';
 import type { CoolingLog, ModelRouter, Route } from '../routing/model-router.js';
 import type { GatewayTracer, RequestTrace } from '../tracing/request-trace.js';
 import type { Endpoint } from './endpoint.js';
+import type { RequestExtras } from './request-extras.js';
 import type { UsageOutcome } from './request-records.js';
 import { run } from './run.js';
 import { clientGone, crashed, fail, finish, revoke } from './exits.js';
@@ -140,6 +141,9 @@ export class RequestContext implements Revocable, CoolingLog {
 
   /** This request's trace; null when tracing is off. */
   trace: RequestTrace | null = null;
+
+  /** Tags, end user, cache and guardrail facts for the records; null until a step has one (request-extras.ts). */
+  extras: RequestExtras | null = null;
 
   // how it ended (set once by finish, read by the closing steps)
   outcome: AuditOutcome = 'success';

@@ -1,4 +1,5 @@
 import type { AuditEvent, AuditOutcome, FinishReason, GatewayEndpoint, KeyRecord, ModelPrice, UsageRecord } from '@gateway/shared';
+import type { RequestExtras } from './request-extras.js';
 
 /**
  * The two records a gateway request leaves: its audit event, always, and its usage record when a
@@ -16,6 +17,8 @@ export interface RequestIdentity {
   readonly tried: string[];
   /** Providers of the route found in a cooldown, or null. */
   readonly coolingProviders: string[] | null;
+  /** Tags, end user, cache and guardrail facts; null when no step had any. */
+  readonly extras: RequestExtras | null;
 }
 
 export interface UsageOutcome {
@@ -23,6 +26,8 @@ export interface UsageOutcome {
   output: number;
   /** Prompt tokens read from the provider's cache (part of `input`). */
   cached: number;
+  /** Prompt tokens written to the provider's cache (part of `input`). */
+  cacheWrite: number;
   finishReason: FinishReason;
   /** The provider's own finish reason when it maps to none of the gateway's. */
   rawFinishReason: string | null;
@@ -53,7 +58,7 @@ export function auditEvent(
   latencyMs: number,
 ): AuditEvent {
   const { info } = call;
-  return {
+  const event: AuditEvent = {
     id: call.id,
     request_id: info.requestId,
     timestamp,
@@ -75,10 +80,18 @@ export function auditEvent(
     // Only when a cooldown passed a provider over: the common event carries no extra field.
     ...(call.coolingProviders === null ? {} : { skipped: call.coolingProviders.filter((p) => !call.tried.includes(p)) }),
   };
+  const extras = call.extras;
+  if (extras !== null) {
+    if (extras.tags !== null) event.tags = extras.tags;
+    if (extras.endUser !== null) event.end_user = extras.endUser;
+    if (extras.cache !== null) event.cache = extras.cache;
+    if (extras.guardrails !== null) event.guardrails = extras.guardrails;
+  }
+  return event;
 }
 
 export function usageRecord(call: RequestIdentity, key: KeyRecord, model: string, provider: string, usage: UsageOutcome, timestamp: number, latencyMs: number): UsageRecord {
-  return {
+  const record: UsageRecord = {
     id: call.id,
     request_id: call.info.requestId,
     project_id: key.project_id,
@@ -86,7 +99,10 @@ export function usageRecord(call: RequestIdentity, key: KeyRecord, model: string
     timestamp,
     model,
     provider,
-    tokens: { input: usage.input, output: usage.output, total: usage.input + usage.output, cached: usage.cached },
+    tokens:
+      usage.cacheWrite === 0
+        ? { input: usage.input, output: usage.output, total: usage.input + usage.output, cached: usage.cached }
+        : { input: usage.input, output: usage.output, total: usage.input + usage.output, cached: usage.cached, cache_write: usage.cacheWrite },
     cost_usd: costUsd(usage),
     latency_ms: latencyMs,
     finish_reason: usage.rawFinishReason === null ? usage.finishReason : 'other',
@@ -94,4 +110,14 @@ export function usageRecord(call: RequestIdentity, key: KeyRecord, model: string
     stream: usage.stream,
     endpoint: call.endpoint ?? 'chat.completions',
   };
+  const extras = call.extras;
+  if (extras !== null) {
+    if (extras.tags !== null) record.tags = extras.tags;
+    if (extras.endUser !== null) record.end_user = extras.endUser;
+    if (extras.cache === 'hit') {
+      record.cache_hit = true;
+      record.saved_usd = extras.savedUsd;
+    }
+  }
+  return record;
 }

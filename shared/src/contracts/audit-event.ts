@@ -1,4 +1,5 @@
 import type { GatewayEndpoint } from './gateway-endpoint.js';
+import type { RecordTags } from './usage-record.js';
 
 /**
  * One per gateway request, and one per management action (DESIGN §4). Never carries a secret:
@@ -58,6 +59,30 @@ export interface AuditEvent {
    * failing (batch version 3). Absent: none.
    */
   skipped?: string[];
+  /** Cost-attribution tags (batch version 4). Absent: {}. */
+  tags?: RecordTags;
+  /** The client's end user (batch version 4). Absent: null. */
+  end_user?: string | null;
+  /** What the response cache did, for a project that has it on (batch version 4). Absent: null. */
+  cache?: CacheOutcome | null;
+  /** Every guardrail that acted on the request, in order (batch version 4). Absent: none. */
+  guardrails?: GuardrailDecision[];
+}
+
+export type CacheOutcome = 'hit' | 'miss' | 'bypass';
+export const CACHE_OUTCOMES: readonly CacheOutcome[] = ['hit', 'miss', 'bypass'];
+
+export type GuardrailStage = 'input' | 'output';
+export type GuardrailAction = 'block' | 'mask' | 'flag';
+export const GUARDRAIL_ACTIONS: readonly GuardrailAction[] = ['block', 'mask', 'flag'];
+
+/** One guardrail's decision on one request. */
+export interface GuardrailDecision {
+  id: string;
+  stage: GuardrailStage;
+  action: GuardrailAction;
+  /** The guard could not decide (a webhook failed or timed out) and its `failure_mode: open` let the request through. */
+  failed?: true;
 }
 
 export interface McpAuditFacts {
@@ -81,7 +106,8 @@ export interface AuditTarget {
  * An audit event as Postgres holds it and the management API serves it: every field present.
  * `target` is written by the control plane for its own actions; gateway requests have none.
  */
-export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers' | 'mcp' | 'count' | 'skipped'> {
+export interface StoredAuditEvent
+  extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers' | 'mcp' | 'count' | 'skipped' | 'tags' | 'end_user' | 'cache' | 'guardrails'> {
   endpoint: GatewayEndpoint | null;
   mcp: McpAuditFacts | null;
   attempts: number;
@@ -89,4 +115,8 @@ export interface StoredAuditEvent extends Omit<AuditEvent, 'endpoint' | 'attempt
   target: AuditTarget | null;
   count: number;
   skipped: string[];
+  tags: RecordTags;
+  end_user: string | null;
+  cache: CacheOutcome | null;
+  guardrails: GuardrailDecision[];
 }

@@ -45,3 +45,60 @@ describe('compact rows carry every optional audit field', () => {
     expect(roundTrip(events)).toEqual(events);
   });
 });
+
+describe('compact rows carry the attribution fields of batch version 4', () => {
+  it('keeps tags, end user, cache and guardrails on both records, and their absence', () => {
+    const shared = { team: 'search', feature: 'rag' };
+    const usage: UsageRecord = {
+      id: base.id,
+      request_id: base.request_id,
+      project_id: base.project_id as string,
+      key_id: base.key_id as string,
+      timestamp: base.timestamp,
+      model: 'mock-1',
+      provider: 'mock',
+      tokens: { input: 100, output: 5, total: 105, cached: 40, cache_write: 30 },
+      cost_usd: 0,
+      latency_ms: 12,
+      finish_reason: 'stop',
+      stream: true,
+      endpoint: 'messages',
+      tags: shared,
+      end_user: 'user-42',
+      cache_hit: true,
+      saved_usd: 0.00125,
+    };
+    const audit: AuditEvent = {
+      ...base,
+      tags: shared,
+      end_user: 'user-42',
+      cache: 'hit',
+      guardrails: [
+        { id: 'pii', stage: 'input', action: 'mask' },
+        { id: 'hook', stage: 'output', action: 'flag', failed: true },
+      ],
+    };
+    const second = { ...audit, id: '0192f3a4-5b6c-7d8e-9f00-000000000009', cache: 'miss' as const, guardrails: [], end_user: null };
+    const plain = { ...base, id: '0192f3a4-5b6c-7d8e-9f00-000000000010' };
+    const plainUsage: UsageRecord = { ...usage, id: plain.id, tokens: { input: 1, output: 1, total: 2 } };
+    delete plainUsage.tags;
+    delete plainUsage.end_user;
+    delete plainUsage.cache_hit;
+    delete plainUsage.saved_usd;
+
+    const writer = new CompactRowsWriter();
+    writer.add(audit, usage);
+    writer.add(second, null);
+    writer.add(plain, plainUsage);
+    writer.seal();
+    // One dictionary entry for tags two rows share.
+    expect(writer.dictionary.filter((v) => v === shared)).toHaveLength(1);
+    const usageOut: UsageRecord[] = [];
+    const auditOut: AuditEvent[] = [];
+    readCompactRows(writer.dictionary, writer.rows(), usageOut, auditOut);
+    expect(auditOut).toEqual([audit, second, plain]);
+    expect(usageOut).toEqual([usage, plainUsage]);
+    expect(Object.keys(auditOut[2]!)).not.toContain('tags');
+    expect(Object.keys(usageOut[1]!)).not.toContain('cache_hit');
+  });
+});

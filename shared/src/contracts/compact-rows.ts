@@ -1,4 +1,4 @@
-import type { AuditEvent } from './audit-event.js';
+import type { AuditEvent, GuardrailDecision } from './audit-event.js';
 import type { UsageRecord } from './usage-record.js';
 
 /**
@@ -21,15 +21,27 @@ import type { UsageRecord } from './usage-record.js';
  *   audit: uid id, uid request_id, f64 timestamp, dict type, dict outcome, num status,
  *          dict error_code, dict project_id, dict key_id, dict actor, dict model, dict provider,
  *          dict client_ip, dict user_agent, num latency_ms,
- *          u8 present (1: endpoint, 2: attempts, 4: providers, 8: count, 16: skipped, 32: mcp) then
+ *          u8 present (1: endpoint, 2: attempts, 4: providers, 8: count, 16: skipped, 32: mcp,
+ *          64: attribution) then
  *          dict endpoint, num attempts, varint n + n × dict providers, num count, varint n + n × dict
- *          skipped, (u8 0 | u8 1 dict server, dict tool, dict method) mcp, each when present
+ *          skipped, (u8 0 | u8 1 dict server, dict tool, dict method) mcp, each when present;
+ *          attribution (version 4): u8 has (1: tags, 2: end_user, 4: cache, 8: guardrails) then
+ *          dict tags (the object itself: a key's default tags are one entry however many rows
+ *          share them), dict end_user, dict cache, varint n + n × (dict id, dict stage, dict action,
+ *          u8 failed) guardrails, each when present
  *   usage: u8 same (bits 0–7: id, request_id, project_id, key_id, timestamp, model, provider,
  *          latency_ms equal to the audit event's), then uid id, uid request_id, dict project_id,
  *          dict key_id, f64 timestamp, dict model, dict provider, num latency_ms, each unless same;
  *          num input, num output, num total, dict finish_reason, u8 stream,
- *          u8 present (1: cached, 2: cost_usd, 4: provider_finish_reason, 8: endpoint) then
- *          num cached, (u8 0 | u8 1 f64) cost_usd, dict provider_finish_reason, dict endpoint, each when present
+ *          u8 present (1: cached, 2: cost_usd, 4: provider_finish_reason, 8: endpoint, 16: cache_write,
+ *          32: attribution) then
+ *          num cached, (u8 0 | u8 1 f64) cost_usd, dict provider_finish_reason, dict endpoint,
+ *          num cache_write, each when present; attribution (version 4): u8 has (1: tags, 2: end_user,
+ *          4: cache_hit, 8: saved_usd) then dict tags, dict end_user, (u8 0 | u8 1 f64) saved_usd,
+ *          each when present (cache_hit is the bit itself)
+ *
+ * Version 4 rows are version 3 rows that may set the bits added with it; a version 3 reader stops
+ * at the version, never misreads (record-batch.ts).
  */
 const AUDIT_PART = 1;
 const USAGE_PART = 2;
@@ -217,7 +229,8 @@ export class CompactRowsWriter {
       (a.providers !== undefined ? 4 : 0) |
       (a.count !== undefined ? 8 : 0) |
       (a.skipped !== undefined ? 16 : 0) |
-      (a.mcp !== undefined ? 32 : 0);
+      (a.mcp !== undefined ? 32 : 0) |
+      (a.tags !== undefined || a.end_user !== undefined || a.cache !== undefined || a.guardrails !== undefined ? 64 : 0);
     this.u8(present);
     if (a.endpoint !== undefined) this.dict(a.endpoint);
     if (a.attempts !== undefined) this.num(a.attempts);
@@ -237,6 +250,21 @@ export class CompactRowsWriter {
         this.dict(a.mcp.server);
         this.dict(a.mcp.tool);
         this.dict(a.mcp.method);
+      }
+    }
+    if ((present & 64) !== 0) {
+      this.u8((a.tags !== undefined ? 1 : 0) | (a.end_user !== undefined ? 2 : 0) | (a.cache !== undefined ? 4 : 0) | (a.guardrails !== undefined ? 8 : 0));
+      if (a.tags !== undefined) this.dict(a.tags);
+      if (a.end_user !== undefined) this.dict(a.end_user);
+      if (a.cache !== undefined) this.dict(a.cache);
+      if (a.guardrails !== undefined) {
+        this.varint(a.guardrails.length);
+        for (const g of a.guardrails) {
+          this.dict(g.id);
+          this.dict(g.stage);
+          this.dict(g.action);
+          this.u8(g.failed === true ? 1 : 0);
+        }
       }
     }
   }
@@ -268,7 +296,14 @@ export class CompactRowsWriter {
     this.num(t.total);
     this.dict(u.finish_reason);
     this.u8(u.stream ? 1 : 0);
-    const present = (t.cached !== undefined ? 1 : 0) | (u.cost_usd !== undefined ? 2 : 0) | (u.provider_finish_reason !== undefined ? 4 : 0) | (u.endpoint !== undefined ? 8 : 0);
+    const attribution = u.tags !== undefined || u.end_user !== undefined || u.cache_hit === true || u.saved_usd !== undefined;
+    const present =
+      (t.cached !== undefined ? 1 : 0) |
+      (u.cost_usd !== undefined ? 2 : 0) |
+      (u.provider_finish_reason !== undefined ? 4 : 0) |
+      (u.endpoint !== undefined ? 8 : 0) |
+      (t.cache_write !== undefined ? 16 : 0) |
+      (attribution ? 32 : 0);
     this.u8(present);
     if (t.cached !== undefined) this.num(t.cached);
     if (u.cost_usd !== undefined) {
@@ -280,6 +315,19 @@ export class CompactRowsWriter {
     }
     if (u.provider_finish_reason !== undefined) this.dict(u.provider_finish_reason);
     if (u.endpoint !== undefined) this.dict(u.endpoint);
+    if (t.cache_write !== undefined) this.num(t.cache_write);
+    if (attribution) {
+      this.u8((u.tags !== undefined ? 1 : 0) | (u.end_user !== undefined ? 2 : 0) | (u.cache_hit === true ? 4 : 0) | (u.saved_usd !== undefined ? 8 : 0));
+      if (u.tags !== undefined) this.dict(u.tags);
+      if (u.end_user !== undefined) this.dict(u.end_user);
+      if (u.saved_usd !== undefined) {
+        if (u.saved_usd === null) this.u8(0);
+        else {
+          this.u8(1);
+          this.f64(u.saved_usd);
+        }
+      }
+    }
   }
 }
 
@@ -372,6 +420,22 @@ export function readCompactRows(dictionary: readonly unknown[], rows: Uint8Array
         event.skipped = skipped;
       }
       if ((present & 32) !== 0) event.mcp = u8() === 0 ? null : { server: dict(), tool: dict(), method: dict() };
+      if ((present & 64) !== 0) {
+        const has = u8();
+        if ((has & 1) !== 0) event.tags = dict();
+        if ((has & 2) !== 0) event.end_user = dict();
+        if ((has & 4) !== 0) event.cache = dict();
+        if ((has & 8) !== 0) {
+          const n = varint();
+          const decisions: GuardrailDecision[] = [];
+          for (let i = 0; i < n; i++) {
+            const decision: GuardrailDecision = { id: dict(), stage: dict(), action: dict() };
+            if (u8() === 1) decision.failed = true;
+            decisions.push(decision);
+          }
+          event.guardrails = decisions;
+        }
+      }
       audit.push(event);
       a = event;
     }
@@ -407,6 +471,14 @@ export function readCompactRows(dictionary: readonly unknown[], rows: Uint8Array
       if ((present & 2) !== 0) record.cost_usd = u8() === 0 ? null : f64();
       if ((present & 4) !== 0) record.provider_finish_reason = dict();
       if ((present & 8) !== 0) record.endpoint = dict();
+      if ((present & 16) !== 0) record.tokens.cache_write = num();
+      if ((present & 32) !== 0) {
+        const has = u8();
+        if ((has & 1) !== 0) record.tags = dict();
+        if ((has & 2) !== 0) record.end_user = dict();
+        if ((has & 4) !== 0) record.cache_hit = true;
+        if ((has & 8) !== 0) record.saved_usd = u8() === 0 ? null : f64();
+      }
       usage.push(record);
     }
   }

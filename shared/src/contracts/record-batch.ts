@@ -16,22 +16,25 @@ import { ContractError, expectObject, expectVersion } from './version.js';
  *   v1 record stores the defaults documented on each field.
  * - 3: the same records as version 2, as compact rows (compact-rows.ts): one row per request with
  *   its audit event and usage record together, ids as bytes, repeated strings in a dictionary.
- *   The msgpack envelope is `{v: 3, s: [[dictionary, rows], …]}` (segments: batches merged while
+ *   The msgpack envelope is `{v: 3 (or 4), s: [[dictionary, rows], …]}` (segments: batches merged while
  *   Redis was away keep their own dictionaries); a writer that knows only 1 and 2 reads `v` and
  *   refuses the batch, which stays queued for a newer writer.
  *   Audit events gain count (the requests a `gateway.throttled` event stands for; absent: 1),
  *   skipped (providers not tried because of a cooldown; absent: none) and mcp (an MCP request's
  *   server, tool and method; absent: not an MCP request).
+ * - 4: version 3 rows that may carry what version 4 added: usage records' tokens.cache_write,
+ *   tags, end_user, cache_hit and saved_usd; audit events' tags, end_user, cache and guardrails
+ *   (compact-rows.ts). A writer that knows only 3 refuses the batch rather than misreading it.
  *
  * Upgrade writers before proxies: a writer refuses a version it does not know, and the batch is
  * retried until a writer that knows it takes it (docs/pipeline.md).
  */
-export type RecordBatchVersion = 1 | 2 | 3;
+export type RecordBatchVersion = 1 | 2 | 3 | 4;
 
 /** What proxies write. */
-export const RECORD_BATCH_VERSION = 3;
+export const RECORD_BATCH_VERSION = 4;
 /** What writers read. */
-export const RECORD_BATCH_VERSIONS: readonly RecordBatchVersion[] = [1, 2, 3];
+export const RECORD_BATCH_VERSIONS: readonly RecordBatchVersion[] = [1, 2, 3, 4];
 
 export interface RecordBatch {
   v: RecordBatchVersion;
@@ -80,7 +83,7 @@ export function encodeRecordBatch(usage: UsageRecord[], audit: AuditEvent[]): Re
 
 /** The proxy's entry point: a version 3 batch of compact rows, one segment per writer given. */
 export function encodeCompactRecordBatch(segments: readonly CompactRowsWriter[]): RecordBatchJobData {
-  return { b: packr.pack({ v: 3, s: segments.map((s) => [s.dictionary, s.rows()]) }).toString('base64') };
+  return { b: packr.pack({ v: RECORD_BATCH_VERSION, s: segments.map((s) => [s.dictionary, s.rows()]) }).toString('base64') };
 }
 
 /**
@@ -98,7 +101,7 @@ export function decodeRecordBatch(data: unknown): RecordBatch {
   }
   const obj = expectObject(NAME, decoded);
   const v = expectVersion(NAME, obj, RECORD_BATCH_VERSIONS) as RecordBatchVersion;
-  if (v === 3) return { v, ...splitSegments(obj.s) };
+  if (v >= 3) return { v, ...splitSegments(obj.s) };
   if (!Array.isArray(obj.usage) || !Array.isArray(obj.audit)) throw new ContractError(NAME, 'usage and audit must be arrays');
   return { v, usage: obj.usage as UsageRecord[], audit: obj.audit as AuditEvent[] };
 }

@@ -18,7 +18,18 @@ export interface UsageTokens {
   total: number;
   /** Prompt tokens read from the provider's cache; counted in `input` too. Absent: 0. */
   cached?: number;
+  /** Prompt tokens written to the provider's cache (batch version 4); counted in `input` too. Absent: 0. */
+  cache_write?: number;
 }
+
+/** Cost-attribution tags of a request (`x-gateway-tags` and the key's default tags). */
+export type RecordTags = Record<string, string>;
+
+/** Bounds a record's tags and end user keep to (DESIGN §7); the header allows 10 pairs, a key's defaults add theirs. */
+export const MAX_RECORD_TAGS = 32;
+export const MAX_TAG_KEY_LENGTH = 32;
+export const MAX_TAG_VALUE_LENGTH = 64;
+export const MAX_END_USER_LENGTH = 128;
 
 export interface UsageRecord {
   id: string;
@@ -39,14 +50,27 @@ export interface UsageRecord {
   stream: boolean;
   /** The inbound API the request came in on. Absent: `chat.completions`. */
   endpoint?: GatewayEndpoint;
+  /** Cost-attribution tags (batch version 4). Absent: {}. */
+  tags?: RecordTags;
+  /** The client's end user (OpenAI `user`, Anthropic `metadata.user_id`; batch version 4). Absent: null. */
+  end_user?: string | null;
+  /** Answered from the gateway's response cache: no provider call, tokens 0, cost 0 (batch version 4). Absent: false. */
+  cache_hit?: boolean;
+  /** On a cache hit, what the provider call that produced the answer cost (batch version 4). Absent: null. */
+  saved_usd?: number | null;
 }
 
 /** A usage record as Postgres holds it and the management API serves it: every field present. */
-export interface StoredUsageRecord extends Omit<UsageRecord, 'tokens' | 'cost_usd' | 'provider_finish_reason' | 'endpoint'> {
+export interface StoredUsageRecord
+  extends Omit<UsageRecord, 'tokens' | 'cost_usd' | 'provider_finish_reason' | 'endpoint' | 'tags' | 'end_user' | 'cache_hit' | 'saved_usd'> {
   tokens: Required<UsageTokens>;
   cost_usd: number | null;
   provider_finish_reason: string | null;
   endpoint: GatewayEndpoint;
+  tags: RecordTags;
+  end_user: string | null;
+  cache_hit: boolean;
+  saved_usd: number | null;
 }
 
 /** Maps a provider's finish reason (OpenAI, Anthropic or Gemini spelling) onto the gateway's set. */

@@ -1,0 +1,22 @@
+import type { CacheOutcome, GuardrailDecision, RecordTags } from '@gateway/shared';
+import type { RequestContext } from './context.js';
+
+/**
+ * What the optional steps learnt about a request for its records: cost-attribution tags, the
+ * client's end user, what the response cache did and what guardrails decided. Most requests learn
+ * none of it, so the object exists only once a step has something to say (`extrasOf`), and a
+ * request without it has records exactly as before.
+ */
+export interface RequestExtras {
+  tags: RecordTags | null;
+  endUser: string | null;
+  cache: CacheOutcome | null;
+  /** On a cache hit: what the provider call that produced the answer cost. */
+  savedUsd: number | null;
+  guardrails: GuardrailDecision[] | null;
+}
+
+/** The request's extras, created on first use. */
+export function extrasOf(ctx: RequestContext): RequestExtras {
+  return (ctx.extras ??= { tags: null, endUser: null, cache: null, savedUsd: null, guardrails: null });
+}
