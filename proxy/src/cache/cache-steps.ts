@@ -5,7 +5,7 @@ import { modelAllowed, projectPolicy, rateLimit } from '../pipeline/steps/admiss
 import { CacheCall, type CacheResult } from './cache-call.js';
 import { cacheDirectives } from './cache-control.js';
 import { cacheEntryOf } from './cache-entry-of.js';
-import { requestHash } from './cache-key.js';
+import { exactMatcher } from './answer-matcher.js';
 import { replay } from './replay.js';
 import { Flight, type ResponseCache } from './response-cache.js';
 import { markCache } from './cache-records.js';
@@ -18,6 +18,9 @@ import { markCache } from './cache-records.js';
  * off costs one field read of its policy in `cacheLookup` and nothing elsewhere.
  */
 export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheLookup' | 'cacheCollect' | 'cacheStore'> {
+  // The one mode built; a semantic matcher would be chosen here by `setting.mode` (answer-matcher.ts).
+  const matcher = exactMatcher(cache.keys);
+
   /** The policy is read here, earlier than admission would (a Map lookup once the project is known). */
   function cacheLookup(ctx: RequestContext): void | Promise<void> {
     if (ctx.policy !== null) return decide(ctx, ctx.policy);
@@ -36,7 +39,7 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheLookup' | 'c
     if (setting === undefined || setting === null) return;
     const directives = cacheDirectives(ctx.info.cacheControl);
     if (!directives.write) return label(ctx, null, 'bypass');
-    const call = new CacheCall(cache.keys.cacheEntry(ctx.projectId, ctx.endpoint as string, requestHash(ctx.json)), setting.ttl_seconds * 1000, true);
+    const call = new CacheCall(matcher.entryName(ctx.projectId, ctx.endpoint as string, ctx.json), setting.ttl_seconds * 1000, true);
     ctx.cacheCall = call;
     if (!directives.read) return label(ctx, call, 'miss');
     return find(ctx, call, directives.maxAgeMs, true);
