@@ -384,6 +384,10 @@ describe('records', () => {
       return project.body.used_tokens > 0 ? project.body.used_tokens : null;
     }, 'used tokens counted');
     expect(used).toBe(missUsage!.input_tokens + missUsage!.output_tokens + bypassUsage!.input_tokens + bypassUsage!.output_tokens);
+
+    // The project page's figures: one miss and one hit looked up (the bypass did not), the miss's cost saved.
+    const stats = await cp.api('GET', `/v1/projects/${p.id}/cache`, { token: cp.adminToken });
+    expect(stats.body).toEqual({ cache: { mode: 'exact', ttl_seconds: 600 }, window_days: 30, lookups: 2, hits: 1, hit_rate: 0.5, saved_usd: Number(missUsage!.cost_usd) });
   });
 
   it('a project with the cache off records no cache field', async () => {

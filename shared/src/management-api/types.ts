@@ -88,6 +88,19 @@ export interface Project {
   created_at: string;
 }
 
+/** GET /v1/projects/{id}/cache: the setting and what the cache did over the last `window_days`. */
+export interface ProjectCacheStats {
+  cache: CacheSetting;
+  window_days: number;
+  /** Requests that looked the cache up (hits and misses; bypasses are not lookups). */
+  lookups: number;
+  hits: number;
+  /** hits / lookups; null without lookups. */
+  hit_rate: number | null;
+  /** US dollars the hits did not spend; null when no hit had a priced model. */
+  saved_usd: number | null;
+}
+
 /** A key as listed: never the hash, never the secret. */
 export interface ApiKey {
   id: string;

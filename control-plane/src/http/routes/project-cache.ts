@@ -4,6 +4,8 @@ import { principalOf } from '../../auth/require-auth.js';
 import { purgeProjectCache } from '../../cache/purge-cache.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
+import { projectCacheStats } from '../../db/cache-stats.js';
+import { cacheSettingAnswer } from '../cache-setting-schema.js';
 import { projectAccess } from '../project-access.js';
 import { requestFacts } from '../request-facts.js';
 import { ERROR_RESPONSES, projectParams } from '../schemas.js';
@@ -14,6 +16,36 @@ import { ERROR_RESPONSES, projectParams } from '../schemas.js';
  * on; a request already waiting on the provider may still store its answer afterwards.
  */
 export function registerProjectCacheRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get<{ Params: { id: string } }>(
+    '/v1/projects/:id/cache',
+    {
+      schema: {
+        tags: ['projects'],
+        summary: "The project's cache setting, hit rate and savings over the last 30 days",
+        params: projectParams,
+        response: {
+          200: {
+            type: 'object',
+            required: ['cache', 'window_days', 'lookups', 'hits', 'hit_rate', 'saved_usd'],
+            properties: {
+              cache: cacheSettingAnswer,
+              window_days: { type: 'integer' },
+              lookups: { type: 'integer', description: 'Requests that looked the cache up (hits and misses).' },
+              hits: { type: 'integer' },
+              hit_rate: { type: ['number', 'null'], description: 'hits / lookups; null without lookups.' },
+              saved_usd: { type: ['number', 'null'], description: 'US dollars the hits did not spend; null when none had a price.' },
+            },
+          },
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (req) => {
+      const { project } = await projectAccess(ctx.sql, principalOf(req), req.params.id, 'project.read', 'read this project');
+      return projectCacheStats(ctx.sql, project);
+    },
+  );
+
   app.delete<{ Params: { id: string } }>(
     '/v1/projects/:id/cache',
     {
