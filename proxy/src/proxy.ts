@@ -88,11 +88,14 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       aliveTtlMs: 15_000,
     });
     const rateLimiter = new RateLimiter(lookups, keys);
+    const responseCache = new ResponseCache(lookups, keys, config.cacheMaxEntryBytes, metrics.registry, log, config.cacheLocalBytes);
     const subscriber = new InvalidationSubscriber(sub, keys, cache, inFlight, log, {
       projectChanged: (projectId) => {
         policies.forget(projectId);
         quotas.release(projectId);
         rateLimiter.forgetProject(projectId);
+        // A purge (or any change) of the project: this proxy's copies of its cached answers go.
+        responseCache.forgetProject(projectId);
       },
       allStale: () => policies.refreshAll(),
     });
@@ -135,7 +138,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       state,
       tracer,
       authThrottle: config.authFailureLimit > 0 ? new AuthThrottle(config.authFailureLimit, records) : null,
-      responseCache: new ResponseCache(lookups, keys, config.cacheMaxEntryBytes, metrics.registry, log),
+      responseCache,
     };
     // Ready while cached keys may be served: through a Redis outage the log stream keeps a proxy
     // serving the keys it holds, and taking it out of its load balancer would refuse them all.

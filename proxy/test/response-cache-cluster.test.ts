@@ -12,7 +12,8 @@ import { startProxy, type Proxy } from '../src/proxy.js';
 /**
  * The response cache's key layout on a real six-node Redis Cluster: a project's entries and their
  * index sit in the project's slot (its hash tag), so the proxy's MULTI that stores an entry and
- * the control plane's purge run on one node, and hits are served from the cluster.
+ * the control plane's purge run on one node, and hits are served from the cluster (the proxy keeps
+ * no copy in memory here: CACHE_LOCAL_BYTES=0).
  */
 let cluster: RedisClusterHandle;
 let client: RedisClient;
@@ -32,7 +33,7 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-cache-cluster-'));
   const providers = join(dir, 'providers.yaml');
   writeFileSync(providers, `providers:\n  - name: upstream\n    type: openai\n    base_url: ${upstream.baseUrl}\n    models: [gpt-4o-mini]\n`);
-  proxy = await startProxy({ ...env, REDIS_PREFIX: cp.prefix, PROXY_PORT: '0', METRICS_PORT: '0', PROXY_HOST: '127.0.0.1', GATEWAY_CONFIG: providers, LOG_LEVEL: 'silent' });
+  proxy = await startProxy({ ...env, REDIS_PREFIX: cp.prefix, PROXY_PORT: '0', METRICS_PORT: '0', PROXY_HOST: '127.0.0.1', GATEWAY_CONFIG: providers, LOG_LEVEL: 'silent', CACHE_LOCAL_BYTES: '0' });
 }, 180_000);
 
 afterAll(async () => {

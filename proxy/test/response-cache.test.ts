@@ -25,6 +25,7 @@ let writer: Writer;
 let proxy: Proxy;
 let keys: RedisKeys;
 let url: string;
+let providersFile: string;
 /** Largest body stored by this proxy: small, so the size bound is reachable with the mock's answers. */
 const MAX_ENTRY = 4096;
 
@@ -36,6 +37,7 @@ beforeAll(async () => {
   writer = await startWriter({ DATABASE_URL: cp.db.url, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: cp.prefix, LOG_LEVEL: 'silent', WRITER_PORT: '0' });
   const dir = mkdtempSync(join(tmpdir(), 'gw-cache-'));
   const providers = join(dir, 'providers.yaml');
+  providersFile = providers;
   writeFileSync(
     providers,
     `providers:
@@ -401,5 +403,42 @@ describe('records', () => {
       return found.length === 1 ? found : null;
     }, 'the audit event');
     expect(rows[0]!.cache).toBeNull();
+  });
+});
+
+describe('several proxies', () => {
+  it('an answer stored by one proxy is a hit on another, which reads it from Redis; a purge reaches both', async () => {
+    const other = await startProxy({
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: cp.prefix,
+      PROXY_PORT: '0',
+      METRICS_PORT: '0',
+      PROXY_HOST: '127.0.0.1',
+      GATEWAY_CONFIG: providersFile,
+      LOG_LEVEL: 'silent',
+      // No copy in memory: every lookup of this one is a Redis read.
+      CACHE_LOCAL_BYTES: '0',
+    });
+    try {
+      const p = await project();
+      const before = await upstreamCalls();
+      const ask = async (base: string) => {
+        const r = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${p.key}` }, body: JSON.stringify(question(13)) });
+        await r.text();
+        return r.headers.get('x-gateway-cache');
+      };
+      const otherUrl = `http://127.0.0.1:${other.port}`;
+      expect(await ask(url)).toBe('miss');
+      // Stored after the answer was sent: the other proxy finds it once the MULTI landed.
+      await eventually(async () => (await cp.redis.zcard(keys.cacheIndex(p.id))) === 1, 'the entry stored');
+      expect(await ask(otherUrl)).toBe('hit');
+      expect(await ask(url)).toBe('hit');
+      expect(await upstreamCalls()).toBe(before + 1);
+      expect((await cp.api('DELETE', `/v1/projects/${p.id}/cache`, { token: cp.adminToken })).body).toEqual({ purged: 1 });
+      // The first proxy held a copy in memory: the purge's project.updated message drops it.
+      await eventually(async () => (await ask(url)) === 'miss', 'the first proxy misses after the purge');
+    } finally {
+      await other.drain();
+    }
   });
 });

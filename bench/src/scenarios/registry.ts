@@ -1,5 +1,6 @@
 import { anthropic } from './anthropic.js';
 import { authFlood } from './auth-flood.js';
+import { cache } from './cache.js';
 import { cloudProviders } from './cloud-providers.js';
 import { endpoints } from './endpoints.js';
 import { failover } from './failover.js';
@@ -16,7 +17,7 @@ import { usageQuery } from './usage-query.js';
 import { writer } from './writer.js';
 
 /** Every scenario, in the order a full run takes them (cheap and sensitive first). */
-export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, anthropic, cloudProviders, endpoints, idleMemory, revocation, authFlood, failover, mcp, tracing, writer, usageQuery, throughputCluster];
+export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, anthropic, cloudProviders, endpoints, cache, idleMemory, revocation, authFlood, failover, mcp, tracing, writer, usageQuery, throughputCluster];
 
 export function findScenarios(names: readonly string[]): Scenario[] {
   if (names.length === 0) return [...SCENARIOS];

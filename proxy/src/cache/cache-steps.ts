@@ -45,14 +45,18 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheLookup' | 'c
     return find(ctx, call, directives.maxAgeMs, true);
   }
 
-  /** Joins the flight answering the question, else reads Redis, else leads a new flight. */
+  /** This proxy's copy, else the flight answering the question, else Redis, else a new flight led. */
   function find(ctx: RequestContext, call: CacheCall, maxAgeMs: number | null, readRedis: boolean): void | Promise<void> {
+    const now = Date.now();
+    const held = cache.peek(call.name, now);
+    if (held !== null && (maxAgeMs === null || now - held.created_at <= maxAgeMs)) return hit(ctx, call, held);
     const flight = cache.flights.get(call.name);
     if (flight !== undefined) return flight.done.then((entry) => (ctx.finished ? undefined : entry !== null ? hit(ctx, call, entry) : find(ctx, call, maxAgeMs, false)));
     if (!readRedis) return lead(ctx, call);
     return cache.get(call.name).then((entry) => {
       if (ctx.finished) return;
       const now = Date.now();
+      if (entry !== null) cache.remember(call.name, entry, entry.created_at + call.ttlMs);
       if (entry !== null && (maxAgeMs === null || now - entry.created_at <= maxAgeMs)) return hit(ctx, call, entry);
       // Another identical request may have taken the lead while Redis answered.
       return find(ctx, call, maxAgeMs, false);
@@ -108,6 +112,7 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheLookup' | 'c
     const stored = typeof entry === 'string' ? null : entry;
     if (stored !== null) {
       cache.store(project, call.name, stored, call.ttlMs);
+      cache.remember(call.name, stored, stored.created_at + call.ttlMs);
       cache.metrics.storedBytes.inc({ project }, stored.body.length);
     }
     cache.metrics.stores.inc({ project, result: stored !== null ? 'stored' : (entry as string) });

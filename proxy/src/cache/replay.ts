@@ -35,7 +35,8 @@ export function replay(ctx: RequestContext, entry: CacheEntry, now: number): voi
     ['x-gateway-cache', 'hit'],
     ['age', String(Math.max(0, Math.floor((now - entry.created_at) / 1000)))],
   ];
-  if (ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null);
+  // The client left while the entry was read: recorded as a hit that delivered nothing.
+  if (ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, { ...usage, finishReason: 'cancelled' });
   if (entry.kind === 'embeddings') {
     ex.send(200, 'application/json', entry.body);
     return ctx.finish('success', 200, null, usage);
@@ -69,7 +70,7 @@ async function streamOut(ctx: RequestContext, protocol: InboundProtocol, parsed:
     if (text !== '' && !ex.write(text)) await ex.drain();
   }
   if (ctx.finished) return;
-  if (ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null);
+  if (ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, { ...usage, finishReason: 'cancelled' });
   ex.endStream(writer.end(meta));
   ctx.finish('success', 200, null, usage);
 }

@@ -74,6 +74,8 @@ export function registerProjectCacheRoutes(app: FastifyInstance, ctx: AppContext
       } catch {
         throw Errors.cacheUnreachable();
       }
+      // Proxies keep recent entries in memory too: the project.updated message makes them drop them.
+      await ctx.projection.projectUpdated(req.params.id).catch(() => {});
       await writeAudit(ctx.sql, { type: 'project.cache_purged', outcome: 'success', status: 200, projectId: req.params.id, actor: principal.userId, target: { type: 'project', id: req.params.id } }, requestFacts(req, reply));
       return { purged };
     },
