@@ -257,7 +257,7 @@ describe('projects', () => {
 
   it('create with every policy flag; the JSON is the API answer as it is', async () => {
     const created = json(
-      await ctl(['projects', 'create', 'cli demo', '--quota', '100000', '--period', 'month', '--key-rpm', '60', '--project-tpm', '200000', '--allowed-models', 'gpt-4o-mini,mock-1', '--max-tokens-cap', '4096', '--mcp', 'docs;tickets=search,get_ticket']),
+      await ctl(['projects', 'create', 'cli demo', '--quota', '100000', '--period', 'month', '--key-rpm', '60', '--project-tpm', '200000', '--allowed-models', 'gpt-4o-mini,mock-1', '--max-tokens-cap', '4096', '--mcp', 'docs;tickets=search,get_ticket', '--cache', 'exact', '--cache-ttl', '600']),
     );
     expect(created).toEqual({
       id: expect.any(String),
@@ -269,12 +269,17 @@ describe('projects', () => {
       allowed_models: ['gpt-4o-mini', 'mock-1'],
       max_tokens_cap: 4096,
       mcp: { servers: { docs: { tools: '*' }, tickets: { tools: ['search', 'get_ticket'] } } },
+      cache: { mode: 'exact', ttl_seconds: 600 },
       created_at: expect.any(String),
     });
     expect((await h.api('GET', `/v1/projects/${created.id}`, { token: h.adminToken })).body).toEqual(created);
 
-    const updated = json(await ctl(['projects', 'update', 'cli demo', '--quota', 'none', '--key-rpm', '120', '--any-model', '--mcp', 'none', '--name', 'cli demo (prod)']));
-    expect(updated).toMatchObject({ id: created.id, name: 'cli demo (prod)', quota_tokens: null, allowed_models: null, mcp: null, rate_limits: { key_rpm: 120, project_tpm: 200000 } });
+    const updated = json(await ctl(['projects', 'update', 'cli demo', '--quota', 'none', '--key-rpm', '120', '--any-model', '--mcp', 'none', '--cache', 'off', '--name', 'cli demo (prod)']));
+    expect(updated).toMatchObject({ id: created.id, name: 'cli demo (prod)', quota_tokens: null, allowed_models: null, mcp: null, cache: { mode: 'off' }, rate_limits: { key_rpm: 120, project_tpm: 200000 } });
+    // A TTL alone would switch the cache off (the setting is replaced whole): refused.
+    expect((await ctl(['projects', 'update', created.id, '--cache-ttl', '60'])).code).toBe(2);
+    const purged = json(await ctl(['projects', 'purge-cache', 'cli demo (prod)']));
+    expect(purged).toEqual({ purged: 0 });
     expect(json(await ctl(['projects', 'get', 'cli demo (prod)']))).toEqual(updated);
     expect((await ctl(['projects', 'update', created.id])).code).toBe(2);
   });
@@ -318,6 +323,7 @@ describe('projects', () => {
       'allowed_models',
       'max_tokens_cap',
       'mcp',
+      'cache',
       'created_at',
     ]);
     expect(records.map((r) => r[1]).sort()).toEqual(api.data.map((p: { name: string }) => p.name).sort());

@@ -67,6 +67,7 @@ describe('projects', () => {
       allowed_models: null,
       max_tokens_cap: null,
       mcp: null,
+      cache: { mode: 'off', ttl_seconds: 3600 },
       created_at: expect.any(String),
     });
     const id = created.body.id as string;

@@ -24,6 +24,7 @@ import { startTracing } from './tracing/start-tracing.js';
 import { metricsPortError } from './startup-errors.js';
 import { AuthThrottle } from './auth/auth-throttle.js';
 import { ProviderLog } from './routing/provider-log.js';
+import { ResponseCache } from './cache/response-cache.js';
 
 export interface Proxy {
   port: number;
@@ -97,12 +98,15 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       outageFraction: config.outageAllowancePercent / 100,
     });
     const rateLimiter = new RateLimiter(lookups, keys);
+    const responseCache = new ResponseCache(lookups, keys, config.cacheMaxEntryBytes, metrics.registry, log, config.cacheLocalBytes);
     const subscriber = new InvalidationSubscriber(sub, keys, cache, inFlight, log, {
       projectChanged: (projectId) => {
         policies.forget(projectId);
         quotas.release(projectId);
         budgets.release(projectId);
         rateLimiter.forgetProject(projectId);
+        // A purge (or any change) of the project: this proxy's copies of its cached answers go.
+        responseCache.forgetProject(projectId);
       },
       allStale: () => policies.refreshAll(),
     });
@@ -148,6 +152,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       tracer,
       guardrails: new GuardrailRuntime(providers.providers, metrics.registry),
       authThrottle: config.authFailureLimit > 0 ? new AuthThrottle(config.authFailureLimit, records) : null,
+      responseCache,
     };
     // Ready while cached keys may be served: through a Redis outage the log stream keeps a proxy
     // serving the keys it holds, and taking it out of its load balancer would refuse them all.

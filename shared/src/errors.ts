@@ -96,6 +96,7 @@ export const Errors = {
   keysUnverifiable: () => new GatewayError('UNAVAILABLE', 'Keys cannot be verified right now; retry shortly.', { retryAfter: 1 }),
   policyUnreadable: () => new GatewayError('UNAVAILABLE', 'The project policy cannot be read right now; retry shortly.', { retryAfter: 1 }),
   shuttingDown: () => new GatewayError('UNAVAILABLE', 'The gateway is shutting down; retry.', { retryAfter: 1 }),
+  cacheUnreachable: () => new GatewayError('UNAVAILABLE', 'The response cache cannot be reached right now; retry shortly.', { retryAfter: 1 }),
   bodyTooLarge: (maxBytes: number) => new GatewayError('PAYLOAD_TOO_LARGE', `The body is larger than ${maxBytes} bytes.`),
   bodyNotJsonType: () => new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'The body must be JSON: send content-type: application/json.'),
   /** `why`: the parser's reason and where, line and column (proxy/src/protocols/json-body.ts); the body is never quoted. */

@@ -28,6 +28,8 @@ export * from './contracts/mcp-setting.js';
 export * from './contracts/tags.js';
 export * from './contracts/guardrails.js';
 export * from './webhook-signing.js';
+export * from './contracts/cache-setting.js';
+export * from './contracts/cache-entry.js';
 export * from './run-service.js';
 export * from './metrics-server.js';
 export * from './net/trusted-proxies.js';

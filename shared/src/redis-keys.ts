@@ -6,7 +6,7 @@
  * Names carry a Redis Cluster hash tag (the part in braces, which alone decides the slot) wherever
  * one Lua script, MULTI or pipeline touches several keys, since a cluster runs those only on keys
  * of one slot: everything about one project (key set, policy, quota ledgers, rate windows) shares
- * `{<project id>}`; all sign-in counters `{signin}`; all sign-outs and their marker `{session}`;
+ * `{<project id>}` (its response-cache entries too); all sign-in counters `{signin}`; all sign-outs and their marker `{session}`;
  * each BullMQ queue's keys `{bull}`. API key records carry none, so they spread over the cluster.
  * docs/redis.md lists them.
  */
@@ -165,6 +165,23 @@ export class RedisKeys {
    */
   get projectionReady(): string {
     return `${this.prefix}projection:ready`;
+  }
+
+  /**
+   * String with a TTL: one response-cache entry (contracts/cache-entry.ts) of a project, for one
+   * endpoint and the SHA-256 (base64url) of the request's canonical body. Under the project's hash
+   * tag, with its index, so one MULTI stores both on a cluster.
+   */
+  cacheEntry(projectId: string, endpoint: string, hash: string): string {
+    return `${this.prefix}cache:{${projectId}}:${endpoint}:${hash}`;
+  }
+
+  /**
+   * Sorted set: the names of a project's cache entries, scored by the Unix ms at which each
+   * expires, so a purge finds them without a SCAN (expired members are trimmed on each store).
+   */
+  cacheIndex(projectId: string): string {
+    return `${this.prefix}cache:{${projectId}}:index`;
   }
 
   /** Lock held by the one control plane rebuilding the key projection. */

@@ -1,6 +1,7 @@
 import { anthropic } from './anthropic.js';
 import { authFlood } from './auth-flood.js';
 import { budgets } from './budgets.js';
+import { cache } from './cache.js';
 import { cloudProviders } from './cloud-providers.js';
 import { endpoints } from './endpoints.js';
 import { failover } from './failover.js';
@@ -18,7 +19,7 @@ import { usageQuery } from './usage-query.js';
 import { writer } from './writer.js';
 
 /** Every scenario, in the order a full run takes them (cheap and sensitive first). */
-export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, anthropic, cloudProviders, endpoints, idleMemory, revocation, authFlood, failover, mcp, guardrails, tracing, budgets, writer, usageQuery, throughputCluster];
+export const SCENARIOS: readonly Scenario[] = [throughput, latency, streaming, anthropic, cloudProviders, endpoints, cache, idleMemory, revocation, authFlood, failover, mcp, guardrails, tracing, budgets, writer, usageQuery, throughputCluster];
 
 export function findScenarios(names: readonly string[]): Scenario[] {
   if (names.length === 0) return [...SCENARIOS];

@@ -16,6 +16,7 @@ export const PROJECT_COLUMNS: Column<Project>[] = [
   { field: 'allowed_models', title: 'MODELS', kind: 'list', blank: '(any)', get: (p) => p.allowed_models },
   { field: 'max_tokens_cap', title: 'MAX TOKENS', kind: 'number', get: (p) => p.max_tokens_cap },
   { field: 'mcp', title: 'MCP', kind: 'list', blank: '(none)', get: (p) => describeMcp(p.mcp) },
+  { field: 'cache', title: 'CACHE', get: (p) => (p.cache.mode === 'off' ? 'off' : `${p.cache.mode} ${p.cache.ttl_seconds}s`) },
   { field: 'created_at', title: 'CREATED', kind: 'instant', get: (p) => p.created_at },
 ];
 

@@ -1,5 +1,5 @@
 import type { Project } from '@gateway/shared';
-import type { McpSetting, ProjectPolicy, QuotaPeriod, RateLimits } from '@gateway/shared';
+import { CACHE_OFF, type CacheSetting, type McpSetting, type ProjectPolicy, type QuotaPeriod, type RateLimits } from '@gateway/shared';
 import type { ProjectRole } from '../auth/permissions.js';
 import type { JSONValue } from 'postgres';
 import { one, type Queryable } from './connect.js';
@@ -19,6 +19,7 @@ interface ProjectRow {
   max_tokens_cap: number | null;
   mcp: McpSetting | null;
   max_n: number | null;
+  cache: CacheSetting | null;
   created_at: Date;
 }
 
@@ -35,9 +36,11 @@ export interface ProjectInput {
   max_tokens_cap?: number | null;
   mcp?: McpSetting | null;
   max_n?: number | null;
+  /** Null: back to the default (off). */
+  cache?: CacheSetting | null;
 }
 
-const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, max_n, created_at';
+const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, max_n, cache, created_at';
 const P_COLUMNS = COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
 
 function toProject(row: ProjectRow): Project {
@@ -51,6 +54,7 @@ function toProject(row: ProjectRow): Project {
     allowed_models: row.allowed_models,
     max_tokens_cap: row.max_tokens_cap,
     mcp: row.mcp,
+    cache: row.cache ?? { ...CACHE_OFF },
     created_at: row.created_at.toISOString(),
     // Shown only when set, as older answers had no such field.
     ...(row.max_n === null ? {} : { max_n: row.max_n }),
@@ -68,6 +72,7 @@ export function policyOf(project: Project): Omit<ProjectPolicy, 'v'> {
     max_tokens_cap: project.max_tokens_cap,
     mcp: project.mcp,
     max_n: project.max_n ?? null,
+    cache: project.cache,
   };
 }
 
@@ -82,6 +87,7 @@ function columnsOf(input: ProjectInput): Record<string, string | number | string
   if (input.max_n !== undefined) values.max_n = input.max_n;
   // postgres.js serialises it with the jsonb column's own serialiser.
   if (input.mcp !== undefined) values.mcp = input.mcp as JSONValue | null;
+  if (input.cache !== undefined) values.cache = input.cache as JSONValue | null;
   for (const [field, value] of Object.entries(input.rate_limits ?? {})) if (value !== undefined) values[field] = value as number | null;
   return values;
 }

@@ -18,6 +18,7 @@ import { registerMemberRoutes } from './routes/members.js';
 import { registerOpenApi, registerOpenApiRoute } from './routes/openapi.js';
 import { registerProjectRoutes } from './routes/projects.js';
 import { registerGuardrailRoutes } from './routes/guardrails.js';
+import { registerProjectCacheRoutes } from './routes/project-cache.js';
 import { registerOidcSigninRoutes } from './routes/oidc-signins.js';
 import { registerSigninRoutes } from './routes/signins.js';
 import { registerUsageDownloadRoute } from './routes/usage-export.js';
@@ -126,6 +127,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     registerUserRoutes(authenticated, ctx);
     registerProjectRoutes(authenticated, ctx);
     registerGuardrailRoutes(authenticated, ctx);
+    registerProjectCacheRoutes(authenticated, ctx);
     registerMemberRoutes(authenticated, ctx);
     registerKeyRoutes(authenticated, ctx);
     registerUsageRoutes(authenticated, ctx);

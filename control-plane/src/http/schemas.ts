@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { cacheSettingAnswer } from './cache-setting-schema.js';
 import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, CACHE_OUTCOMES, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS, GUARDRAIL_ACTIONS } from '@gateway/shared';
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
 import { WEBHOOK_SCHEMAS } from './webhook-schemas.js';
@@ -97,7 +98,7 @@ export const SHARED_SCHEMAS = [
   {
     $id: 'Project',
     type: 'object',
-    required: ['id', 'name', 'quota_tokens', 'quota_period', 'used_tokens', 'rate_limits', 'allowed_models', 'max_tokens_cap', 'created_at'],
+    required: ['id', 'name', 'quota_tokens', 'quota_period', 'used_tokens', 'rate_limits', 'allowed_models', 'max_tokens_cap', 'cache', 'created_at'],
     properties: {
       id: uuid,
       name: { type: 'string' },
@@ -122,6 +123,7 @@ export const SHARED_SCHEMAS = [
         description: 'MCP servers (and tools) the project\'s keys may use through `/mcp`; null means none.',
         properties: { servers: { type: 'object', additionalProperties: { type: 'object', properties: { tools: { anyOf: [{ type: 'string', enum: ['*'] }, { type: 'array', items: { type: 'string' } }] } } } } },
       },
+      cache: cacheSettingAnswer,
       created_at: dateTime,
     },
   },

@@ -13,6 +13,7 @@ const project: Project = {
   rate_limits: { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null },
   allowed_models: null,
   max_tokens_cap: null,
+  cache: { mode: 'off', ttl_seconds: 3600 },
   mcp: { servers: { docs: { tools: '*' }, tickets: { tools: ['search', 'get_ticket'] } } },
 };
 

@@ -16,6 +16,7 @@ const project = (name: string, over: Partial<Project> = {}): Project => ({
   allowed_models: null,
   max_tokens_cap: null,
   mcp: null,
+  cache: { mode: 'off', ttl_seconds: 3600 },
   ...over,
 });
 

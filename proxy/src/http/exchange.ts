@@ -20,6 +20,8 @@ export class Exchange {
   private paused = false;
   /** CORS response headers for this request's origin (http/cors.ts); null when CORS_ORIGINS is unset. */
   cors: CorsHeaders | null = null;
+  /** Headers a step adds to the answer (the response cache's `x-gateway-cache`, `age`); null when none. */
+  extraHeaders: [string, string][] | null = null;
 
   constructor(
     private readonly res: HttpResponse,
@@ -55,6 +57,7 @@ export class Exchange {
       this.res.writeStatus(statusLine(status)).writeHeader('content-type', contentType).writeHeader('x-request-id', this.requestId);
       if (retryAfter !== undefined) this.res.writeHeader('retry-after', String(retryAfter));
       if (this.cors !== null) this.writeCors(this.cors);
+      if (this.extraHeaders !== null) this.writeCors(this.extraHeaders);
       this.res.end(body, closeConnection);
     });
   }
@@ -92,6 +95,7 @@ export class Exchange {
         .writeHeader('cache-control', 'no-cache')
         .writeHeader('x-request-id', this.requestId);
       if (this.cors !== null) this.writeCors(this.cors);
+      if (this.extraHeaders !== null) this.writeCors(this.extraHeaders);
     });
   }
 
@@ -122,7 +126,7 @@ export class Exchange {
     });
   }
 
-  private writeCors(headers: CorsHeaders): void {
+  private writeCors(headers: CorsHeaders | readonly (readonly [string, string])[]): void {
     for (const [name, value] of headers) this.res.writeHeader(name, value);
   }
 

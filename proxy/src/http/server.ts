@@ -7,6 +7,7 @@ import { TAGS_HEADER } from '../attribution/tags-header.js';
 import { budgets } from '../pipeline/steps/budgets.js';
 import { guardrailsIn } from '../guardrails/input-step.js';
 import { guardrailsOut } from '../guardrails/output-step.js';
+import { cacheSeams } from '../cache/cache-steps.js';
 import type { ErrorShape } from '../protocols/protocol.js';
 import type { McpUpstreams } from '../mcp/mcp-upstreams.js';
 import { registerMcpRoutes } from '../mcp/routes.js';
@@ -61,6 +62,7 @@ function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxie
     jsonBody: declaresJson(req.getHeader('content-type')),
     contentLength: Number(req.getHeader('content-length') || '0'),
     tags: req.getHeader(TAGS_HEADER),
+    cacheControl: req.getHeader('cache-control'),
   };
 }
 
@@ -79,7 +81,7 @@ function asciiText(bytes: ArrayBuffer): string {
 export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number, mcp: McpUpstreams | null = null): Promise<ProxyServer> {
   const uws = loadUws();
   const app = uws.App();
-  const endpoints = buildEndpoints(deps.guardrails === undefined ? { tags: attribute, budgets } : { tags: attribute, budgets, guardrailsIn, guardrailsOut });
+  const endpoints = buildEndpoints({ tags: attribute, budgets, ...(deps.guardrails === undefined ? {} : { guardrailsIn, guardrailsOut }), ...(deps.responseCache ? cacheSeams(deps.responseCache) : {}) });
   const routes: readonly (readonly [method: 'post' | 'get', path: string, endpoint: Endpoint])[] = [
     ['post', '/v1/chat/completions', endpoints.chatCompletions],
     ['post', '/v1/responses', endpoints.responses],

@@ -2,6 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { newRecordId, type AuditOutcome, type GatewayEndpoint, type GatewayError, type KeyRecord, type ModelPrice, type ProjectPolicy, type ProxyConfig } from '@gateway/shared';
 import type { Logger } from 'pino';
 import type { AuthThrottle } from '../auth/auth-throttle.js';
+import type { CacheCall } from '../cache/cache-call.js';
+import type { ResponseCache } from '../cache/response-cache.js';
 import type { InFlightRegistry, Revocable } from '../auth/in-flight.js';
 import type { GuardrailRuntime } from '../guardrails/runtime.js';
 import type { InvalidationSubscriber } from '../auth/invalidation-subscriber.js';
@@ -50,6 +52,8 @@ export interface GatewayDeps {
   guardrails?: GuardrailRuntime;
   /** Failed authentications per client address; null when AUTH_FAILURE_LIMIT=0. */
   authThrottle: AuthThrottle | null;
+  /** The response cache (cache/); absent or null: no cache steps in the chains at all. */
+  responseCache?: ResponseCache | null;
 }
 
 /** What the HTTP layer read from the request line and headers (only valid inside its callback). */
@@ -68,6 +72,8 @@ export interface RequestInfo {
   contentLength: number;
   /** The `x-gateway-tags` header, '' when absent (read by the tags step, attribution/attribute.ts). */
   tags: string;
+  /** The request's Cache-Control header ('' when none), read by the response cache. */
+  cacheControl: string;
 }
 
 /** The outcome of a key check: the record, the refusal, or a promise of either (Redis asked). */
@@ -138,6 +144,9 @@ export class RequestContext implements Revocable, CoolingLog {
   // respond
   meta: StreamMeta | null = null;
   writer: StreamWriter | null = null;
+
+  /** The response cache's state for this request (cache/cache-call.ts); null when the project does not cache. */
+  cacheCall: CacheCall | null = null;
 
   /** This request's trace; null when tracing is off. */
   trace: RequestTrace | null = null;

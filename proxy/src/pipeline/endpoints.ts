@@ -59,6 +59,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
       // route + failover + provider
       callModel,
       seams.guardrailsOut,
+      seams.cacheCollect,
       respondWith(protocol),
     ),
     // settle → records (on every way out)
@@ -81,6 +82,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
         parseJson,
         parseEmbeddings,
         seams.tags,
+        seams.cacheLookup,
         projectPolicy,
         modelAllowed,
         estimateEmbeddings,

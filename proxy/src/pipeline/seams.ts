@@ -21,6 +21,11 @@ export interface Seams {
    * at once, a stream by wrapping `ctx.result.events` (as tracing watches a stream).
    */
   guardrailsOut?: Step;
+  /**
+   * After guardrailsOut, before respond: a stream's chunks watched as they are sent, so what the
+   * cache stores is what the client received (the answer after the output guardrails).
+   */
+  cacheCollect?: Step;
   /** First of the closing steps: a successful answer stored for later lookups. */
   cacheStore?: ClosingStep;
 }

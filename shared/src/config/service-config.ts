@@ -57,6 +57,10 @@ export interface ProxyConfig extends CommonConfig, ListenerConfig {
   outageAllowancePercent: number;
   /** Output tokens reserved for a request with no max_tokens, in projects without a cap. */
   defaultReservationTokens: number;
+  /** Largest answer the response cache stores (bytes of the stored body); larger ones are served, not stored. */
+  cacheMaxEntryBytes: number;
+  /** Memory each proxy worker keeps response-cache entries in, besides Redis; 0: none (every hit reads Redis). */
+  cacheLocalBytes: number;
   /** Control plane whose invalidation log stream the proxy follows (the second channel); unset: Redis only. */
   controlPlaneUrl: string | undefined;
   /** Shared secret of the control plane's internal routes. */
@@ -179,6 +183,8 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     budgetLeaseCents: envInt(env, 'BUDGET_LEASE_CENTS', 100, 1, 100_000_000),
     outageAllowancePercent: envInt(env, 'OUTAGE_ALLOWANCE_PERCENT', 2, 0, 100),
     defaultReservationTokens: envInt(env, 'DEFAULT_RESERVATION_TOKENS', 1_024, 0, 10_000_000),
+    cacheMaxEntryBytes: envInt(env, 'CACHE_MAX_ENTRY_BYTES', 256 * 1024, 1, 64 * 1024 * 1024),
+    cacheLocalBytes: envInt(env, 'CACHE_LOCAL_BYTES', 32 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
     ...invalidationStream(env),
   };
 }

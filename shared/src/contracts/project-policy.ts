@@ -1,4 +1,5 @@
 import type { Guardrail } from './guardrails.js';
+import { decodeCacheSetting, type CacheSetting } from './cache-setting.js';
 import { decodeMcpSetting, type McpSetting } from './mcp-setting.js';
 import type { BudgetRule } from './project-budgets.js';
 import { ContractError, expectObject, expectString, parseVersioned } from './version.js';
@@ -41,6 +42,8 @@ export interface ProjectPolicy {
    * guardrails.ts) and attached by the proxy when it reads both; never part of the encoded policy.
    */
   guardrails?: Guardrail[] | null;
+  /** The response cache (cache-setting.ts); projected only when on: null or absent is off. */
+  cache?: CacheSetting | null;
 }
 
 /** The most completions one request may ask for when the project sets no max_n. */
@@ -51,9 +54,11 @@ const NAME = 'ProjectPolicy';
 export const NO_RATE_LIMITS: RateLimits = { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null };
 
 export function encodeProjectPolicy(policy: Omit<ProjectPolicy, 'v'>): string {
-  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp, max_n } = policy;
-  // Added without a version bump: a proxy that predates MCP ignores the field and serves no /mcp.
-  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}), ...(max_n != null ? { max_n } : {}) });
+  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp, max_n, cache } = policy;
+  // Added without a version bump: a proxy that predates MCP ignores the field and serves no /mcp,
+  // one that predates the response cache ignores `cache` and simply never caches.
+  const cached = cache !== undefined && cache !== null && cache.mode !== 'off' ? { cache } : {};
+  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}), ...(max_n != null ? { max_n } : {}), ...cached });
 }
 
 function limit(obj: Record<string, unknown>, field: string): number | null {
@@ -73,6 +78,7 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
     throw new ContractError(NAME, 'allowed_models must be a list of strings or null');
   }
   const mcp = decodeMcpSetting(NAME, obj.mcp);
+  const cache = decodeCacheSetting(NAME, obj.cache);
   return {
     v: 1,
     id: expectString(NAME, obj, 'id'),
@@ -88,6 +94,7 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
     max_tokens_cap: limit(obj, 'max_tokens_cap'),
     ...(mcp === null ? {} : { mcp }),
     ...(obj.max_n == null ? {} : { max_n: limit(obj, 'max_n') }),
+    ...(cache === null ? {} : { cache }),
   };
 }
 

@@ -2,6 +2,7 @@ import type { ServedModel } from '../config/served-models.js';
 import type { QuotaPeriod, RateLimits } from '../contracts/project-policy.js';
 import type { AccountRole, ProjectRole } from './roles.js';
 import type { McpSetting } from '../contracts/mcp-setting.js';
+import type { CacheSetting } from '../contracts/cache-setting.js';
 
 export type { McpSetting };
 
@@ -27,6 +28,7 @@ export const AUDIT_TYPES = [
   'project.created',
   'project.updated',
   'project.deleted',
+  'project.cache_purged',
   'member.added',
   'member.updated',
   'member.removed',
@@ -83,7 +85,22 @@ export interface Project {
   max_n?: number | null;
   /** MCP servers and tools the project's keys may use; null: none. */
   mcp: McpSetting | null;
+  /** The response cache: mode off (the default) or exact, and the entries' life. */
+  cache: CacheSetting;
   created_at: string;
+}
+
+/** GET /v1/projects/{id}/cache: the setting and what the cache did over the last `window_days`. */
+export interface ProjectCacheStats {
+  cache: CacheSetting;
+  window_days: number;
+  /** Requests that looked the cache up (hits and misses; bypasses are not lookups). */
+  lookups: number;
+  hits: number;
+  /** hits / lookups; null without lookups. */
+  hit_rate: number | null;
+  /** US dollars the hits did not spend; null when no hit had a priced model. */
+  saved_usd: number | null;
 }
 
 /** A key as listed: never the hash, never the secret. */

@@ -17,6 +17,7 @@ export {
   type GatewayInfo,
   type List,
   type McpSetting,
+  type ProjectCacheStats,
   type Member,
   type NewApiKey,
   type NewWebhook,

@@ -19,9 +19,12 @@ export interface SettingsForm {
   models: string[];
   /** The MCP setting as text (mcp-setting-text.ts). */
   mcp: string;
+  /** The response cache (docs/caching.md): its mode and, as text, how long an answer is served. */
+  cacheMode: 'off' | 'exact';
+  cacheTtl: string;
 }
 
-export type SettingsField = Exclude<keyof SettingsForm, 'modelsMode'>;
+export type SettingsField = Exclude<keyof SettingsForm, 'modelsMode' | 'cacheMode'>;
 export type SettingsProblems = Partial<Record<SettingsField, string>>;
 
 export const LIMIT_FIELDS = ['key_rpm', 'key_tpm', 'project_rpm', 'project_tpm'] as const;
@@ -43,8 +46,13 @@ export function formFromProject(p: Project): SettingsForm {
     modelsMode: p.allowed_models === null || p.allowed_models === undefined ? 'all' : 'some',
     models: p.allowed_models ?? [],
     mcp: mcpText(p.mcp),
+    cacheMode: p.cache?.mode ?? 'off',
+    cacheTtl: String(p.cache?.ttl_seconds ?? DEFAULT_CACHE_TTL),
   };
 }
+
+const DEFAULT_CACHE_TTL = 3600;
+const MAX_CACHE_TTL = 30 * 24 * 3600;
 
 /** A whole number in [min, max], separators people type (1,000 or 1 000 or 1_000) allowed; empty is null. */
 export function parseWhole(value: string, min: number, max: number): { ok: true; value: number | null } | { ok: false; problem: string } {
@@ -96,6 +104,11 @@ export function settingsPatch(p: Project, form: SettingsForm): { ok: true; value
   if (!mcp.ok) problems.mcp = mcp.problem;
   else if (!sameMcp(mcp.value, p.mcp)) patch.mcp = mcp.value;
 
+  // The API replaces the setting whole: both parts are sent when either changed.
+  const ttl = parseWhole(form.cacheTtl, 1, MAX_CACHE_TTL);
+  if (!ttl.ok || ttl.value === null) problems.cacheTtl = ttl.ok ? 'Enter how many seconds an answer is served.' : ttl.problem.replace(', or leave it empty for no limit', '');
+  else if (form.cacheMode !== (p.cache?.mode ?? 'off') || ttl.value !== (p.cache?.ttl_seconds ?? DEFAULT_CACHE_TTL)) patch.cache = { mode: form.cacheMode, ttl_seconds: ttl.value };
+
   if (Object.keys(problems).length > 0) return { ok: false, problems };
   return { ok: true, value: { patch, clearsQuota: p.quota_tokens !== null && quota.ok && quota.value === null } };
 }
@@ -122,6 +135,9 @@ export function fieldOfParam(param: string | null): SettingsField | null {
     max_tokens_cap: 'max_tokens_cap',
     allowed_models: 'models',
     mcp: 'mcp',
+    ttl_seconds: 'cacheTtl',
+    cache: 'cacheTtl',
+    mode: 'cacheTtl',
   };
   return map[last] ?? (param.startsWith('allowed_models') ? 'models' : param.startsWith('mcp') ? 'mcp' : null);
 }

@@ -1,4 +1,5 @@
 import type { Project, ServedModel } from '../api/types.js';
+import { CacheFigures } from '../components/cache-figures.js';
 import { CopyButton } from '../components/copy-button.js';
 import { QuotaBar } from '../components/quota-bar.js';
 import { QuotaState } from '../components/quota-state.js';
@@ -91,6 +92,12 @@ export function ProjectCard({
         <div>
           <dt>Max tokens</dt>
           <dd>{project.max_tokens_cap === null || project.max_tokens_cap === undefined ? 'no cap' : `at most ${formatNumber(project.max_tokens_cap)} per request`}</dd>
+        </div>
+        <div>
+          <dt>Response cache</dt>
+          <dd>
+            <CacheFigures project={project} />
+          </dd>
         </div>
         <div>
           <dt>Created</dt>

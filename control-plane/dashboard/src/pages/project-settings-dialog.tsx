@@ -12,7 +12,7 @@ import { fieldOfParam, formFromProject, settingsPatch, type SettingsForm, type S
 /**
  * Every setting of a project in one form: name, quota and its period, the four rate limits, the
  * model allow-list (picked from the models the gateway serves), the max_tokens cap and the MCP
- * servers and tools its keys may use (docs/mcp.md). Only what
+ * servers and tools its keys may use (docs/mcp.md), the response cache (docs/caching.md). Only what
  * changed is sent. Taking the quota away asks first, because the project then has no ceiling.
  */
 export function ProjectSettingsDialog({
@@ -214,6 +214,26 @@ export function ProjectSettingsDialog({
             </p>
             <FieldProblem id="settings-mcp-problem" message={problems.mcp} />
           </div>
+
+          <div class="field">
+            <label for="settings-cache">Response cache</label>
+            <select id="settings-cache" value={form.cacheMode} onChange={(e) => set('cacheMode', e.currentTarget.value as SettingsForm['cacheMode'])} aria-describedby="settings-cache-hint">
+              <option value="off">Off</option>
+              <option value="exact">Exact: replay the answer to an identical request</option>
+            </select>
+            <p id="settings-cache-hint" class="hint">
+              Identical requests are answered from Redis without calling the provider, billed nothing (docs/caching.md).
+            </p>
+          </div>
+
+          <NumberField
+            id="settings-cache-ttl"
+            label="Cached answers are served for (seconds)"
+            hint="1 to 2,592,000 (30 days); 3600 is an hour."
+            value={form.cacheTtl}
+            onInput={(v) => set('cacheTtl', v)}
+            problem={problems.cacheTtl}
+          />
 
           {askUnlimited ? (
             <div class="banner banner-warning unlimited-question" role="alert">

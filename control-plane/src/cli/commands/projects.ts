@@ -1,6 +1,6 @@
 import type { List, Project } from '@gateway/shared';
 import { UsageError } from '../cli-errors.js';
-import { arg, choice, flag, limitOrNone, text, type CommandContext, type CommandSpec, type Options } from '../command.js';
+import { arg, choice, flag, integer, limitOrNone, text, type CommandContext, type CommandSpec, type Options } from '../command.js';
 import { PROJECT_COLUMNS } from '../columns.js';
 import { parseMcpOption } from '../mcp-option.js';
 import { projectIdOf, projectOf } from '../resolve.js';
@@ -17,6 +17,8 @@ const POLICY_OPTIONS: Options = {
   'any-model': { type: 'boolean', help: 'allow every routed model (removes --allowed-models)' },
   'max-tokens-cap': { type: 'string', value: '<n|none>', help: 'largest max_tokens a request may ask for' },
   mcp: { type: 'string', value: "<'srv[=tool,…];…'|none>", help: 'MCP servers (and tools) the keys may use; none: no MCP (docs/mcp.md)' },
+  cache: { type: 'string', value: '<off|exact>', help: 'the response cache: exact replays answers to identical requests (docs/caching.md)' },
+  'cache-ttl': { type: 'string', value: '<seconds>', help: 'how long a cached answer is served (with --cache; default 3600)' },
 };
 
 const RATE_LIMITS = [
@@ -47,6 +49,11 @@ function policyBody(ctx: CommandContext): Record<string, unknown> {
   if (cap !== undefined) body.max_tokens_cap = cap;
   const mcp = text(ctx, 'mcp');
   if (mcp !== undefined) body.mcp = parseMcpOption(mcp);
+  const cache = choice(ctx, 'cache', ['off', 'exact'] as const);
+  const ttl = integer(ctx, 'cache-ttl', 1);
+  // The API replaces the setting as a whole: a TTL alone would silently switch the cache off.
+  if (ttl !== undefined && cache === undefined) throw new UsageError('give --cache with --cache-ttl');
+  if (cache !== undefined) body.cache = { mode: cache, ...(ttl === undefined ? {} : { ttl_seconds: ttl }) };
   return body;
 }
 
@@ -92,6 +99,18 @@ export const projectCommands: CommandSpec[] = [
       const api = await ctx.api();
       const project = await api.patch<Project>(`/v1/projects/${await projectIdOf(api, arg(ctx, 0))}`, body);
       ctx.out.item(project, project, PROJECT_COLUMNS);
+    },
+  },
+  {
+    path: ['projects', 'purge-cache'],
+    args: ['<project>'],
+    summary: "Delete the project's cached answers (docs/caching.md)",
+    async run(ctx) {
+      const api = await ctx.api();
+      const project = await projectOf(api, arg(ctx, 0));
+      const answer = await api.send<{ purged: number }>('DELETE', `/v1/projects/${project.id}/cache`);
+      ctx.out.item(answer.body, answer.body, [{ field: 'purged', title: 'PURGED', kind: 'number', get: (a) => a.purged }]);
+      ctx.out.note(`Purged ${answer.body.purged} cached answers of project "${project.name}".`);
     },
   },
   {

@@ -9,6 +9,7 @@ import { projectAccess, projectNotFound } from '../project-access.js';
 import { refuseTakenName } from '../project-names.js';
 import { requestFacts } from '../request-facts.js';
 import { mcpSettingSchema } from '../mcp-setting-schema.js';
+import { cacheSettingSchema } from '../cache-setting-schema.js';
 import { ERROR_RESPONSES, listOf, nameSchema, projectParams, ref } from '../schemas.js';
 
 /**
@@ -52,6 +53,7 @@ const policyProperties = {
   max_tokens_cap: { type: ['integer', 'null'], minimum: 1, maximum: 2_147_483_647, description: 'Largest max_tokens a request may ask for; injected when a request sets none.' },
   mcp: mcpSettingSchema,
   max_n: { type: ['integer', 'null'], minimum: 1, maximum: 128, description: 'Most completions (`n`) one request may ask for; null means the default, 8.' },
+  cache: cacheSettingSchema,
 } as const;
 
 export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): void {

@@ -15,6 +15,8 @@ import type { EmbeddingsBody } from '../../request/internal-request.js';
  */
 
 export function projectPolicy(ctx: RequestContext): void | Promise<void> {
+  // Already read by an earlier step (the response cache's lookup).
+  if (ctx.policy !== null) return;
   let found: ProjectPolicy | Promise<ProjectPolicy>;
   try {
     found = ctx.deps.policies.get(ctx.projectId);

@@ -1,0 +1,23 @@
+import type { CacheMode, RedisKeys } from '@gateway/shared';
+import { requestHash } from './cache-key.js';
+
+/**
+ * How a project's cache mode finds a request's answer: the seam a semantic cache would plug into
+ * (docs/caching.md "Semantic caching"). `exact`, the one matcher built, names one entry per
+ * request: the project, the endpoint and the hash of the canonical body. A semantic matcher would
+ * embed the prompt, look up its nearest stored questions in an index of its own under the
+ * project's hash tag, and name those entries; it would need this method to return a promise (the
+ * lookup step already waits on Redis). Replay, single flight, accounting and records stay the same.
+ */
+export interface AnswerMatcher {
+  readonly mode: Exclude<CacheMode, 'off'>;
+  /** The entry this request's answer is stored under and looked up at. */
+  entryName(projectId: string, endpoint: string, body: unknown): string;
+}
+
+export function exactMatcher(keys: RedisKeys): AnswerMatcher {
+  return {
+    mode: 'exact',
+    entryName: (projectId, endpoint, body) => keys.cacheEntry(projectId, endpoint, requestHash(body)),
+  };
+}
