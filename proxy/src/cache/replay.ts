@@ -24,7 +24,7 @@ const PROTOCOLS: Record<string, InboundProtocol> = {
 };
 
 /** A hit costs nothing: its usage record's tokens are 0 and priced at this. */
-const FREE: ModelPrice = Object.freeze({ input: 0, output: 0, cached_input: 0 }) as ModelPrice;
+const FREE: ModelPrice = Object.freeze({ input: 0, output: 0, cached_input: 0, cache_write: 0 }) as ModelPrice;
 
 export function replay(ctx: RequestContext, entry: CacheEntry, now: number): void | Promise<void> {
   const { ex } = ctx;
