@@ -21,7 +21,7 @@ describe('parseCommandLine', () => {
     expect(() => run(['projects', 'list', '--name', 'x'])).toThrow(/Unknown option '--name'/);
     expect(() => run(['keys', 'delete', 'demo'])).toThrow(/needs <key>/);
     expect(() => run(['projects', 'list', 'extra'])).toThrow(/takes no argument "extra"/);
-    expect(() => run(['projects'])).toThrow(/needs a subcommand: list, get, create, update, delete/);
+    expect(() => run(['projects'])).toThrow(/needs a subcommand: list, get, create, update, (purge-cache, )?delete/);
     expect(() => run(['nope'])).toThrow(UsageError);
   });
 

@@ -35,7 +35,7 @@ describe('OutgoingBatch', () => {
     batch.add(audit, usage);
     expect(batch.size).toBe(2);
     const decoded = decodeRecordBatch(encodeBatch(batch));
-    expect(decoded.v).toBe(3);
+    expect(decoded.v).toBe(4);
     expect(decoded.audit).toEqual([audit]);
     expect(decoded.usage).toEqual([usage]);
     // A row's two records go together.
