@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { createRequire } from 'node:module';
+
+// canonicalize 2.x is CommonJS whose typings declare an ES default export; required directly.
+const canonicalize = createRequire(import.meta.url)('canonicalize') as (input: unknown) => string | undefined;
 
 /**
  * What makes two requests the same question (DESIGN §7 "Response cache"): the body without the
