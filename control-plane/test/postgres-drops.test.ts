@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 describe('control plane under dropped Postgres connections', () => {
-  it('stays up while its sessions are terminated mid-transaction, and serves again', { timeout: 90_000 }, async () => {
+  it('stays up while its sessions are terminated mid-transaction, and serves again', { timeout: 240_000 }, async () => {
     const port = await freePort();
     child = spawnNode('control-plane/dist/main.js', [], {
       DATABASE_URL: db.url,
@@ -54,6 +54,8 @@ describe('control plane under dropped Postgres connections', () => {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
         body: JSON.stringify({ name: `p ${++attempts}` }),
+        // A request the drops left unanswered counts as failed; the check below is that the process serves again.
+        signal: AbortSignal.timeout(15_000),
       }).then(
         (r) => r.status,
         () => 0,
@@ -62,7 +64,7 @@ describe('control plane under dropped Postgres connections', () => {
     const admin = postgres(db.url, { max: 1, onnotice: () => {} });
     try {
       let kills = 0;
-      for (let round = 0; round < 30; round++) {
+      for (let round = 0; round < 20; round++) {
         const load = Promise.all(Array.from({ length: 8 }, create));
         const victims = await admin<{ pid: number }[]>`
           select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
