@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { ConfigError, loadControlPlaneConfig, loadServedModels, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, connectRedis, duplicateRedis, isCluster, type Env, type MetricsServer } from '@gateway/shared';
+import { ConfigError, loadControlPlaneConfig, loadServedModels, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, connectRedis, duplicateRedis, isCluster, quitRedis, type Env, type MetricsServer } from '@gateway/shared';
 import { jwtServiceFromConfig } from './auth/jwt.js';
 import { jwtSecretOf } from './auth/jwt-secret-file.js';
 import { OidcSignin } from './auth/oidc.js';
@@ -104,7 +104,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   try {
     await invalidations.start();
   } catch (err) {
-    await Promise.allSettled([sql.end({ timeout: 1 }), redis.quit(), hooksRedis.quit()]);
+    await Promise.allSettled([sql.end({ timeout: 1 }), quitRedis(redis), quitRedis(hooksRedis)]);
     throw err;
   }
   const rebuilder = new ProjectionRebuilder(redis, keys, log);
@@ -168,7 +168,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
     await app.close();
     await invalidations.close().catch(() => {});
     await tracer?.close();
-    await Promise.allSettled([sql.end({ timeout: 1 }), redis.quit(), hooksRedis.quit()]);
+    await Promise.allSettled([sql.end({ timeout: 1 }), quitRedis(redis), quitRedis(hooksRedis)]);
     throw new StartupError(
       `the control plane could not open its metrics port ${config.metricsPort} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); set CONTROL_METRICS_PORT to a free port`,
     );
@@ -210,7 +210,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
       await reconciler.close();
       budgetKeeper.close();
       await ctx.webhooks.close().catch(() => {});
-      await Promise.allSettled([ctx.sql.end({ timeout: 5 }), redis.quit(), hooksRedis.quit()]);
+      await Promise.allSettled([ctx.sql.end({ timeout: 5 }), quitRedis(redis), quitRedis(hooksRedis)]);
     },
   };
 }

@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
-import { Errors, connectRedis, connectSubscriber, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, type Env, type MetricsServer, type ProxyConfig, type RedisClient } from '@gateway/shared';
+import { Errors, connectRedis, connectSubscriber, quitRedis, loadProvidersConfig, loadProxyConfig, logRedaction, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, type Env, type MetricsServer, type ProxyConfig, type RedisClient } from '@gateway/shared';
 import { InFlightRegistry } from './auth/in-flight.js';
 import { InvalidationStream } from './auth/invalidation-stream.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
@@ -66,7 +66,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
   // The subscriber first: a start that failed is not a lost connection to warn about.
   const closeAll = async () => {
     await closeSubscriber?.();
-    return Promise.allSettled([...opened.map((r) => r.quit()), stream?.close()]);
+    return Promise.allSettled([...opened.map((r) => quitRedis(r)), stream?.close()]);
   };
   try {
     // Lookups fail fast while Redis is away (503) instead of queueing behind a dead connection.

@@ -224,3 +224,22 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * Closes a client as a stopping process should: QUIT when Redis answers, so replies in flight are
+ * read first; a plain disconnect when it does not, since QUIT would wait in the offline queue
+ * (forever, with maxRetriesPerRequest null) for a Redis that may never come back.
+ */
+export async function quitRedis(client: RedisClient, timeoutMs = 2_000): Promise<void> {
+  if (client.status !== 'ready' && client.status !== 'connect') {
+    client.disconnect();
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), timeoutMs);
+  });
+  const outcome = await Promise.race([client.quit().catch(() => 'failed' as const), timedOut]);
+  clearTimeout(timer);
+  if (outcome !== 'OK') client.disconnect();
+}

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { connectRedis, duplicateRedis, loadWriterConfig, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, type Env, type MetricsServer, type RecordBatchVersion, type WriterConfig, type RedisClient } from '@gateway/shared';
+import { connectRedis, quitRedis, duplicateRedis, loadWriterConfig, RedisKeys, setStartupWait, startMetricsServer, startupWaitFor, StartupError, type Env, type MetricsServer, type RecordBatchVersion, type WriterConfig, type RedisClient } from '@gateway/shared';
 import { migrate } from '../db/migrate.js';
 import { ensurePartitions } from '../db/partitions.js';
 import { createLogger } from '../logger.js';
@@ -126,7 +126,7 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
           await Promise.all([recordWorker.close(timeoutMs), webhookWorker.close(timeoutMs)]);
           await tracer?.close();
           await Promise.allSettled([server?.close(), ...queues.map((q) => q.close()), webhookQueue.close()]);
-          await Promise.allSettled([quit(redis), quit(probe), quit(hooks), db.end()]);
+          await Promise.allSettled([quitRedis(redis), quitRedis(probe), quitRedis(hooks), db.end()]);
         })();
         return closing;
       },
@@ -141,15 +141,4 @@ export async function startWriter(env: Env, options: WriterOptions = {}): Promis
     await db.end().catch(() => {});
     throw err;
   }
-}
-
-/** QUIT waits in the offline queue while Redis is away; a stopping writer does not wait for it. */
-async function quit(client: RedisClient): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), 2_000);
-  });
-  const outcome = await Promise.race([client.quit().catch(() => 'failed' as const), timedOut]);
-  clearTimeout(timer);
-  if (outcome !== 'OK') client.disconnect();
 }

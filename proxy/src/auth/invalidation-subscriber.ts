@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { ContractError, decodeInvalidation, type Invalidation, type RedisKeys } from '@gateway/shared';
+import { ContractError, decodeInvalidation, quitRedis, type Invalidation, type RedisKeys } from '@gateway/shared';
 import type { InFlightRegistry } from './in-flight.js';
 import type { InvalidationStream } from './invalidation-stream.js';
 import type { KeyCache } from './key-cache.js';
@@ -168,6 +168,6 @@ export class InvalidationSubscriber {
   async close(): Promise<void> {
     this.closed = true;
     await this.stream?.close();
-    await this.sub.quit().catch(() => {});
+    await quitRedis(this.sub);
   }
 }
