@@ -18,7 +18,8 @@ export function patternProblem(pattern: string): string | null {
     compilePattern(pattern);
     return null;
   } catch (err) {
-    return err instanceof Error ? err.message.replace(/^Invalid regular expression: /, '') : 'invalid pattern';
+    // RE2's message repeats the pattern with its flags ("/…/gu: invalid escape sequence: \1"): only the reason is kept.
+    return err instanceof Error ? err.message.replace(/^Invalid regular expression: /, '').replace(/^\/.*\/[a-z]*: /s, '') : 'invalid pattern';
   }
 }
 
