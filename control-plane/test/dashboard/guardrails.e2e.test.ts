@@ -30,6 +30,8 @@ describe('guardrails page', () => {
     await signIn(page, ADMIN_EMAIL, ADMIN_PASSWORD);
     await poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Guardrails');
 
+    // Typed once the saved list has loaded, as a user sees it.
+    await poll(() => page.getByRole('region', { name: 'Checks on prompts and answers, in order' }).getAttribute('aria-busy')).toBe('false');
     const editor = page.getByLabel('Guardrails (JSON list; empty: none)');
     await editor.fill('[{"id":"twice","stage":"input","type":"regex","action":"block","patterns":["(a)\\\\1"]}]');
     await page.getByRole('button', { name: 'Save' }).click();

@@ -38,6 +38,8 @@ export function GuardrailsPage() {
     [projectId],
   );
   const [draft, setDraft] = useState('');
+  // What the user typed is never replaced by a load that lands after it.
+  const [edited, setEdited] = useState(false);
   const [saveError, setSaveError] = useState<unknown>(null);
   const [secrets, setSecrets] = useState<string[]>([]);
   const [sample, setSample] = useState('');
@@ -46,8 +48,13 @@ export function GuardrailsPage() {
   const [testError, setTestError] = useState<unknown>(null);
 
   useEffect(() => {
-    if (saved.data !== null && saved.data !== undefined) setDraft(saved.data.length === 0 ? '' : JSON.stringify(saved.data, null, 2));
-  }, [saved.data]);
+    setEdited(false);
+    setDraft('');
+  }, [projectId]);
+  useEffect(() => {
+    if (edited || saved.data === null || saved.data === undefined) return;
+    setDraft(saved.data.length === 0 ? '' : JSON.stringify(saved.data, null, 2));
+  }, [saved.data, edited]);
 
   const parsed = (): unknown[] | Error => {
     if (draft.trim() === '') return [];
@@ -68,6 +75,7 @@ export function GuardrailsPage() {
       const answer = await api.put<{ data: { id: string; secret?: string }[] }>(`/v1/projects/${projectId}/guardrails`, list);
       setSecrets(answer.data.filter((g) => typeof g.secret === 'string').map((g) => `${g.id}: ${g.secret}`));
       notify('Guardrails saved; the proxies apply them within seconds.');
+      setEdited(false);
       saved.reload();
     } catch (err) {
       setSaveError(err);
@@ -106,7 +114,10 @@ export function GuardrailsPage() {
             <ErrorBanner error={saved.error} action="Loading the guardrails failed" />
             <form onSubmit={save}>
               <label for="guardrails-json">Guardrails (JSON list; empty: none)</label>
-              <textarea id="guardrails-json" rows={14} spellcheck={false} value={draft} placeholder={EXAMPLE} readOnly={!manage} onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)} />
+              <textarea id="guardrails-json" rows={14} spellcheck={false} value={draft} placeholder={EXAMPLE} readOnly={!manage} onInput={(e) => {
+                  setEdited(true);
+                  setDraft((e.target as HTMLTextAreaElement).value);
+                }} />
               <ErrorBanner error={saveError} action="Saving the guardrails failed" />
               {secrets.length > 0 && (
                 <p class="banner banner-info" role="status">
