@@ -32,8 +32,9 @@ export const USAGE = `Usage: node bench/dist/main.js [options]
 
 Local stack (default): starts a mock provider, a bare pass-through and the gateway, and compares.
   --scenario <a,b,…>   run only these (throughput, latency, streaming, anthropic, cloud-providers, endpoints,
-                       idle-memory, revocation, auth-flood, failover, mcp, budgets, writer, usage-query,
-                       throughput-cluster: the gateway on a six-node Redis Cluster);
+                       cache, idle-memory, revocation, auth-flood, failover, mcp, guardrails, tracing,
+                       budgets, writer, usage-query, throughput-cluster: the gateway on a six-node
+                       Redis Cluster);
                        default: all
   --quick              short windows and small counts (a smoke run, not a measurement)
   --rounds <n>         interleaved rounds per comparison (default 3)

@@ -7,6 +7,7 @@ import { InvalidationStream } from './auth/invalidation-stream.js';
 import { InvalidationSubscriber } from './auth/invalidation-subscriber.js';
 import { KeyCache } from './auth/key-cache.js';
 import type { GatewayDeps } from './pipeline/context.js';
+import { RE2_ENGINE } from '@gateway/shared/guardrails';
 import { GuardrailRuntime } from './guardrails/runtime.js';
 import { startProxyServer, type ProxyServer } from './http/server.js';
 import { McpUpstreams } from './mcp/mcp-upstreams.js';
@@ -168,7 +169,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         throw metricsPortError(config.metricsPort, err as Error);
       }
     }
-    log.info({ port: server.port, metricsPort: ops?.port ?? null, worker: options.worker, providers: providers.providers.map((p) => p.name), source: providers.source }, 'proxy listening');
+    log.info({ port: server.port, metricsPort: ops?.port ?? null, worker: options.worker, providers: providers.providers.map((p) => p.name), source: providers.source, re2: RE2_ENGINE }, 'proxy listening');
 
     return {
       port: server.port,

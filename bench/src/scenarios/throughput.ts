@@ -50,7 +50,8 @@ export function summariseTarget(rounds: CpuLoadResult[]): TargetLoad {
 }
 
 /** One saturation window; `pid` is the process whose CPU time is billed to the target. */
-export async function saturate(target: Target, pid: number, ctx: RunContext, durationS: number, ua: string): Promise<CpuLoadResult> {
+/** Load as fast as the target answers, or at `rate` req/s over all connections; the target's CPU per request. */
+export async function saturate(target: Target, pid: number, ctx: RunContext, durationS: number, ua: string, rate?: number): Promise<CpuLoadResult> {
   const cpuBefore = cpuSeconds(pid);
   const result = await runLoad({
     url: `${target.origin}${CHAT_PATH}`,
@@ -58,6 +59,7 @@ export async function saturate(target: Target, pid: number, ctx: RunContext, dur
     durationS,
     headers: chatHeaders(target, ua),
     body: chatBody(target.model),
+    ...(rate === undefined ? {} : { rate }),
   });
   return { ...result, cpuUsPerRequest: ((cpuSeconds(pid) - cpuBefore) * 1e6) / Math.max(1, result.completed) };
 }

@@ -3,7 +3,8 @@ import { ibanValid } from './iban.js';
 import { luhnValid } from './luhn.js';
 import { Masker } from './masker.js';
 import { piiDetector } from './pii.js';
-import { patternProblem, regexDetector } from './re2.js';
+import { patternProblem, RE2_ENGINE, regexDetector } from './re2.js';
+import { secretPatternsFor } from './secrets.js';
 import { checkGuardrails } from './validate.js';
 
 const found = (entities: Parameters<typeof piiDetector>[0], text: string): string[] => piiDetector(entities)(text).map((s) => text.slice(s.start, s.end));
@@ -54,13 +55,32 @@ describe('guardrail detectors', () => {
     expect(masker.apply(second, detect(second))).toBe('again <EMAIL_2> and <EMAIL_1>');
   });
 
-  it('runs user patterns in RE2 and refuses what RE2 cannot run in linear time', () => {
-    expect(regexDetector(['proj-[0-9]+'], 'CODE')('see proj-42 and proj-7').map((s) => s.start)).toEqual([4, 16]);
-    expect(patternProblem('(a)\\1')).toMatch(/invalid escape/);
-    expect(patternProblem('foo(?=bar)')).toMatch(/invalid perl operator/);
-    expect(patternProblem('[unclosed')).not.toBeNull();
+  it.each(['native', 'wasm'] as const)('runs user patterns in RE2 (%s) and refuses what RE2 cannot run in linear time', (engine) => {
+    const detect = (patterns: string[], text: string) => regexDetector(patterns, 'X', engine)(text).map((s) => text.slice(s.start, s.end));
+    expect(regexDetector(['proj-[0-9]+'], 'CODE', engine)('see proj-42 and proj-7').map((s) => s.start)).toEqual([4, 16]);
+    // Indexes are UTF-16 units of the string, whatever precedes the match.
+    const text = 'é😀 naïve PROJ-1 and ünï PROJ-22';
+    expect(detect(['PROJ-[0-9]+'], text)).toEqual(['PROJ-1', 'PROJ-22']);
+    expect(detect(['(?i)naïve'], text)).toEqual(['naïve']);
+    expect(detect(['\\p{So}'], text)).toEqual(['😀']);
+    // An empty match does not hold the scan in place, nor split a character.
+    expect(regexDetector(['x*'], 'X', engine)('a😀b').every((s) => s.start === s.end)).toBe(true);
+    expect(patternProblem('(a)\\1', engine)).toMatch(/invalid escape/);
+    expect(patternProblem('foo(?=bar)', engine)).toMatch(/invalid perl operator/);
+    expect(patternProblem('[unclosed', engine)).not.toBeNull();
     // The classic catastrophic pattern is accepted, and runs in linear time.
-    expect(regexDetector(['(a+)+$'], 'X')('a'.repeat(50_000) + 'b')).toEqual([]);
+    expect(regexDetector(['(a+)+$'], 'X', engine)('a'.repeat(50_000) + 'b')).toEqual([]);
+  });
+
+  it('runs only the secret patterns whose literals the text holds', () => {
+    expect(secretPatternsFor('a prompt with no credential in it')).toEqual([]);
+    const picked = secretPatternsFor('key sk-ant-api03-x').map((p) => p.literals);
+    expect(picked).toEqual([['sk-ant-'], ['sk-']]);
+  });
+
+  it('uses the native RE2 module where it is installed', () => {
+    // The optional dependency builds wherever the documented toolchain is present, as here.
+    expect(RE2_ENGINE).toBe('native');
   });
 
   it('refuses a list naming the guardrail at fault', () => {

@@ -2,7 +2,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { PiiEntity } from '../contracts/guardrails.js';
 import { ibanValid } from './iban.js';
 import { luhnValid } from './luhn.js';
-import { SECRET_PATTERNS } from './secrets.js';
+import { secretPatternsFor } from './secrets.js';
 import type { Detector, Span } from './spans.js';
 
 /**
@@ -18,6 +18,7 @@ const CARD = /\b\d(?:[ -]?\d){12,18}\b/g;
 const IBAN = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b/g;
 const SSN = /\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b/g;
 const IPV4 = /\b(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\b/g;
+const DIGIT_DOT_DIGIT = /\d\.\d/;
 const IPV6 = /(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}(?![0-9A-Fa-f:])|(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{1,4}:){1,6}:(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,5})?(?![0-9A-Fa-f:])/g;
 
 function matches(re: RegExp, text: string, kind: string, keep?: (value: string) => boolean): Span[] {
@@ -49,8 +50,23 @@ function emails(text: string): Span[] {
 /**
  * Runs of digits that could be phone numbers (7 to 15 digits, E.164's range), each kept when
  * libphonenumber-js finds it valid in its country's numbering plan (national numbers read as US).
- * Parsing only the candidates keeps the library off the rest of the text.
+ * Parsing only the candidates keeps the library off the rest of the text. Its verdict (tens of
+ * microseconds a number) is remembered per candidate, a bounded set: a conversation sends its
+ * history again with every turn, so the same numbers come back request after request.
  */
+const PHONE_VERDICTS = new Map<string, boolean>();
+const PHONE_VERDICTS_MAX = 4096;
+
+function validPhone(candidate: string): boolean {
+  let valid = PHONE_VERDICTS.get(candidate);
+  if (valid === undefined) {
+    valid = parsePhoneNumberFromString(candidate, 'US')?.isValid() === true;
+    if (PHONE_VERDICTS.size >= PHONE_VERDICTS_MAX) PHONE_VERDICTS.clear();
+    PHONE_VERDICTS.set(candidate, valid);
+  }
+  return valid;
+}
+
 function phones(text: string): Span[] {
   const out: Span[] = [];
   PHONE_CANDIDATE.lastIndex = 0;
@@ -58,7 +74,7 @@ function phones(text: string): Span[] {
     let digits = 0;
     for (const ch of m[0]) if (ch >= '0' && ch <= '9') digits++;
     if (digits < 7 || digits > 15) continue;
-    if (parsePhoneNumberFromString(m[0], 'US')?.isValid() === true) out.push({ start: m.index, end: m.index + m[0].length, kind: 'PHONE' });
+    if (validPhone(m[0])) out.push({ start: m.index, end: m.index + m[0].length, kind: 'PHONE' });
   }
   return out;
 }
@@ -69,10 +85,11 @@ const DETECTORS: Record<PiiEntity, Detector> = {
   credit_card: (text) => matches(CARD, text, 'CREDIT_CARD', (value) => luhnValid(value.replace(/[ -]/g, ''))),
   iban: (text) => matches(IBAN, text, 'IBAN', (value) => ibanValid(value.replace(/ /g, ''))),
   us_ssn: (text) => matches(SSN, text, 'US_SSN'),
-  ip_address: (text) => [...matches(IPV4, text, 'IP_ADDRESS'), ...(text.includes('::') || /[0-9A-Fa-f]:[0-9A-Fa-f]/.test(text) ? matches(IPV6, text, 'IP_ADDRESS') : [])],
+  // Each form scanned for only when the text has its separator between two digits.
+  ip_address: (text) => [...(DIGIT_DOT_DIGIT.test(text) ? matches(IPV4, text, 'IP_ADDRESS') : []), ...(text.includes('::') || /[0-9A-Fa-f]:[0-9A-Fa-f]/.test(text) ? matches(IPV6, text, 'IP_ADDRESS') : [])],
   secret: (text) => {
     const out: Span[] = [];
-    for (const re of SECRET_PATTERNS) {
+    for (const { re } of secretPatternsFor(text)) {
       for (const span of matches(re, text, 'SECRET')) if (!out.some((s) => s.start <= span.start && span.end <= s.end)) out.push(span);
     }
     return out;
