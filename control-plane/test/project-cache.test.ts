@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeProjectPolicy, RedisKeys } from '@gateway/shared';
 import { startHarness, type Harness } from './harness.js';
+import { eventually } from '../../test-support/processes.js';
 
 /**
  * The response-cache setting (DESIGN §7 "Response cache") through the management API: stored,
@@ -96,6 +97,14 @@ describe('DELETE /v1/projects/{id}/cache', () => {
 
     const audit = await h.api('GET', `/v1/audit?project_id=${id}&type=project.cache_purged`, { token: h.adminToken });
     expect(audit.body.data).toHaveLength(1);
+  });
+
+  it("goes with the project: deleting a project purges its entries", async () => {
+    const id = await newProject('cache-deleted');
+    const name = keys.cacheEntry(id, 'chat.completions', 'h0');
+    await h.redis.multi().set(name, 'x', 'PX', 60_000).zadd(keys.cacheIndex(id), Date.now() + 60_000, name).exec();
+    expect((await h.api('DELETE', `/v1/projects/${id}`, { token: h.adminToken })).status).toBe(204);
+    await eventually(async () => (await h.redis.exists(name, keys.cacheIndex(id))) === 0, "the deleted project's entries purged");
   });
 
   it('is refused to a project member who may not change the project', async () => {

@@ -3,6 +3,7 @@ import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
 import { insertProject, listProjects, ownersOf, policyOf, projectNamedLike, softDeleteProject, updateProject, type ProjectInput } from '../../db/projects.js';
+import { purgeProjectCache } from '../../cache/purge-cache.js';
 import { appendInvalidations } from '../../keys/invalidation-log.js';
 import { withUsedTokens } from '../../quota/used-tokens.js';
 import { projectAccess, projectNotFound } from '../project-access.js';
@@ -163,6 +164,11 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
       if (!(await ctx.projection.tryRemoveProject(req.params.id, keyHashes))) {
         req.log.warn({ project_id: req.params.id }, 'project deleted while Redis is unreachable; the projection is repaired at the next rebuild');
       }
+      // Its cached answers go with it rather than by their TTL; not waited for (the keys are gone
+      // already, so no request can read them meanwhile).
+      void purgeProjectCache(ctx.redis, ctx.keys, req.params.id).catch((err: Error) =>
+        req.log.warn({ project_id: req.params.id, err: { message: err.message } }, "deleted project's cached answers not purged; they expire by their TTL"),
+      );
       return reply.status(204).send();
     },
   );
