@@ -17,6 +17,9 @@ export interface BedrockCredentials {
 
 export class BedrockSigner {
   private readonly host: string;
+  /** X-Amz-Date of the current second, formatted once per second rather than by aws4 per request. */
+  private second = -1;
+  private amzDate = '';
 
   constructor(
     url: URL,
@@ -28,7 +31,12 @@ export class BedrockSigner {
 
   /** The headers to send with `body` to `path`: `headers` plus date, signature and session token. */
   sign(path: string, body: Buffer, headers: Readonly<Record<string, string>>): Record<string, string> {
-    const signed = aws4.sign({ host: this.host, method: 'POST', path, service: 'bedrock', region: this.region, headers: { ...headers }, body }, this.credentials).headers as Record<string, string>;
+    const second = Math.floor(Date.now() / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.amzDate = new Date(second * 1000).toISOString().replace(/[:-]|\.\d{3}/g, '');
+    }
+    const signed = aws4.sign({ host: this.host, method: 'POST', path, service: 'bedrock', region: this.region, headers: { ...headers, 'X-Amz-Date': this.amzDate }, body }, this.credentials).headers as Record<string, string>;
     // Lower-case names, as undici keeps them; host and content-length are left to undici, which
     // sends the same values (the pool's origin, the body's length).
     const out: Record<string, string> = { ...headers, 'x-amz-date': signed['X-Amz-Date'] as string, authorization: signed.Authorization as string };
