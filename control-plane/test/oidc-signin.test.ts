@@ -161,6 +161,10 @@ describe('single sign-on', () => {
       { type: 'signin.succeeded', outcome: 'success', actor: me.body.id },
       { type: 'signin.refreshed', outcome: 'success', actor: me.body.id },
     ]);
+    // The account's creation names it, as every management event names what it acted on.
+    const [creation] = await h.sql<{ target_type: string; target_id: string }[]>`
+      select target_type, target_id from audit_events where ts >= ${since} and type = 'user.created'`;
+    expect(creation).toEqual({ target_type: 'user', target_id: me.body.id });
     // The account has no password: the password grant cannot get in with anything.
     const guess = await h.api('POST', '/v1/signins', { body: { grant_type: 'password', email: person, password: '!single-sign-on' } });
     expect(guess.status).toBe(401);

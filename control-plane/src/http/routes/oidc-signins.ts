@@ -139,7 +139,7 @@ async function accountOf(ctx: AppContext, oidc: OidcSignin, identity: OidcIdenti
   if (existing !== null) return existing;
   const created = await ctx.sql.begin(async (tx) => {
     const row = await insertUser(tx, { email: identity.email, passwordHash: NO_PASSWORD_HASH, role: oidc.roleFor(identity) });
-    if (row !== null) await writeAudit(tx, { type: 'user.created', outcome: 'success', status: 201, actor: row.id }, requestFacts(req, reply));
+    if (row !== null) await writeAudit(tx, { type: 'user.created', outcome: 'success', status: 201, actor: row.id, target: { type: 'user', id: row.id } }, requestFacts(req, reply));
     return row;
   });
   // Null: a sign-in of the same person in another tab created it first.
