@@ -25,10 +25,10 @@ const ROWS: Row[] = [
   { name: 'a longer name', count: 12345, cost: null, at: Date.UTC(2026, 2, 2), tags: null },
 ];
 
-function render(format: 'table' | 'json' | 'csv', colour = false, run: (out: Output) => void = (out) => out.list({ data: ROWS }, ROWS, COLUMNS)) {
+function render(format: 'table' | 'json' | 'csv', colour = false, run: (out: Output) => void = (out) => out.list({ data: ROWS }, ROWS, COLUMNS), terminal = false) {
   let stdout = '';
   let stderr = '';
-  const out = new Output(format, { write: (t: string) => (stdout += t) }, { write: (t: string) => (stderr += t) }, colour);
+  const out = new Output(format, { write: (t: string) => (stdout += t) }, { write: (t: string) => (stderr += t) }, colour, terminal);
   run(out);
   return { stdout, stderr };
 }
@@ -80,6 +80,22 @@ describe('output formats', () => {
     const { stdout } = render('table', false, (out) => out.list({ data: [evil] }, [evil], COLUMNS));
     expect(stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
     expect(stdout).toContain('x\uFFFD]0;owned\uFFFD\uFFFD');
+  });
+
+  it('JSON and, on a terminal, CSV never pass a control character or bidi override either', () => {
+    const evil: Row = { name: 'x\u001b]0;owned\u0007\u202e\u009b', count: 1, cost: null, at: 0, tags: ['\u2066'] };
+    // CSV lines end in CRLF (RFC 4180); every other control is out.
+    const unprintable = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f-\u009f\u202e\u2066]/;
+    for (const run of [(out: Output) => out.list({ data: [evil] }, [evil], COLUMNS), (out: Output) => out.item(evil, evil, COLUMNS), (out: Output) => out.stream(COLUMNS)([evil])]) {
+      const json = render('json', false, run).stdout;
+      expect(json).not.toMatch(unprintable);
+      // The same value to a parser: only escaped.
+      const parsed: unknown[] = json.startsWith('{\n') ? [JSON.parse(json)] : json.trim().split('\n').map((line) => JSON.parse(line) as unknown);
+      expect(JSON.stringify(parsed)).toContain(JSON.stringify(evil.name));
+      expect(render('csv', false, run, true).stdout).not.toMatch(unprintable);
+    }
+    // Piped (not a terminal), CSV is the data as it is, formulas aside.
+    expect(render('csv', false, (out) => out.list({ data: [evil] }, [evil], COLUMNS)).stdout).toContain('\u202e');
   });
 
   it('a time the table cannot read is shown sanitised, as is every value of one item', () => {

@@ -1,6 +1,6 @@
 import { UsageError } from './cli-errors.js';
 import { spreadsheetLine, type CsvValue } from '../csv/spreadsheet-csv.js';
-import { COLOURED, columnWidths, formatLine, PLAIN, renderPairs, renderTable, sanitize, type Style } from './table.js';
+import { COLOURED, columnWidths, formatLine, PLAIN, renderPairs, renderTable, inertJson, sanitize, type Style } from './table.js';
 
 /**
  * Everything gatewayctl prints. Data goes to stdout in the chosen format: `json` is the API's
@@ -47,6 +47,8 @@ export class Output {
     private readonly stdout: Writer,
     private readonly stderr: Writer,
     colour: boolean,
+    /** stdout is a terminal: CSV cells are sanitised as table cells are (piped, they stay the data). */
+    private readonly terminal = false,
   ) {
     this.style = colour ? COLOURED : PLAIN;
   }
@@ -83,14 +85,14 @@ export class Output {
     return (rows) => {
       if (rows.length === 0) return;
       if (this.format === 'json') {
-        for (const row of rows) this.stdout.write(`${JSON.stringify(row)}\n`);
+        for (const row of rows) this.stdout.write(`${inertJson(JSON.stringify(row))}\n`);
         return;
       }
       const header = !started;
       started = true;
       if (this.format === 'csv') {
         if (header) this.stdout.write(spreadsheetLine(columns.map((c) => c.field)));
-        for (const row of rows) this.stdout.write(spreadsheetLine(columns.map((c) => csvCell(c, row))));
+        for (const row of rows) this.stdout.write(this.csvLine(columns, row));
         return;
       }
       const cells = rows.map((row) => shown.map((c) => tableCell(c, row)));
@@ -101,7 +103,7 @@ export class Output {
   }
 
   json(value: unknown): void {
-    this.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    this.stdout.write(`${inertJson(JSON.stringify(value, null, 2))}\n`);
   }
 
   /** Bare text on stdout, e.g. a new key's secret for a script to capture. */
@@ -114,7 +116,12 @@ export class Output {
   }
 
   private csv<T>(rows: T[], columns: Column<T>[]): void {
-    this.stdout.write(spreadsheetLine(columns.map((c) => c.field)) + rows.map((row) => spreadsheetLine(columns.map((c) => csvCell(c, row)))).join(''));
+    this.stdout.write(spreadsheetLine(columns.map((c) => c.field)) + rows.map((row) => this.csvLine(columns, row)).join(''));
+  }
+
+  private csvLine<T>(columns: Column<T>[], row: T): string {
+    const cells = columns.map((c) => csvCell(c, row));
+    return spreadsheetLine(this.terminal ? cells.map((cell) => (typeof cell === 'string' ? sanitize(cell) : cell)) : cells);
   }
 }
 

@@ -30,7 +30,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     const format = chooseFormat(line.values.output as string | undefined, io.term.stdoutIsTTY);
     // https://no-color.org: present and not empty.
     const colour = io.term.stdoutIsTTY && (io.env.NO_COLOR ?? '') === '';
-    const out = new Output(format, io.stdout, io.stderr, colour);
+    const out = new Output(format, io.stdout, io.stderr, colour, io.term.stdoutIsTTY);
     const verbose: VerboseLog = line.values.verbose === true ? (text) => io.stderr.write(`${sanitize(text)}\n`) : null;
     const config = configPath(io.env);
     const ctx: CommandContext = {

@@ -10,6 +10,14 @@ export function sanitize(text: string): string {
   return text.replace(UNPRINTABLE, '\uFFFD');
 }
 
+// What JSON.stringify leaves raw of UNPRINTABLE (it escapes C0 controls itself): DEL, C1, bidi marks.
+const RAW_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** JSON text whose strings carry those characters as \u escapes: the same value to a parser, inert on a terminal. */
+export function inertJson(json: string): string {
+  return json.replace(RAW_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export interface Style {
   header(text: string): string;
 }
