@@ -267,9 +267,21 @@ describe('guardrails', () => {
     const whole = await openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
     expect(whole.choices[0]!.message.content).toBe('[checked]');
     expect(hookCalls.at(-1)).toMatchObject({ ok: true, body: { stage: 'output', texts: ['Hello there'] } });
+    // A stream is held whole and the webhook asked once, at its end, not once per chunk.
+    answerChunks = ['Hel', 'lo ', 'the', 're'];
+    try {
+      const calls = hookCalls.length;
+      const stream = await openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+      expect(text).toBe('[checked]');
+      expect(hookCalls.slice(calls)).toMatchObject([{ ok: true, body: { stage: 'output', texts: ['Hello there'] } }]);
+    } finally {
+      answerChunks = ['Hello ', 'there'];
+    }
     hookAnswer = { action: 'allow' };
     const metrics = await (await fetch(`http://127.0.0.1:${proxy.metricsPort}/metrics`)).text();
-    expect(metrics).toMatch(/gateway_guardrail_decisions_total\{guardrail="out-hook",stage="output",action="mask"\} 1/);
+    expect(metrics).toMatch(/gateway_guardrail_decisions_total\{guardrail="out-hook",stage="output",action="mask"\} 2/);
     expect(metrics).toMatch(/gateway_guardrail_decisions_total\{guardrail="no-secrets",stage="input",action="block"\} [1-9]/);
   });
 

@@ -121,7 +121,9 @@ async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntime, comp
     }
     held.push({ data, chunk, text });
     heldText += text;
-    if (text === '') continue;
+    // With a remote guard the whole stream is held and checked once, at its end: a webhook or
+    // moderation call per chunk would ask the same question again with every chunk.
+    if (text === '' || window === Infinity) continue;
     if (!(await check())) {
       yield* blocked();
       return;
@@ -132,6 +134,10 @@ async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntime, comp
       releasedTail = (releasedTail + h.text).slice(-Math.min(window, 1 << 16));
       yield h.data;
     }
+  }
+  if (window === Infinity && heldText !== '' && !(await check())) {
+    yield* blocked();
+    return;
   }
   for (const h of held) yield h.data;
 }
