@@ -332,6 +332,21 @@ describe('purge and keys', () => {
     await eventually(async () => (await post('/v1/chat/completions', p.key, question(9))).status === 401, 'the deleted key refused');
   });
 
+  it('a guardrail change purges the answers cached under the old list', async () => {
+    const p = await project();
+    for (let i = 0; i < 2; i++) await (await post('/v1/chat/completions', p.key, question(10))).text();
+    expect(await cp.redis.zcard(keys.cacheIndex(p.id))).toBe(1);
+    const put = await cp.api('PUT', `/v1/projects/${p.id}/guardrails`, { token: cp.adminToken, body: [{ id: 'contacts', stage: 'output', type: 'pii', action: 'mask', entities: ['email'] }] });
+    expect(put.status).toBe(200);
+    expect(await cp.redis.zcard(keys.cacheIndex(p.id))).toBe(0);
+    // This proxy's in-memory copy went too: the answer is asked of the provider again, under the new list.
+    await eventually(async () => {
+      const again = await post('/v1/chat/completions', p.key, question(10));
+      await again.text();
+      return again.headers.get('x-gateway-cache') === 'miss';
+    }, 'a miss after the guardrail change');
+  });
+
   it('a hit counts against the rate limit as a request', async () => {
     const p = await project({ cache: { mode: 'exact', ttl_seconds: 600 }, rate_limits: { key_rpm: 2 } });
     const statuses: number[] = [];

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Errors, appliesTo, type Guardrail, type WebhookGuardrail } from '@gateway/shared';
 import { checkGuardrails, localDetector, Masker, type Span } from '@gateway/shared/guardrails';
 import { principalOf } from '../../auth/require-auth.js';
+import { purgeProjectCache } from '../../cache/purge-cache.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
 import { guardrailsOf, replaceGuardrails } from '../../db/guardrails.js';
@@ -82,6 +83,11 @@ export function registerGuardrailRoutes(app: FastifyInstance, ctx: AppContext): 
         await writeAudit(tx, { type: 'project.updated', outcome: 'success', status: 200, projectId: req.params.id, actor: principal.userId, target: { type: 'project', id: req.params.id } }, requestFacts(req, reply));
         return list;
       });
+      // Cached answers were checked (or not) by the old list: they go before the new list is
+      // announced, whose project.updated makes every proxy drop its in-memory copies too.
+      // (Not waited for while Redis is away: its commands would queue until it returns.)
+      const purged = ctx.redis.status === 'ready' ? await purgeProjectCache(ctx.redis, ctx.keys, req.params.id).then(() => true, () => false) : false;
+      if (!purged) req.log.warn({ project_id: req.params.id }, 'cached answers not purged after a guardrail change; they expire by their TTL');
       if (!(await ctx.projection.tryPutGuardrails(req.params.id, saved))) req.log.warn({ project_id: req.params.id }, 'guardrails changed while Redis is unreachable; the change reaches the proxies at the next rebuild');
       // Secrets generated now are shown this once; given or kept ones never again.
       return { data: saved.map((g) => (g.type === 'webhook' ? (shown.has(g.id) ? { ...g, secret: shown.get(g.id) } : hideSecrets([g])[0]) : g)) };
