@@ -90,7 +90,9 @@ function routeBound(route: Route): RouteBound | null {
       bound = null;
       break;
     }
-    bound.input = Math.max(bound.input, price.input);
+    // A prompt written to the provider's cache is billed at cache_write (above input at Anthropic
+    // and Bedrock): the worst case prices every prompt token at the dearer of the two.
+    bound.input = Math.max(bound.input, price.input, price.cache_write ?? 0);
     bound.output = Math.max(bound.output, price.output);
     bound.maxOutput = Math.max(bound.maxOutput, max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS);
   }
