@@ -136,7 +136,10 @@ describe('revocation across replicas', () => {
       await eventually(async () => (await chat(p.url, doomed.key)).status === 503, 'unverifiable key refused with 503');
     }
     // The key is deleted in Postgres while Redis is down (the request completes once it is back).
+    // Redis starts again only once the deletion has committed: one committed after the restart is
+    // a deletion made after the outage, and the key may be served until it is made.
     const deletion = deleteKey(doomed.id);
+    await eventually(async () => (await cp.sql`select 1 from api_keys where id = ${doomed.id} and deleted_at is not null`).length === 1, 'the deletion committed');
     await redis.start();
 
     const seen: number[] = [];
