@@ -25,6 +25,14 @@ afterAll(async () => {
 
 const NANOS = 1_000_000_000;
 
+type Styled = { getComputedStyle(el: unknown): { backgroundColor: string; borderLeftWidth: string; paddingLeft: string } };
+const fillColour = (el: unknown) => (globalThis as unknown as Styled).getComputedStyle(el).backgroundColor;
+/** A budget is a line of the list, not a boxed banner: no border, no padding of its own. */
+const boxOf = (el: unknown) => {
+  const style = (globalThis as unknown as Styled).getComputedStyle(el);
+  return `${style.borderLeftWidth} ${style.paddingLeft}`;
+};
+
 /** The budgets' wall-clock form in the browser's zone (UTC): 2026-03-02 00:00:00. */
 function shown(iso: string): string {
   return iso.slice(0, 19).replace('T', ' ');
@@ -61,6 +69,8 @@ describe('budgets on the project card', () => {
     await poll(() => row.count()).toBe(1);
     await poll(() => row.textContent()).toContain('$5.00 per day (UTC) · whole project');
     expect(await row.textContent()).toContain(`$0.00 spent of $5.00 · resets ${shown(resetsAt)}`);
+    const okColour = await row.locator('.quota-fill').evaluate(fillColour);
+    const okBox = await row.evaluate(boxOf);
 
     // Spend and a proxy's lease in the ledger the proxies enforce with, which the API and the card read.
     const window = budgetWindow({ period: 'day', timezone: 'UTC', created_at: Date.parse(made!.created_at as string) }, Date.now());
@@ -69,9 +79,11 @@ describe('budgets on the project card', () => {
     expect(await h.api('GET', `/v1/projects/${projectId}/budgets/${budgetId}`, { token: h.adminToken })).toMatchObject({ body: { spent_usd: 4.25, reserved_usd: 0.5 } });
     await page.reload();
     await poll(() => row.textContent()).toContain(`$4.25 spent of $5.00 ($0.50 reserved) · resets ${shown(resetsAt)}`);
-    // 85 %: past the first warning level, drawn as a bar.
-    expect(await row.getAttribute('class')).toContain('quota-warning');
+    // 85 %: past 80 %, the bar in the warning colour, the line laid out as before.
     expect(await row.locator('.quota-fill').getAttribute('style')).toMatch(/width: 85(\.0)?%/);
+    const warningColour = await row.locator('.quota-fill').evaluate(fillColour);
+    expect(warningColour).not.toBe(okColour);
+    expect(await row.evaluate(boxOf)).toBe(okBox);
 
     // A lower limit applies to the spend so far: the budget is now exhausted.
     const limit = row.getByLabel('Limit (US$)');
@@ -81,8 +93,10 @@ describe('budgets on the project card', () => {
     await poll(async () => (await budgetsOf())[0]?.limit_usd).toBe(4);
     expect((await budgetsOf())[0]).toMatchObject({ id: budgetId, period: 'day', spent_usd: 4.25 });
     await poll(() => row.textContent()).toContain(`⚠ $4.25 spent of $4.00 ($0.50 reserved) · resets ${shown(resetsAt)}`);
-    expect(await row.getAttribute('class')).toContain('quota-exhausted');
     expect(await row.locator('.quota-fill').getAttribute('style')).toMatch(/width: 100(\.0)?%/);
+    const exhaustedColour = await row.locator('.quota-fill').evaluate(fillColour);
+    expect(exhaustedColour).not.toBe(okColour);
+    expect(exhaustedColour).not.toBe(warningColour);
 
     await row.getByRole('button', { name: 'Delete' }).click();
     const dialog = page.getByRole('alertdialog', { name: 'Delete this budget?' });
