@@ -83,7 +83,7 @@ function BudgetRow({ budget, canEdit, onChanged, onDelete }: { budget: Budget; c
   const [limit, setLimit] = useState(String(budget.limit_usd));
   const [error, setError] = useState<unknown>(null);
   const fraction = budget.limit_usd === 0 ? 1 : Math.min(1, budget.spent_usd / budget.limit_usd);
-  const level = fraction >= 1 ? 'exhausted' : fraction >= 0.8 ? 'warning' : 'ok';
+  const level = fraction >= 1 ? 'exhausted' : fraction >= 0.8 ? 'high' : 'ok';
   const save = async (event: Event) => {
     event.preventDefault();
     setError(null);
