@@ -30,15 +30,20 @@ describe('guardrails page', () => {
     await signIn(page, ADMIN_EMAIL, ADMIN_PASSWORD);
     await poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Guardrails');
 
-    // Typed once the saved list has loaded, as a user sees it.
+    // Typed once the page has settled (the session, the project list and the saved list loaded), as a user sees it.
+    await page.waitForLoadState('networkidle');
     await poll(() => page.getByRole('region', { name: 'Checks on prompts and answers, in order' }).getAttribute('aria-busy')).toBe('false');
     const editor = page.getByLabel('Guardrails (JSON list; empty: none)');
-    await editor.fill('[{"id":"twice","stage":"input","type":"regex","action":"block","patterns":["(a)\\\\1"]}]');
+    const invalid = '[{"id":"twice","stage":"input","type":"regex","action":"block","patterns":["(a)\\\\1"]}]';
+    await editor.fill(invalid);
+    // What was typed is what gets saved: nothing that loads afterwards replaces it.
+    await poll(() => editor.inputValue()).toBe(invalid);
     await page.getByRole('button', { name: 'Save' }).click();
     await poll(() => page.getByRole('alert').textContent()).toMatch(/Saving the guardrails failed: guardrail twice: patterns\[0\] is not valid RE2 syntax \(invalid escape sequence: \\1\)/);
 
     const list = [{ id: 'contacts', stage: 'input', type: 'pii', action: 'mask', entities: ['email'] }];
     await editor.fill(JSON.stringify(list));
+    await poll(() => editor.inputValue()).toBe(JSON.stringify(list));
     await page.getByRole('button', { name: 'Save' }).click();
     await poll(async () => (await h.api('GET', `/v1/projects/${projectId}/guardrails`, { token: h.adminToken })).body.data).toEqual(list);
 

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useApi } from '../auth/session-context.js';
 import { ErrorBanner } from '../components/error-banner.js';
 import { PageHeading } from '../components/page-heading.js';
@@ -47,9 +47,14 @@ export function GuardrailsPage() {
   const [result, setResult] = useState<TestResult | null>(null);
   const [testError, setTestError] = useState<unknown>(null);
 
+  // Another project picked: its own list replaces the draft (the first project known is no change).
+  const shownFor = useRef<string | null>(null);
   useEffect(() => {
-    setEdited(false);
-    setDraft('');
+    if (shownFor.current !== null && shownFor.current !== projectId) {
+      setEdited(false);
+      setDraft('');
+    }
+    if (projectId !== null) shownFor.current = projectId;
   }, [projectId]);
   useEffect(() => {
     if (edited || saved.data === null || saved.data === undefined) return;
