@@ -143,6 +143,12 @@ describe('the worst case a request reserves in its budgets (docs/budgets.md)', (
     expectReserved(reserved({ model: 'gpt-4o-mini', messages: MESSAGES, max_tokens: 100, n: 2 }, route), worstCaseUsd(prompt, 200, highest));
   });
 
+  it('prices the prompt at the cache-write price where that is above the input price', () => {
+    // Anthropic's prices: a prompt written to the cache costs 3.75 a million tokens, not 3.
+    const claude: ModelEntry = { id: 'gpt-4o-mini', upstream: 'claude', price: { input: 3, output: 15, cached_input: 0.3, cache_write: 3.75 } };
+    expectReserved(reserved({ model: 'gpt-4o-mini', messages: MESSAGES, max_tokens: 100 }, routeOf(claude)), worstCaseUsd(prompt, 100, { input: 3.75, output: 15 }));
+  });
+
   it("reserves the limit a project's max_tokens_cap gives a request that sets none (cap / n, × n)", () => {
     expectReserved(reserved({ model: 'gpt-4o-mini', messages: MESSAGES }, GPT_4O_MINI, { max_tokens_cap: 1000 }), worstCaseUsd(prompt, 1000, PRICE));
     expectReserved(reserved({ model: 'gpt-4o-mini', messages: MESSAGES, n: 3 }, GPT_4O_MINI, { max_tokens_cap: 1000 }), worstCaseUsd(prompt, 333 * 3, PRICE));
