@@ -78,7 +78,7 @@ describe('budgets on the project card', () => {
     await h.redis.hset(ledger, { spent: String(4.25 * NANOS), 'lease:replica-a': String(0.5 * NANOS), 'exp:replica-a': String(Date.now() + 10 * 60_000) });
     expect(await h.api('GET', `/v1/projects/${projectId}/budgets/${budgetId}`, { token: h.adminToken })).toMatchObject({ body: { spent_usd: 4.25, reserved_usd: 0.5 } });
     await page.reload();
-    await poll(() => row.textContent()).toContain(`$4.25 spent of $5.00 ($0.50 reserved) · resets ${shown(resetsAt)}`);
+    await poll(() => row.textContent()).toContain(`⚠ Near budget (85%) · $4.25 spent of $5.00 ($0.50 reserved) · resets ${shown(resetsAt)}`);
     // 85 %: past 80 %, the bar in the warning colour, the line laid out as before.
     expect(await row.locator('.quota-fill').getAttribute('style')).toMatch(/width: 85(\.0)?%/);
     const warningColour = await row.locator('.quota-fill').evaluate(fillColour);
@@ -92,7 +92,7 @@ describe('budgets on the project card', () => {
     await row.getByRole('button', { name: 'Save' }).click();
     await poll(async () => (await budgetsOf())[0]?.limit_usd).toBe(4);
     expect((await budgetsOf())[0]).toMatchObject({ id: budgetId, period: 'day', spent_usd: 4.25 });
-    await poll(() => row.textContent()).toContain(`⚠ $4.25 spent of $4.00 ($0.50 reserved) · resets ${shown(resetsAt)}`);
+    await poll(() => row.textContent()).toContain(`✕ Budget reached · $4.25 spent of $4.00 ($0.50 reserved) · resets ${shown(resetsAt)}`);
     expect(await row.locator('.quota-fill').getAttribute('style')).toMatch(/width: 100(\.0)?%/);
     const exhaustedColour = await row.locator('.quota-fill').evaluate(fillColour);
     expect(exhaustedColour).not.toBe(okColour);

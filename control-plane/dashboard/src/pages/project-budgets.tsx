@@ -103,7 +103,17 @@ function BudgetRow({ budget, canEdit, onChanged, onDelete }: { budget: Budget; c
         <div class="quota-fill" style={{ width: `${(fraction * 100).toFixed(1)}%` }} />
       </div>
       <p class="quota-label">
-        {level === 'exhausted' && <span aria-hidden="true">⚠ </span>}
+        {/* The state in words and an icon beside the colour, as the quota's. */}
+        {level === 'high' && (
+          <>
+            <span aria-hidden="true">⚠</span> Near budget ({Math.floor(fraction * 100)}%) ·{' '}
+          </>
+        )}
+        {level === 'exhausted' && (
+          <>
+            <span aria-hidden="true">✕</span> Budget reached ·{' '}
+          </>
+        )}
         {formatCost(budget.spent_usd)} spent of {formatCost(budget.limit_usd)}
         {budget.reserved_usd > 0 && <> ({formatCost(budget.reserved_usd)} reserved)</>}
         {' · '}
