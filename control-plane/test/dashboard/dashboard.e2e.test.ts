@@ -77,14 +77,17 @@ function focused(page: Page): Promise<string> {
   });
 }
 
-/** Clicks Refresh until `target` shows up: the writer lands records a moment after the request. */
+/**
+ * Clicks Refresh until `target` shows up: the writer lands records a moment after the request (on
+ * a loaded machine, many moments; a click that cannot happen yet is simply tried again).
+ */
 async function refreshUntilVisible(page: Page, target: Locator, what: string): Promise<void> {
   await eventually(async () => {
     if (await target.first().isVisible()) return true;
-    await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+    await page.getByRole('button', { name: 'Refresh', exact: true }).click({ timeout: 5_000 });
     await page.waitForTimeout(200);
     return target.first().isVisible();
-  }, what, 20_000);
+  }, what, 60_000);
 }
 
 /**
