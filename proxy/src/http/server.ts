@@ -15,6 +15,7 @@ import { missingKeyError } from '../auth/key-hints.js';
 import { throttledAway } from './auth-gate.js';
 import { Cors } from './cors.js';
 import { Exchange } from './exchange.js';
+import { peerAddressText } from './peer-address.js';
 import { proxyPortError } from '../startup-errors.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
@@ -68,14 +69,9 @@ function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxie
 
 /** The TCP peer, or, behind trusted proxies (TRUST_PROXY), the client X-Forwarded-For names. */
 function clientIp(res: HttpResponse, req: HttpRequest, trusted: TrustedProxies): string {
-  const peer = asciiText(res.getRemoteAddressAsText());
+  const peer = peerAddressText(res.getRemoteAddress());
   if (trusted.entries.length === 0) return peer;
   return clientAddress(peer, req.getHeader('x-forwarded-for') || undefined, trusted);
-}
-
-/** An address's text: ASCII, so latin1 (a straight byte copy) rather than a UTF-8 decode. */
-function asciiText(bytes: ArrayBuffer): string {
-  return Buffer.from(bytes).toString('latin1');
 }
 
 export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: string, port: number, mcp: McpUpstreams | null = null): Promise<ProxyServer> {
