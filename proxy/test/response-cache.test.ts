@@ -405,6 +405,14 @@ describe('records', () => {
     // The project page's figures: one miss and one hit looked up (the bypass did not), the miss's cost saved.
     const stats = await cp.api('GET', `/v1/projects/${p.id}/cache`, { token: cp.adminToken });
     expect(stats.body).toEqual({ cache: { mode: 'exact', ttl_seconds: 600 }, window_days: 30, lookups: 2, hits: 1, hit_rate: 0.5, saved_usd: Number(missUsage!.cost_usd) });
+
+    // The proxy's Prometheus counters for the project say the same.
+    const metrics = await (await fetch(`http://127.0.0.1:${proxy.metricsPort}/metrics`)).text();
+    const series = (name: string, labels: string) => Number(new RegExp(`^${name}\\{${labels}\\} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    for (const result of ['miss', 'hit', 'bypass']) expect(series('gateway_cache_lookups_total', `project="${p.id}",result="${result}"`)).toBe(1);
+    expect(series('gateway_cache_stores_total', `project="${p.id}",result="stored"`)).toBe(1);
+    expect(series('gateway_cache_stored_bytes_total', `project="${p.id}"`)).toBeGreaterThan(0);
+    expect(series('gateway_cache_saved_usd_total', `project="${p.id}"`)).toBeCloseTo(Number(missUsage!.cost_usd), 12);
   });
 
   it('a project with the cache off records no cache field', async () => {

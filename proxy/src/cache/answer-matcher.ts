@@ -1,5 +1,5 @@
 import type { CacheMode, RedisKeys } from '@gateway/shared';
-import { requestHash } from './cache-key.js';
+import { QuestionHashes } from './cache-key.js';
 
 /**
  * How a project's cache mode finds a request's answer: the seam a semantic cache would plug into
@@ -11,13 +11,14 @@ import { requestHash } from './cache-key.js';
  */
 export interface AnswerMatcher {
   readonly mode: Exclude<CacheMode, 'off'>;
-  /** The entry this request's answer is stored under and looked up at. */
-  entryName(projectId: string, endpoint: string, body: unknown): string;
+  /** The entry this request's answer is stored under and looked up at; `raw` is the body's bytes as sent. */
+  entryName(projectId: string, endpoint: string, body: unknown, raw: Buffer | null): string;
 }
 
 export function exactMatcher(keys: RedisKeys): AnswerMatcher {
+  const hashes = new QuestionHashes();
   return {
     mode: 'exact',
-    entryName: (projectId, endpoint, body) => keys.cacheEntry(projectId, endpoint, requestHash(body)),
+    entryName: (projectId, endpoint, body, raw) => keys.cacheEntry(projectId, endpoint, hashes.of(raw, body)),
   };
 }

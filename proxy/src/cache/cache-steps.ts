@@ -39,7 +39,7 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheLookup' | 'c
     if (setting === undefined || setting === null) return;
     const directives = cacheDirectives(ctx.info.cacheControl);
     if (!directives.write) return label(ctx, null, 'bypass');
-    const call = new CacheCall(matcher.entryName(ctx.projectId, ctx.endpoint as string, ctx.json), setting.ttl_seconds * 1000, true);
+    const call = new CacheCall(matcher.entryName(ctx.projectId, ctx.endpoint as string, ctx.json, ctx.raw), setting.ttl_seconds * 1000, true);
     ctx.cacheCall = call;
     if (!directives.read) return label(ctx, call, 'miss');
     return find(ctx, call, directives.maxAgeMs, true);
@@ -81,14 +81,14 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheLookup' | 'c
   }
 
   function served(ctx: RequestContext, entry: CacheEntry): void | Promise<void> {
-    if (entry.cost_usd !== null) cache.metrics.savedUsd.inc({ project: ctx.projectId }, entry.cost_usd);
+    if (entry.cost_usd !== null) cache.metrics.savedUsd.inc(ctx.projectId, entry.cost_usd);
     markCache(ctx, 'hit', entry.cost_usd);
     return replay(ctx, entry, Date.now());
   }
 
   function label(ctx: RequestContext, call: CacheCall | null, result: CacheResult): void {
     if (call !== null) call.result = result;
-    cache.metrics.lookups.inc({ project: ctx.projectId, result });
+    cache.metrics.lookups.inc(ctx.projectId, 1, result);
     if (result === 'hit') return;
     markCache(ctx, result, null);
     ctx.ex.extraHeaders = [['x-gateway-cache', result]];
@@ -113,9 +113,9 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheLookup' | 'c
     if (stored !== null) {
       cache.store(project, call.name, stored, call.ttlMs);
       cache.remember(call.name, stored, stored.created_at + call.ttlMs);
-      cache.metrics.storedBytes.inc({ project }, stored.body.length);
+      cache.metrics.storedBytes.inc(project, stored.body.length);
     }
-    cache.metrics.stores.inc({ project, result: stored !== null ? 'stored' : (entry as string) });
+    cache.metrics.stores.inc(project, 1, stored !== null ? 'stored' : (entry as string));
     const flight = call.flight;
     if (flight !== null) {
       if (cache.flights.get(call.name) === flight) cache.flights.delete(call.name);
