@@ -16,11 +16,21 @@ export function readBody(res: HttpResponse, limit: number, onBody: (body: Buffer
       return;
     }
     if (isLast) {
-      const body = parts.length === 0 ? Buffer.from(new Uint8Array(chunk).slice()) : Buffer.concat([...parts, Buffer.from(new Uint8Array(chunk))]);
+      const body = parts.length === 0 ? copied(chunk) : Buffer.concat([...parts, new Uint8Array(chunk)]);
       parts = null;
       onBody(body);
       return;
     }
-    parts.push(Buffer.from(new Uint8Array(chunk).slice()));
+    parts.push(copied(chunk));
   });
+}
+
+/**
+ * A chunk copied once into memory of its own: not Buffer's shared 8 KiB pool, where a stream's
+ * small body would keep a whole slab alive for as long as the stream runs.
+ */
+function copied(chunk: ArrayBuffer): Buffer {
+  const body = Buffer.allocUnsafeSlow(chunk.byteLength);
+  body.set(new Uint8Array(chunk));
+  return body;
 }

@@ -39,7 +39,7 @@ const BEARER = /^Bearer\s+(.+)$/i;
 
 /** application/json, or a JSON suffix type; an absent content-type is taken as JSON (curl, old SDKs). */
 function declaresJson(contentType: string): boolean {
-  if (contentType === '') return true;
+  if (contentType === '' || contentType === 'application/json') return true;
   const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
   return type === 'application/json' || type.endsWith('+json');
 }

@@ -73,6 +73,22 @@ describe('QuotaLeases', () => {
     expect(state.charged + state.leased).toBeLessThanOrEqual(25_000);
   });
 
+  it("a monthly quota's ledger changes with the month, for the same policy asked before and after", async () => {
+    const q = leases();
+    const p: ProjectPolicy = { ...policy(10_000), quota_period: 'month' };
+    const lastOfJanuary = Date.UTC(2031, 0, 31, 23, 59, 59, 999);
+    const january = await q.reserve(p, 100, lastOfJanuary);
+    const february = await q.reserve(p, 200, lastOfJanuary + 1);
+    const januaryAgain = await q.reserve(p, 300, lastOfJanuary - 60_000);
+    for (const r of [january, february, januaryAgain]) if (r instanceof GatewayError) expect.fail(r.message);
+    const [a, b, c] = [january, february, januaryAgain] as [Reservation, Reservation, Reservation];
+    expect(a.ledger).not.toBeNull();
+    expect(b.ledger).not.toBe(a.ledger);
+    expect(c.ledger).toBe(a.ledger);
+    expect(await redis.exists(keys.quotaLedger(p.id, 'm203101'), keys.quotaLedger(p.id, 'm203102'))).toBe(2);
+    for (const r of [a, b, c]) q.settle(r, 0);
+  });
+
   it('writes the true counts to `charged` and hands every leased token back on close', async () => {
     const q = leases();
     const p = policy(10_000);

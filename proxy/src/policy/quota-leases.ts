@@ -1,5 +1,5 @@
 import { LeaseRate } from './lease-rate.js';
-import { GatewayError, quotaPeriodId, type ProjectPolicy, type RedisClient, type RedisKeys } from '@gateway/shared';
+import { GatewayError, quotaPeriodId, quotaPeriodRange, type ProjectPolicy, type RedisClient, type RedisKeys } from '@gateway/shared';
 
 /**
  * Token quotas without a Redis round trip per request. Each project's quota ledger in Redis (one
@@ -98,6 +98,12 @@ type LeaseCommand = (ledger: string, quota: number, want: number, field: string,
 
 export class QuotaLeases {
   private readonly ledgers = new Map<string, Ledger>();
+  /**
+   * A policy's ledger for the period it was found in: the request path's lookup without building
+   * the period's name and the ledger's key per request. Checked against `ledgers`, which drops a
+   * ledger once idle.
+   */
+  private readonly byPolicy = new WeakMap<ProjectPolicy, { ledger: Ledger; from: number; to: number }>();
   private readonly field: string;
   private readonly lease: LeaseCommand;
   private timer: NodeJS.Timeout | undefined;
@@ -203,6 +209,11 @@ export class QuotaLeases {
   }
 
   private ledgerFor(policy: ProjectPolicy, now: number): Ledger {
+    const known = this.byPolicy.get(policy);
+    if (known !== undefined && now >= known.from && now < known.to && this.ledgers.get(known.ledger.key) === known.ledger) {
+      known.ledger.quota = policy.quota_tokens ?? 0;
+      return known.ledger;
+    }
     const period = quotaPeriodId(policy.quota_period, now);
     const key = this.keys.quotaLedger(policy.id, period);
     let ledger = this.ledgers.get(key);
@@ -225,6 +236,7 @@ export class QuotaLeases {
       this.ledgers.set(key, ledger);
     }
     ledger.quota = policy.quota_tokens ?? 0;
+    this.byPolicy.set(policy, { ledger, ...quotaPeriodRange(period) });
     return ledger;
   }
 
