@@ -47,9 +47,7 @@ export function startBarePassthrough(options: BarePassthroughOptions): Promise<B
     const parts: Buffer[] = [];
     res.onData((chunk, isLast) => {
       // uWebSockets.js reuses the chunk's memory once this callback returns: one copy, as the gateway makes.
-      const part = Buffer.allocUnsafeSlow(chunk.byteLength);
-      part.set(new Uint8Array(chunk));
-      parts.push(part);
+      parts.push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
       const body = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
       pool.dispatch({ path, method: 'POST', headers, body }, relay);

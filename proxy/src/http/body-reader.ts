@@ -26,11 +26,9 @@ export function readBody(res: HttpResponse, limit: number, onBody: (body: Buffer
 }
 
 /**
- * A chunk copied once into memory of its own: not Buffer's shared 8 KiB pool, where a stream's
- * small body would keep a whole slab alive for as long as the stream runs.
+ * A chunk copied once; a small one lands in Buffer's shared pool, as any small Buffer does (a
+ * sliced ArrayBuffer would cost an allocation of its own and a second copy).
  */
 function copied(chunk: ArrayBuffer): Buffer {
-  const body = Buffer.allocUnsafeSlow(chunk.byteLength);
-  body.set(new Uint8Array(chunk));
-  return body;
+  return Buffer.from(new Uint8Array(chunk));
 }

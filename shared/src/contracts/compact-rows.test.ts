@@ -102,3 +102,24 @@ describe('compact rows carry the attribution fields of batch version 4', () => {
     expect(Object.keys(usageOut[1]!)).not.toContain('cache_hit');
   });
 });
+
+describe('compact rows write a repeated UUID from the bytes of the last one', () => {
+  it('keeps ids equal to request ids, new ones, a row given back and the buffer growing', () => {
+    const id = (n: number) => `0192f3a4-5b6c-7d8e-9f00-${n.toString(16).padStart(12, '0')}`;
+    const writer = new CompactRowsWriter();
+    const events: AuditEvent[] = [];
+    for (let n = 0; n < 2_000; n++) {
+      const event: AuditEvent = { ...base, id: id(n), request_id: n % 3 === 0 ? `client-${n}` : id(n), user_agent: `agent ${n}` };
+      writer.add(event, null);
+      events.push(event);
+      if (n % 50 === 0) {
+        // A row the format refuses is given back whole; the UUID it wrote last must not be reused.
+        expect(() => writer.add({ ...base, id: id(10_000 + n), request_id: id(10_000 + n), providers: null as unknown as string[] }, null)).toThrow();
+      }
+    }
+    writer.seal();
+    const audit: AuditEvent[] = [];
+    readCompactRows(writer.dictionary, writer.rows(), [], audit);
+    expect(audit).toEqual(events);
+  });
+});

@@ -75,6 +75,9 @@ export class CompactRowsWriter {
   private held = 0;
   readonly dictionary: unknown[] = [];
   private index: Map<unknown, number> | null = new Map<unknown, number>();
+  /** The UUID written last and where its 16 bytes are. */
+  private lastUuid = '';
+  private lastUuidAt = 0;
 
   /** Records (not rows) held. */
   get records(): number {
@@ -95,6 +98,8 @@ export class CompactRowsWriter {
       if (usage !== null) this.usage(usage, audit);
     } catch (err) {
       this.pos = start;
+      // The bytes a remembered UUID points at may be among those given back.
+      this.lastUuid = '';
       for (let i = dictionaryLength; i < this.dictionary.length; i++) this.index.delete(this.dictionary[i]);
       this.dictionary.length = dictionaryLength;
       throw err;
@@ -191,6 +196,14 @@ export class CompactRowsWriter {
 
   /** A canonical lower-case UUID as its 16 bytes; false (nothing written) for anything else. */
   private uuid(s: string): boolean {
+    // An audit event's id is usually its request id too: the second is copied from the first.
+    if (s === this.lastUuid) {
+      this.room(17);
+      this.buf[this.pos] = 16;
+      this.buf.copy(this.buf, this.pos + 1, this.lastUuidAt, this.lastUuidAt + 16);
+      this.pos += 17;
+      return true;
+    }
     if (s.charCodeAt(8) !== 45 || s.charCodeAt(13) !== 45 || s.charCodeAt(18) !== 45 || s.charCodeAt(23) !== 45) return false;
     this.room(17);
     const at = this.pos + 1;
@@ -203,6 +216,8 @@ export class CompactRowsWriter {
       this.buf[at + j++] = hi * 16 + lo;
     }
     this.buf[this.pos] = 16;
+    this.lastUuid = s;
+    this.lastUuidAt = at;
     this.pos += 17;
     return true;
   }
