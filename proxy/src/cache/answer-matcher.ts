@@ -1,5 +1,5 @@
 import type { CacheMode, RedisKeys } from '@gateway/shared';
-import { QuestionHashes } from './cache-key.js';
+import { EntryNames } from './cache-key.js';
 
 /**
  * How a project's cache mode finds a request's answer: the seam a semantic cache would plug into
@@ -16,9 +16,9 @@ export interface AnswerMatcher {
 }
 
 export function exactMatcher(keys: RedisKeys): AnswerMatcher {
-  const hashes = new QuestionHashes();
+  const names = new EntryNames((projectId, endpoint, hash) => keys.cacheEntry(projectId, endpoint, hash));
   return {
     mode: 'exact',
-    entryName: (projectId, endpoint, body, raw) => keys.cacheEntry(projectId, endpoint, hashes.of(raw, body)),
+    entryName: (projectId, endpoint, body, raw) => names.of(projectId, endpoint, body, raw),
   };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { QuestionHashes, requestHash } from './cache-key.js';
+import { EntryNames, requestHash } from './cache-key.js';
 
 describe('requestHash', () => {
   const base = { model: 'm', messages: [{ role: 'user', content: 'hi' }], temperature: 0.5 };
@@ -19,34 +19,40 @@ describe('requestHash', () => {
   });
 });
 
-describe('QuestionHashes', () => {
+describe('EntryNames', () => {
   const asked = (body: unknown, text = JSON.stringify(body)): [Buffer, unknown] => [Buffer.from(text), JSON.parse(text)];
+  const nameOf = (projectId: string, endpoint: string, hash: string) => `${projectId}/${endpoint}/${hash}`;
 
-  it('gives requestHash, for bytes seen before and new ones alike', () => {
-    const hashes = new QuestionHashes();
+  it('names an entry by project, endpoint and requestHash, for bytes seen before and new ones alike', () => {
+    const names = new EntryNames(nameOf);
     const body = { model: 'm', messages: [{ role: 'user', content: 'héllo 👋' }] };
+    const hash = requestHash(body);
     const [raw, parsed] = asked(body);
-    expect(hashes.of(raw, parsed)).toBe(requestHash(body));
-    expect(hashes.of(Buffer.from(raw), parsed)).toBe(requestHash(body));
-    // Other bytes, the same question: the same hash; another question: another.
+    expect(names.of('p1', 'chat.completions', parsed, raw)).toBe(`p1/chat.completions/${hash}`);
+    expect(names.of('p1', 'chat.completions', parsed, Buffer.from(raw))).toBe(`p1/chat.completions/${hash}`);
+    // The same bytes from another project or endpoint: their own name.
+    expect(names.of('p2', 'chat.completions', parsed, raw)).toBe(`p2/chat.completions/${hash}`);
+    expect(names.of('p2', 'responses', parsed, raw)).toBe(`p2/responses/${hash}`);
+    expect(names.of('p1', 'chat.completions', parsed, raw)).toBe(`p1/chat.completions/${hash}`);
+    // Other bytes, the same question: the same name; another question: another.
     const [spaced, spacedParsed] = asked(body, JSON.stringify(body, null, 2));
-    expect(hashes.of(spaced, spacedParsed)).toBe(requestHash(body));
+    expect(names.of('p1', 'chat.completions', spacedParsed, spaced)).toBe(`p1/chat.completions/${hash}`);
     const [other, otherParsed] = asked({ ...body, model: 'n' });
-    expect(hashes.of(other, otherParsed)).not.toBe(requestHash(body));
+    expect(names.of('p1', 'chat.completions', otherParsed, other)).not.toBe(`p1/chat.completions/${hash}`);
   });
 
   it('stays right without bytes, past its per-body bound and past its total bound', () => {
-    const hashes = new QuestionHashes();
+    const names = new EntryNames(nameOf);
     const body = { model: 'm', input: 'x'.repeat(20_000) };
-    expect(hashes.of(null, body)).toBe(requestHash(body));
+    expect(names.of('p', 'e', body, null)).toBe(`p/e/${requestHash(body)}`);
     const [big, bigParsed] = asked(body);
-    expect(hashes.of(big, bigParsed)).toBe(requestHash(body));
+    expect(names.of('p', 'e', bigParsed, big)).toBe(`p/e/${requestHash(body)}`);
     // 1,000 bodies of ~10 KB: more than the memo holds, so it starts again on the way.
     for (let i = 0; i < 1_000; i++) {
       const question = { model: 'm', input: `${i} ${'y'.repeat(10_000)}` };
       const [raw, parsed] = asked(question);
-      expect(hashes.of(raw, parsed)).toBe(requestHash(question));
-      expect(hashes.of(raw, parsed)).toBe(requestHash(question));
+      expect(names.of('p', 'e', parsed, raw)).toBe(`p/e/${requestHash(question)}`);
+      expect(names.of('p', 'e', parsed, raw)).toBe(`p/e/${requestHash(question)}`);
     }
   });
 });
