@@ -3,7 +3,9 @@ import { Errors, GatewayError } from '@gateway/shared';
 /**
  * Requests in flight, findable by key and by project, so a deletion can end them at once rather
  * than let a stream run on with a dead key. It also ends them when their key expires: one timer
- * per expiring key with requests in flight, not one per request.
+ * per expiring key with requests in flight, not one per request. Each key's and each project's
+ * requests are a doubly linked list through an entry the request holds, so adding and removing
+ * one (twice per request) hashes nothing: a Set of request objects did, and showed in profiles.
  */
 export interface Revocable {
   readonly keyId: string;
@@ -13,6 +15,8 @@ export interface Revocable {
    * deleted) unless another reason is given; streams get the error as one SSE event.
    */
   revoke(reason?: GatewayError): void;
+  /** The registry's own: this request's place in its lists, null while not registered. */
+  inFlightEntry: InFlightEntry | null;
 }
 
 /** Node's timers hold at most 2^31−1 ms (about 24.8 days); a longer delay fires after 1 ms. */
@@ -23,34 +27,82 @@ interface KeyExpiry {
   timer: NodeJS.Timeout;
 }
 
+/** The requests of one key or one project. */
+class RequestList {
+  head: InFlightEntry | null = null;
+  size = 0;
+
+  constructor(readonly id: string) {}
+}
+
+export class InFlightEntry {
+  keyPrev: InFlightEntry | null = null;
+  keyNext: InFlightEntry | null = null;
+  projectPrev: InFlightEntry | null = null;
+  projectNext: InFlightEntry | null = null;
+
+  constructor(
+    readonly request: Revocable,
+    readonly keyList: RequestList,
+    readonly projectList: RequestList,
+  ) {}
+}
+
 export class InFlightRegistry {
-  private readonly byKey = new Map<string, Set<Revocable>>();
-  private readonly byProject = new Map<string, Set<Revocable>>();
+  private readonly byKey = new Map<string, RequestList>();
+  private readonly byProject = new Map<string, RequestList>();
   private readonly expiries = new Map<string, KeyExpiry>();
   private count = 0;
 
-  /** Registers a request; `expiresAt` (ms) is its key's expiry, null when it has none. */
+  /** Registers a request (once; again is a no-op); `expiresAt` (ms) is its key's expiry, null when it has none. */
   add(request: Revocable, expiresAt: number | null = null): void {
-    addTo(this.byKey, request.keyId, request);
-    addTo(this.byProject, request.projectId, request);
+    if (request.inFlightEntry !== null) return;
+    const entry = new InFlightEntry(request, listOf(this.byKey, request.keyId), listOf(this.byProject, request.projectId));
+    const keyHead = entry.keyList.head;
+    entry.keyNext = keyHead;
+    if (keyHead !== null) keyHead.keyPrev = entry;
+    entry.keyList.head = entry;
+    entry.keyList.size++;
+    const projectHead = entry.projectList.head;
+    entry.projectNext = projectHead;
+    if (projectHead !== null) projectHead.projectPrev = entry;
+    entry.projectList.head = entry;
+    entry.projectList.size++;
+    request.inFlightEntry = entry;
     this.count++;
     if (expiresAt !== null && !this.expiries.has(request.keyId)) this.watchExpiry(request.keyId, expiresAt);
   }
 
   remove(request: Revocable): void {
-    if (removeFrom(this.byKey, request.keyId, request)) {
-      this.count--;
-      if (!this.byKey.has(request.keyId)) this.unwatchExpiry(request.keyId);
+    const entry = request.inFlightEntry;
+    if (entry === null) return;
+    request.inFlightEntry = null;
+    this.count--;
+    const keys = entry.keyList;
+    if (entry.keyPrev !== null) entry.keyPrev.keyNext = entry.keyNext;
+    else keys.head = entry.keyNext;
+    if (entry.keyNext !== null) entry.keyNext.keyPrev = entry.keyPrev;
+    if (--keys.size === 0) {
+      this.byKey.delete(keys.id);
+      this.unwatchExpiry(keys.id);
     }
-    removeFrom(this.byProject, request.projectId, request);
+    const projects = entry.projectList;
+    if (entry.projectPrev !== null) entry.projectPrev.projectNext = entry.projectNext;
+    else projects.head = entry.projectNext;
+    if (entry.projectNext !== null) entry.projectNext.projectPrev = entry.projectPrev;
+    if (--projects.size === 0) this.byProject.delete(projects.id);
   }
 
   revokeKey(keyId: string, reason?: GatewayError): number {
-    return this.revokeAll(this.byKey.get(keyId), reason);
+    const victims: Revocable[] = [];
+    for (let e = this.byKey.get(keyId)?.head ?? null; e !== null; e = e.keyNext) victims.push(e.request);
+    return this.revokeAll(victims, reason);
   }
 
   revokeProject(projectId: string): number {
-    return this.revokeAll(this.byProject.get(projectId));
+    const victims: Revocable[] = [];
+    for (let e = this.byProject.get(projectId)?.head ?? null; e !== null; e = e.projectNext) victims.push(e.request);
+    return this.revokeAll(victims);
   }
 
   get size(): number {
@@ -65,7 +117,7 @@ export class InFlightRegistry {
   /** Every registered request (for the end of a drain). */
   all(): Revocable[] {
     const out: Revocable[] = [];
-    for (const set of this.byKey.values()) out.push(...set);
+    for (const list of this.byKey.values()) for (let e = list.head; e !== null; e = e.keyNext) out.push(e.request);
     return out;
   }
 
@@ -91,9 +143,8 @@ export class InFlightRegistry {
     this.expiries.delete(keyId);
   }
 
-  private revokeAll(set: Set<Revocable> | undefined, reason?: GatewayError): number {
-    if (set === undefined) return 0;
-    const victims = [...set];
+  /** Taken from the lists first: a revoke() may end other requests, or register new ones. */
+  private revokeAll(victims: Revocable[], reason?: GatewayError): number {
     for (const request of victims) {
       this.remove(request);
       request.revoke(reason);
@@ -102,18 +153,11 @@ export class InFlightRegistry {
   }
 }
 
-function addTo(map: Map<string, Set<Revocable>>, id: string, request: Revocable): void {
-  let set = map.get(id);
-  if (set === undefined) {
-    set = new Set();
-    map.set(id, set);
+function listOf(map: Map<string, RequestList>, id: string): RequestList {
+  let list = map.get(id);
+  if (list === undefined) {
+    list = new RequestList(id);
+    map.set(id, list);
   }
-  set.add(request);
-}
-
-function removeFrom(map: Map<string, Set<Revocable>>, id: string, request: Revocable): boolean {
-  const set = map.get(id);
-  if (set === undefined || !set.delete(request)) return false;
-  if (set.size === 0) map.delete(id);
-  return true;
+  return list;
 }

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { GatewayError, newRecordId, type AuditOutcome, type KeyRecord, type ProjectPolicy } from '@gateway/shared';
-import type { Revocable } from '../auth/in-flight.js';
+import type { InFlightEntry, Revocable } from '../auth/in-flight.js';
 import type { GatewayDeps } from '../pipeline/context.js';
 import type { Exchange } from '../http/exchange.js';
 import { Cancel } from '../providers/cancel.js';
@@ -49,6 +49,7 @@ export class McpRequest implements Revocable, McpFacts {
   readonly cancel = new Cancel();
   trace: ToolTrace | null = null;
   private registered = false;
+  inFlightEntry: InFlightEntry | null = null;
 
   constructor(
     readonly deps: GatewayDeps,

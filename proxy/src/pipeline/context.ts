@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { AuthThrottle } from '../auth/auth-throttle.js';
 import type { CacheCall } from '../cache/cache-call.js';
 import type { ResponseCache } from '../cache/response-cache.js';
-import type { InFlightRegistry, Revocable } from '../auth/in-flight.js';
+import type { InFlightEntry, InFlightRegistry, Revocable } from '../auth/in-flight.js';
 import type { GuardrailRuntime } from '../guardrails/runtime.js';
 import type { InvalidationSubscriber } from '../auth/invalidation-subscriber.js';
 import type { KeyCache } from '../auth/key-cache.js';
@@ -96,6 +96,7 @@ export class RequestContext implements Revocable, CoolingLog {
   admitted = false;
   revoked = false;
   registered = false;
+  inFlightEntry: InFlightEntry | null = null;
 
   // authenticate
   auth: KeyCheck | null = null;
