@@ -1,16 +1,17 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { Queue } from 'bullmq';
-import { decodeRecordBatch, RedisKeys, type AuditEvent, type UsageRecord } from '@gateway/shared';
+import { RedisKeys, type AuditEvent, type UsageRecord } from '@gateway/shared';
 import OpenAI from 'openai';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness as startControlPlane, type Harness as ControlPlaneHarness } from '../../control-plane/test/harness.js';
 import { TEST_REDIS_URL } from '../../test-support/databases.js';
 import { startProxy, type Proxy } from '../src/proxy.js';
+import { bodyOf, listen, queuedRecords, scriptedOpenAiProvider } from './guardrail-providers.js';
 
 /**
  * The guardrails matrix guardrails.test.ts leaves open: each type and action on the endpoints and
@@ -38,30 +39,6 @@ let answerChunks: string[] = DEFAULT_ANSWER;
 let hookSecret = '';
 const hookCalls: { ok: boolean; body: { stage: string; texts: string[] } }[] = [];
 
-async function bodyOf(req: IncomingMessage): Promise<string> {
-  let raw = '';
-  for await (const part of req) raw += part;
-  return raw;
-}
-
-function listen(server: Server): Promise<number> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
-}
-
-function openaiWire(body: { model: string; stream?: boolean }, res: ServerResponse): void {
-  const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: body.model };
-  if (body.stream) {
-    res.setHeader('content-type', 'text/event-stream');
-    res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`);
-    for (const c of answerChunks) res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: c }, finish_reason: null }] })}\n\n`);
-    res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 } })}\n\n`);
-    res.end('data: [DONE]\n\n');
-    return;
-  }
-  res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: answerChunks.join('') }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 } }));
-}
-
 /** Anthropic's Messages wire format (version 2023-06-01): the message object and its named SSE events. */
 function anthropicWire(body: { model: string; stream?: boolean }, res: ServerResponse): void {
   const message = { id: 'msg_01matrix', type: 'message', role: 'assistant', model: body.model, content: [] as unknown[], stop_reason: 'end_turn' as string | null, stop_sequence: null, usage: { input_tokens: 7, output_tokens: 4 } };
@@ -82,17 +59,7 @@ function anthropicWire(body: { model: string; stream?: boolean }, res: ServerRes
 }
 
 beforeAll(async () => {
-  upstream = createServer(async (req, res) => {
-    const body = JSON.parse(await bodyOf(req));
-    if (req.url?.endsWith('/moderations')) {
-      const violent = (body.input as string[]).some((t) => t.includes('attack'));
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ results: [{ flagged: violent, categories: { violence: violent }, category_scores: { violence: violent ? 0.9 : 0.01 } }] }));
-      return;
-    }
-    seen.push(body);
-    openaiWire(body, res);
-  });
+  upstream = scriptedOpenAiProvider(seen, () => answerChunks);
   claude = createServer(async (req, res) => {
     const body = JSON.parse(await bodyOf(req));
     if (req.url !== '/v1/messages' || req.headers['anthropic-version'] === undefined || typeof body.max_tokens !== 'number') {
@@ -151,16 +118,8 @@ afterAll(async () => {
   hook?.close();
 });
 
-async function records(projectId: string): Promise<{ usage: UsageRecord[]; audit: AuditEvent[] }> {
-  await proxy.deps.records.flush(5_000);
-  const usage: UsageRecord[] = [];
-  const audit: AuditEvent[] = [];
-  for (const job of await queue.getJobs(['waiting', 'delayed', 'active', 'completed', 'prioritized'])) {
-    const batch = decodeRecordBatch(job.data);
-    usage.push(...batch.usage.filter((u) => u.project_id === projectId));
-    audit.push(...batch.audit.filter((a) => a.project_id === projectId && a.type === 'gateway.request'));
-  }
-  return { usage, audit };
+function records(projectId: string): Promise<{ usage: UsageRecord[]; audit: AuditEvent[] }> {
+  return queuedRecords(proxy, queue, projectId);
 }
 
 let projects = 0;

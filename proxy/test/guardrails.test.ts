@@ -1,10 +1,10 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { Queue } from 'bullmq';
-import { decodeRecordBatch, RedisKeys, type AuditEvent, type UsageRecord } from '@gateway/shared';
+import { RedisKeys, type AuditEvent, type UsageRecord } from '@gateway/shared';
 import OpenAI from 'openai';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { startHarness as startControlPlane, type Harness as ControlPlaneHarness 
 import { TEST_REDIS_URL } from '../../test-support/databases.js';
 import { eventually } from '../../test-support/processes.js';
 import { startProxy, type Proxy } from '../src/proxy.js';
+import { bodyOf, listen, queuedRecords, scriptedOpenAiProvider } from './guardrail-providers.js';
 
 /**
  * Guardrails end to end: the management API stores them, the proxy applies them to prompts and
@@ -28,38 +29,8 @@ let hookAnswer: unknown = { action: 'allow' };
 const hookCalls: { ok: boolean; body: { stage: string; texts: string[] } }[] = [];
 let hookSecret = '';
 
-async function bodyOf(req: IncomingMessage): Promise<string> {
-  let raw = '';
-  for await (const part of req) raw += part;
-  return raw;
-}
-
-function listen(server: Server): Promise<number> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
-}
-
 beforeAll(async () => {
-  upstream = createServer(async (req, res) => {
-    const body = JSON.parse(await bodyOf(req));
-    if (req.url?.endsWith('/moderations')) {
-      const violent = (body.input as string[]).some((t) => t.includes('attack'));
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ results: [{ flagged: violent, categories: { violence: violent }, category_scores: { violence: violent ? 0.9 : 0.01 } }] }));
-      return;
-    }
-    seen.push(body);
-    const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: body.model };
-    if (body.stream) {
-      res.setHeader('content-type', 'text/event-stream');
-      res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`);
-      for (const c of answerChunks) res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: c }, finish_reason: null }] })}\n\n`);
-      res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 } })}\n\n`);
-      res.end('data: [DONE]\n\n');
-      return;
-    }
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: answerChunks.join('') }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 } }));
-  });
+  upstream = scriptedOpenAiProvider(seen, () => answerChunks);
   hook = createServer(async (req, res) => {
     const raw = await bodyOf(req);
     let ok = false;
@@ -86,16 +57,8 @@ beforeAll(async () => {
 
 let queue: Queue;
 
-async function records(projectId: string): Promise<{ usage: UsageRecord[]; audit: AuditEvent[] }> {
-  await proxy.deps.records.flush(5_000);
-  const usage: UsageRecord[] = [];
-  const audit: AuditEvent[] = [];
-  for (const job of await queue.getJobs(['waiting', 'delayed', 'active', 'completed', 'prioritized'])) {
-    const batch = decodeRecordBatch(job.data);
-    usage.push(...batch.usage.filter((u) => u.project_id === projectId));
-    audit.push(...batch.audit.filter((a) => a.project_id === projectId && a.type === 'gateway.request'));
-  }
-  return { usage, audit };
+function records(projectId: string): Promise<{ usage: UsageRecord[]; audit: AuditEvent[] }> {
+  return queuedRecords(proxy, queue, projectId);
 }
 
 let hookUrl = '';
