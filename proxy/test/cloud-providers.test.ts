@@ -18,7 +18,7 @@ import { startHarness, type Harness } from './harness.js';
  * access tokens from its token endpoint) and an OpenAI-compatible preset; and failover between
  * them like between any providers. Credentials come from the providers file's ${VAR}s.
  */
-const AWS = { region: 'us-east-1', accessKeyId: 'AKIAGATEWAYTEST0001', secretAccessKey: 'aws-secret-never-in-a-record-0123456789', sessionToken: 'aws-session-never-in-a-record' };
+const AWS = { region: 'us-east-1', accessKeyId: 'AKIAGATEWAYTEST0001', secretAccessKey: 'aws-secret-never-in-a-record-0123456789', sessionToken: 'aws-session-never-in-a-record', apiKey: 'ABSK-bedrock-api-key-never-in-a-record' };
 const ARN = 'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 
 let bedrock: BedrockWireMock;
@@ -52,6 +52,12 @@ beforeAll(async () => {
       - { id: shared-busy, upstream: conf-429 }
       - { id: shared-down, upstream: bedrock-unavailable }
       - { id: shared-throttled-stream, upstream: bedrock-throttled }
+  - name: aws-keyed
+    type: bedrock
+    region: us-east-1
+    base_url: ${bedrock.baseUrl}
+    api_key: \${AWS_BEARER_TOKEN_BEDROCK}
+    models: [{ id: claude-bedrock-keyed, upstream: conf-text }]
   - name: gcp
     type: vertex
     project: ${VERTEX_PROJECT}
@@ -72,7 +78,7 @@ beforeAll(async () => {
     base_url: ${vllm.baseUrl}/v1
     models: [{ id: llama, upstream: conf-text }]
 `,
-    { AWS_ACCESS_KEY_ID: AWS.accessKeyId, AWS_SECRET_ACCESS_KEY: AWS.secretAccessKey, AWS_SESSION_TOKEN: AWS.sessionToken },
+    { AWS_ACCESS_KEY_ID: AWS.accessKeyId, AWS_SECRET_ACCESS_KEY: AWS.secretAccessKey, AWS_SESSION_TOKEN: AWS.sessionToken, AWS_BEARER_TOKEN_BEDROCK: AWS.apiKey },
   );
   key = await projectTestKey(h.redis, h.keys);
   openai = new OpenAI({ apiKey: key.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
@@ -107,6 +113,17 @@ describe('official openai SDK through the gateway to Bedrock', () => {
     expect(usage[0]).toMatchObject({ provider: 'aws', model: 'claude-bedrock', tokens: { input: 11, output: 2, cached: 3, cache_write: 2 } });
     // 6 plain prompt tokens at $3, 3 read from the cache at $0.3, 2 written to it at $3.75, 2 output at $15, per million.
     expect(usage[0]?.cost_usd).toBeCloseTo((6 * 3 + 3 * 0.3 + 2 * 3.75 + 2 * 15) / 1e6, 12);
+  });
+
+  it('authenticates with a Bedrock API key from the providers file, kept out of the records', async () => {
+    const before = bedrock.verified();
+    const res = await openai.chat.completions.create({ model: 'claude-bedrock-keyed', messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
+    expect(res.data.choices[0]?.message.content).toBe('Hello there');
+    expect(bedrock.verified()).toBe(before + 1);
+    expect(bedrock.lastRequest()?.headers.authorization).toBe(`Bearer ${AWS.apiKey}`);
+    const records = await recordsOf(res.response.headers.get('x-request-id') as string);
+    expect(records.usage[0]).toMatchObject({ provider: 'aws-keyed', model: 'claude-bedrock-keyed' });
+    expect(JSON.stringify(records)).not.toContain(AWS.apiKey);
   });
 
   it('reaches a model by its inference-profile ARN, streamed', async () => {
@@ -220,11 +237,12 @@ describe('an OpenAI-compatible preset', () => {
 });
 
 describe('secrets', () => {
-  it('keeps the AWS secret, session token and Vertex access tokens out of every record', async () => {
+  it('keeps the AWS secret, session token, Bedrock API key and Vertex access tokens out of every record', async () => {
     const { raw } = await h.records();
     const all = raw.join('\n');
     expect(all).not.toContain(AWS.secretAccessKey);
     expect(all).not.toContain(AWS.sessionToken);
+    expect(all).not.toContain(AWS.apiKey);
     expect(all).not.toContain('ya29.');
   });
 });

@@ -18,7 +18,8 @@ import { SCENARIOS } from '../../src/providers/conformance.case.js';
  * Every request's SigV4 signature is recomputed with the Smithy signer from the request as it
  * arrived (its path, the headers it says it signed, its bytes and its x-amz-date) and the
  * credentials the mock was given; a mismatch, a missing session token or a wrong key id is
- * Bedrock's 403. The model id is URL-decoded from the path; besides the conformance scenarios:
+ * Bedrock's 403. A mock given an API key takes `Authorization: Bearer <key>` instead (any other
+ * bearer token is the same 403). The model id is URL-decoded from the path; besides the conformance scenarios:
  *
  *   bedrock-unavailable   503 ServiceUnavailableException
  *   bedrock-throttled     a stream whose first message is a throttlingException
@@ -31,6 +32,8 @@ export interface BedrockMockCredentials {
   accessKeyId: string;
   secretAccessKey: string;
   sessionToken?: string;
+  /** A Bedrock API key the mock also accepts, as a bearer token. */
+  apiKey?: string;
 }
 
 export interface BedrockWireMock extends RunningWireMock {
@@ -88,6 +91,8 @@ function sendEvents(res: ServerResponse, messages: Uint8Array[], options: { hang
 
 /** Recomputes the request's signature; null when it is right, else Bedrock's complaint. */
 async function signatureProblem(req: WireRequest, creds: BedrockMockCredentials, signer: SignatureV4): Promise<string | null> {
+  const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+  if (bearer !== null) return creds.apiKey !== undefined && bearer[1] === creds.apiKey ? null : 'The security token included in the request is invalid.';
   const auth = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(req.headers.authorization ?? '');
   if (auth === null) return 'Authorization header requires Credential, SignedHeaders and Signature.';
   const [, keyId, , region, service, signedList, signature] = auth;

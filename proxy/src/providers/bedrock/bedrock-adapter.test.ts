@@ -8,16 +8,17 @@ import { startBedrockWireMock, type BedrockWireMock } from '../../../test/wire-m
 
 const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
 const SESSION = 'FwoGZXIvYXdzEXAMPLE-session-token';
+const API_KEY = 'ABSKQmVkcm9ja0FQSUtleS1leGFtcGxlLWtleQ==';
 
 let mock: BedrockWireMock;
 beforeAll(async () => {
-  mock = await startBedrockWireMock({ region: 'eu-west-3', accessKeyId: PROVIDER_KEY, secretAccessKey: SECRET, sessionToken: SESSION });
+  mock = await startBedrockWireMock({ region: 'eu-west-3', accessKeyId: PROVIDER_KEY, secretAccessKey: SECRET, sessionToken: SESSION, apiKey: API_KEY });
 });
 afterAll(async () => {
   await mock?.close();
 });
 
-function config(overrides: Partial<ProviderConfig> = {}, settings: Record<string, string> = {}): ProviderConfig {
+function config(overrides: Partial<ProviderConfig> = {}, settings: Record<string, string> = {}, keyPair = true): ProviderConfig {
   return {
     name: 'aws',
     type: 'bedrock',
@@ -30,17 +31,25 @@ function config(overrides: Partial<ProviderConfig> = {}, settings: Record<string
     max_connections: 4,
     max_queued: 1024,
     options: {},
-    settings: { region: 'eu-west-3', aws_access_key_id: PROVIDER_KEY, aws_secret_access_key: SECRET, aws_session_token: SESSION, ...settings },
+    settings: keyPair ? { region: 'eu-west-3', aws_access_key_id: PROVIDER_KEY, aws_secret_access_key: SECRET, aws_session_token: SESSION, ...settings } : { region: 'eu-west-3', ...settings },
     ...overrides,
   };
 }
 
 const adapter = () => new BedrockAdapter(config());
+/** The same provider with a Bedrock API key in place of the access key pair. */
+const keyed = () => new BedrockAdapter(config({ api_key: API_KEY }, {}, false));
 
 runAdapterConformance('bedrock', () => ({
   model: 'anthropic.claude-sonnet-4-5',
   adapter,
   wire: () => ({ adapter, mock, reportsCached: true, keyHeader: 'authorization' }),
+}));
+
+runAdapterConformance('bedrock with an API key', () => ({
+  model: 'anthropic.claude-sonnet-4-5',
+  adapter: keyed,
+  wire: () => ({ adapter: keyed, mock, reportsCached: true, keyHeader: 'authorization', credential: () => `Bearer ${API_KEY}` }),
 }));
 
 async function failure(promise: Promise<unknown>): Promise<GatewayError> {
@@ -101,6 +110,47 @@ describe('bedrock adapter on the wire', () => {
     expect(err.retryable).toBe(false);
     expect(err.message).toContain('signature');
     expect(err.message).not.toContain('not-the-secret');
+  });
+
+  it('sends a Bedrock API key as a bearer token, with no signature, on both operations', async () => {
+    const before = mock.verified();
+    await keyed().complete(chatRequest('gw-model', {}, 'conf-text'), new Cancel());
+    const seen = mock.lastRequest();
+    expect(seen?.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(seen?.headers['x-amz-date']).toBeUndefined();
+    expect(seen?.headers['x-amz-security-token']).toBeUndefined();
+    const { events } = await keyed().stream(chatRequest('gw-model', { stream: true }, 'conf-text'), new Cancel());
+    expect((await collect(events)).length).toBeGreaterThan(2);
+    expect(mock.lastRequest()?.path).toBe('/model/conf-text/converse-stream');
+    expect(mock.verified()).toBe(before + 2);
+  });
+
+  it('is refused by Bedrock with a wrong API key: 502, not retried, no key in the message', async () => {
+    const err = await failure(new BedrockAdapter(config({ api_key: 'ABSK-not-the-key' }, {}, false)).complete(chatRequest('gw-model', {}, 'conf-text'), new Cancel()));
+    expect(err.code).toBe('UPSTREAM_ERROR');
+    expect(err.retryable).toBe(false);
+    expect(err.message).not.toContain('ABSK-not-the-key');
+  });
+
+  it('takes one kind of credentials: an API key or the access key pair, not both and not neither', () => {
+    const refusal = (make: () => unknown): string => {
+      try {
+        make();
+      } catch (err) {
+        return String(err);
+      }
+      return 'accepted';
+    };
+    const both = refusal(() => new BedrockAdapter(config({ api_key: API_KEY })));
+    expect(both).toMatch(/either "api_key".*not both/);
+    expect(refusal(() => new BedrockAdapter(config({ api_key: API_KEY }, { aws_session_token: SESSION }, false)))).toMatch(/not both/);
+    expect(refusal(() => new BedrockAdapter(config({}, {}, false)))).toMatch(/"aws_access_key_id" and "aws_secret_access_key" are required, or "api_key"/);
+    const half = refusal(() => new BedrockAdapter(config({}, { aws_secret_access_key: SECRET }, false)));
+    expect(half).toMatch(/required/);
+    for (const message of [both, half]) {
+      expect(message).not.toContain(API_KEY);
+      expect(message).not.toContain(SECRET);
+    }
   });
 
   it('translates images, tool calls and tool results both ways', async () => {

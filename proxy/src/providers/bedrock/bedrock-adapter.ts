@@ -17,9 +17,10 @@ import type { BedrockResponse } from './bedrock-wire.js';
 /**
  * Amazon Bedrock's Converse API behind the OpenAI interface: `POST /model/{modelId}/converse`
  * and `/converse-stream` (whose answer is the binary `application/vnd.amazon.eventstream`,
- * decoded by the Smithy event-stream codec), every request signed with SigV4 (bedrock-signer.ts).
- * The model id may be a foundation model id or an inference profile's id or ARN: it is
- * URL-encoded into the path.
+ * decoded by the Smithy event-stream codec). Each request carries either a SigV4 signature made
+ * from the access key pair (bedrock-signer.ts) or a Bedrock API key as a bearer token (the same
+ * header on every request, nothing computed). The model id may be a foundation model id or an
+ * inference profile's id or ARN: it is URL-encoded into the path.
  */
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
@@ -28,10 +29,9 @@ export class BedrockAdapter implements ProviderAdapter {
   readonly name: string;
   readonly models: readonly ModelEntry[];
   private readonly connection: ProviderConnection;
-  private readonly signer: BedrockSigner;
+  /** A request's headers: signed for its path and body, or the API key's, the same every time. */
+  private readonly authorize: (path: string, payload: Buffer) => Record<string, string>;
   private readonly prefix: string;
-  /** The headers signed with every request (a copy is signed, this one never changes). */
-  private readonly headers: Readonly<Record<string, string>> = { 'content-type': 'application/json' };
   private readonly codec = new EventStreamCodec(toUtf8, fromUtf8);
   /** Each configured model's encoded path segment, worked out once. */
   private readonly paths = new Map<string, string>();
@@ -40,16 +40,12 @@ export class BedrockAdapter implements ProviderAdapter {
     const settings = config.settings ?? {};
     const region = settings.region ?? '';
     if (!REGION.test(region)) throw new Error(`provider ${config.name}: "region" must be an AWS region such as us-east-1`);
-    const accessKeyId = settings.aws_access_key_id;
-    const secretAccessKey = settings.aws_secret_access_key;
-    if (accessKeyId === undefined || secretAccessKey === undefined) throw new Error(`provider ${config.name}: "aws_access_key_id" and "aws_secret_access_key" are required`);
     const base = new URL(config.base_url ?? bedrockBaseUrl(settings));
     this.name = config.name;
     this.models = config.models;
     this.prefix = `${base.pathname.replace(/\/+$/, '')}/model/`;
-    const sessionToken = settings.aws_session_token;
-    this.signer = new BedrockSigner(base, region, sessionToken === undefined ? { accessKeyId, secretAccessKey } : { accessKeyId, secretAccessKey, sessionToken });
-    // The signature goes with each request; the pool itself sends no fixed headers.
+    this.authorize = authorization(config, base, region);
+    // The authorization goes with each request; the pool itself sends no fixed headers.
     this.connection = new ProviderConnection(config, base.origin, {});
     for (const m of config.models) this.paths.set(m.upstream, this.prefix + encodeURIComponent(m.upstream));
   }
@@ -124,8 +120,8 @@ export class BedrockAdapter implements ProviderAdapter {
   private send(request: ChatRequest, operation: 'converse' | 'converse-stream', cancel: Cancel): Promise<UpstreamResponse> {
     const payload = Buffer.from(JSON.stringify(toBedrockRequest(request.body)));
     const path = `${this.paths.get(request.upstreamModel) ?? this.prefix + encodeURIComponent(request.upstreamModel)}/${operation}`;
-    const signed = this.signer.sign(path, payload, this.headers);
-    const headers = request.traceHeaders === undefined ? signed : { ...request.traceHeaders, ...signed };
+    const authorized = this.authorize(path, payload);
+    const headers = request.traceHeaders === undefined ? authorized : { ...request.traceHeaders, ...authorized };
     return this.connection.post(path, payload, cancel, { traceHeaders: headers }, (status, text, res) =>
       bedrockStatusError(this.name, status, text, res.header('x-amzn-errortype'), res.header('retry-after')),
     );
@@ -138,6 +134,32 @@ export class BedrockAdapter implements ProviderAdapter {
   async close(): Promise<void> {
     await this.connection.close();
   }
+}
+
+/**
+ * One of Bedrock's two kinds of credentials, never both: an API key (`api_key`, sent as
+ * `Authorization: Bearer`, as AWS documents for the runtime API) or an access key pair with an
+ * optional session token (SigV4). The messages name the fields, never a value.
+ */
+function authorization(config: ProviderConfig, base: URL, region: string): (path: string, payload: Buffer) => Record<string, string> {
+  const settings = config.settings ?? {};
+  const accessKeyId = settings.aws_access_key_id;
+  const secretAccessKey = settings.aws_secret_access_key;
+  const sessionToken = settings.aws_session_token;
+  if (config.api_key !== null) {
+    if (accessKeyId !== undefined || secretAccessKey !== undefined || sessionToken !== undefined) {
+      throw new Error(`provider ${config.name}: give either "api_key" (a Bedrock API key) or "aws_access_key_id" and "aws_secret_access_key", not both`);
+    }
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${config.api_key}` };
+    return () => headers;
+  }
+  if (accessKeyId === undefined || secretAccessKey === undefined) {
+    throw new Error(`provider ${config.name}: "aws_access_key_id" and "aws_secret_access_key" are required, or "api_key" (a Bedrock API key)`);
+  }
+  const signer = new BedrockSigner(base, region, sessionToken === undefined ? { accessKeyId, secretAccessKey } : { accessKeyId, secretAccessKey, sessionToken });
+  // The headers signed with every request (a copy is signed, this one never changes).
+  const headers: Readonly<Record<string, string>> = { 'content-type': 'application/json' };
+  return (path, payload) => signer.sign(path, payload, headers);
 }
 
 function bedrockBaseUrl(settings: Readonly<Record<string, string>>): string {
@@ -154,7 +176,7 @@ export const bedrockFactory: AdapterFactory = {
   type: 'bedrock',
   defaultBaseUrl: null,
   usesBaseUrl: true,
-  fields: { region: 'required', aws_access_key_id: 'required', aws_secret_access_key: 'required', aws_session_token: 'optional' },
+  fields: { region: 'required', aws_access_key_id: 'optional', aws_secret_access_key: 'optional', aws_session_token: 'optional' },
   defaultBaseUrlFor: bedrockBaseUrl,
   create: (config) => new BedrockAdapter(config),
 };
