@@ -8,6 +8,7 @@ import { startHarness as startControlPlane, type Harness as ControlPlaneHarness 
 import { startWriter, type Writer } from '../../control-plane/src/writer/start-writer.js';
 import { TEST_REDIS_URL } from '../../test-support/databases.js';
 import { eventually } from '../../test-support/processes.js';
+import { inOneRateWindow } from '../../test-support/rate-window.js';
 import { freePort } from '../../test-support/services.js';
 import { startProxy, type Proxy } from '../src/proxy.js';
 import { startStatefulMcpServer, startStatelessMcpServer, type TestMcpServer } from './mcp-servers.js';
@@ -259,6 +260,7 @@ describe('MCP gateway', () => {
     await eventually(async () => (await client.listTools()).tools.length > 0, 'listed');
     await client.listTools();
     const calls = docs.calls.length;
+    await inOneRateWindow();
     await client.callTool({ name: 'echo', arguments: { text: '1' } });
     await client.callTool({ name: 'echo', arguments: { text: '2' } });
     await expect(client.callTool({ name: 'echo', arguments: { text: '3' } })).rejects.toThrow(/429|RATE_LIMITED/);

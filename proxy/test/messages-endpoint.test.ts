@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeProjectPolicy, NO_RATE_LIMITS, type ProjectPolicy } from '@gateway/shared';
 import { eventually } from '../../test-support/processes.js';
+import { inOneRateWindow } from '../../test-support/rate-window.js';
 import { deleteTestKey, projectTestKey, type TestKey } from '../../test-support/redis.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
 import { startOpenAiWireMock } from './wire-mocks/openai-wire-mock.js';
@@ -152,6 +153,7 @@ describe('errors in Anthropic\'s shape, status kept', () => {
 
   it('429 rate_limit_error with Retry-After past a rate limit', async () => {
     const limited = await keyWithPolicy({ rate_limits: { ...NO_RATE_LIMITS, key_rpm: 1 } });
+    await inOneRateWindow();
     expect((await post(hello, { 'x-api-key': limited.key })).status).toBe(200);
     const res = await post(hello, { 'x-api-key': limited.key });
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);

@@ -9,6 +9,7 @@ import { startHarness as startControlPlane, type Harness as ControlPlaneHarness 
 import { startWriter, type Writer } from '../../control-plane/src/writer/start-writer.js';
 import { TEST_REDIS_URL } from '../../test-support/databases.js';
 import { eventually, spawnMockUpstream, type MockUpstreamProcess } from '../../test-support/processes.js';
+import { inOneRateWindow } from '../../test-support/rate-window.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
 import { startProxy, type Proxy } from '../src/proxy.js';
 import { startOpenAiWireMock } from './wire-mocks/openai-wire-mock.js';
@@ -349,6 +350,7 @@ describe('purge and keys', () => {
 
   it('a hit counts against the rate limit as a request', async () => {
     const p = await project({ cache: { mode: 'exact', ttl_seconds: 600 }, rate_limits: { key_rpm: 2 } });
+    await inOneRateWindow();
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) {
       const r = await post('/v1/chat/completions', p.key, question(10));
