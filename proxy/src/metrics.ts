@@ -47,6 +47,11 @@ interface ScrapedMetric {
   get(): { name: string; help: string; type: 'counter' | 'histogram'; aggregator: 'sum'; values: { labels: Record<string, string | number>; value: number; metricName?: string }[] };
 }
 
+/** A counter whose series are plain cells, read only on scrape. */
+export function counterMetric(name: string, help: string, series: () => { labels: Record<string, string>; value: number }[]): ScrapedMetric {
+  return { name, help, type: 'counter', aggregator: 'sum', get: () => ({ name, help, type: 'counter', aggregator: 'sum', values: series() }) };
+}
+
 function histogramMetric(name: string, help: string, bounds: readonly number[], series: () => Iterable<HistogramCells>): ScrapedMetric {
   return {
     name,
@@ -83,19 +88,11 @@ export class RequestMetrics {
 
   constructor(registry: Registry) {
     const series = this.requestSeries;
-    registry.registerMetric({
-      name: 'gateway_requests_total',
-      help: 'Gateway requests by HTTP status, model, provider and endpoint (model and provider are "none" before routing)',
-      type: 'counter',
-      aggregator: 'sum',
-      get: () => ({
-        name: 'gateway_requests_total',
-        help: 'Gateway requests by HTTP status, model, provider and endpoint (model and provider are "none" before routing)',
-        type: 'counter',
-        aggregator: 'sum',
-        values: series.map((s) => ({ labels: s.labels, value: s.cell.value })),
-      }),
-    } as ScrapedMetric as never);
+    registry.registerMetric(
+      counterMetric('gateway_requests_total', 'Gateway requests by HTTP status, model, provider and endpoint (model and provider are "none" before routing)', () =>
+        series.map((s) => ({ labels: s.labels, value: s.cell.value })),
+      ) as never,
+    );
     registry.registerMetric(histogramMetric('gateway_request_duration_seconds', 'Time from request to the end of the response', REQUEST_BUCKETS, () => this.latency.values()) as never);
     registry.registerMetric(
       histogramMetric('gateway_upstream_duration_seconds', "Time from sending a request to a provider to its answer (a stream's headers), per attempt", UPSTREAM_BUCKETS, () => this.upstreams.values()) as never,

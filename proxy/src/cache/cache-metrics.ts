@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import { counterMetric } from '../metrics.js';
 
 /**
  * The response cache's counters, per project (DESIGN §7): lookups by result, bytes stored, and the
@@ -27,8 +28,7 @@ export class ProjectCounter {
 
   constructor(registry: Registry, name: string, help: string, private readonly withResult: boolean) {
     const cells = this.cells;
-    const get = () => ({ name, help, type: 'counter' as const, aggregator: 'sum' as const, values: cells.map((c) => ({ labels: c.labels, value: c.value })) });
-    registry.registerMetric({ name, help, type: 'counter', aggregator: 'sum', get } as never);
+    registry.registerMetric(counterMetric(name, help, () => cells.map((c) => ({ labels: c.labels, value: c.value }))) as never);
   }
 
   inc(project: string, by = 1, result = ''): void {
