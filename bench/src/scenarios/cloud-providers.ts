@@ -31,6 +31,14 @@ import { loadErrors, saturate, summariseTarget, type CpuLoadResult } from './thr
  */
 const TYPES = ['openai', 'openai-twin', 'bedrock', 'bedrock-sigv4', 'vertex-gemini', 'vertex-claude'] as const;
 type Variant = (typeof TYPES)[number];
+type Cloud = Exclude<Variant, 'openai'>;
+/** A cloud variant's figures from its pairs: medians over rounds, and each round's two. */
+interface Paired {
+  openai: number;
+  variant: number;
+  added: number;
+  perRound: Record<string, number>[];
+}
 const TARGET_US = 30;
 /** The translation target is the adapters'; the SigV4 variant adds the signature, reported beside it. */
 const SIGNED: Variant = 'bedrock-sigv4';
@@ -116,13 +124,17 @@ export const cloudProviders: Scenario = {
     }
 
     const load = Object.fromEntries(TYPES.map((t) => [t, summariseTarget(saturation.get(t) ?? [])])) as Record<Variant, ReturnType<typeof summariseTarget>>;
-    const clouds = TYPES.slice(1) as Exclude<Variant, 'openai'>[];
-    const paired = Object.fromEntries(
-      clouds.map((t) => {
-        const rounds = pairs.get(t) ?? [];
-        return [t, { openai: median(rounds.map(([b]) => b.cpuUsPerRequest)), variant: median(rounds.map(([, v]) => v.cpuUsPerRequest)), added: median(rounds.map(([b, v]) => v.cpuUsPerRequest - b.cpuUsPerRequest)), perRound: rounds.map(([b, v]) => ({ openai: b.cpuUsPerRequest, [t]: v.cpuUsPerRequest })) }];
-      }),
-    ) as Partial<Record<Variant, { openai: number; variant: number; added: number; perRound: Record<string, number>[] }>> as Record<Exclude<Variant, 'openai'>, { openai: number; variant: number; added: number; perRound: Record<string, number>[] }>;
+    const clouds = TYPES.slice(1) as Cloud[];
+    const paired = {} as Record<Cloud, Paired>;
+    for (const t of clouds) {
+      const rounds = pairs.get(t) ?? [];
+      paired[t] = {
+        openai: median(rounds.map(([b]) => b.cpuUsPerRequest)),
+        variant: median(rounds.map(([, v]) => v.cpuUsPerRequest)),
+        added: median(rounds.map(([b, v]) => v.cpuUsPerRequest - b.cpuUsPerRequest)),
+        perRound: rounds.map(([b, v]) => ({ openai: b.cpuUsPerRequest, [t]: v.cpuUsPerRequest })),
+      };
+    }
     const base = load.openai;
     const rows: Row[] = [
       {
