@@ -179,6 +179,20 @@ export function runAdapterConformance(name: string, target: () => ConformanceTar
         expect(Object.entries(seen?.headers ?? {}).some(([k, v]) => k === w.keyHeader && v.includes(w.credential?.() ?? PROVIDER_KEY))).toBe(true);
       });
 
+      maybe('forwards a traced request\'s trace context beside the credential, and only that request\'s', async (w) => {
+        const adapter = w.adapter();
+        const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+        const credential = () => w.credential?.() ?? PROVIDER_KEY;
+        await adapter.complete({ ...chatRequest(w.model, {}, SCENARIOS.text), traceHeaders: { traceparent } }, new Cancel());
+        const traced = w.mock.lastRequest()?.headers ?? {};
+        expect(traced.traceparent).toBe(traceparent);
+        expect(traced[w.keyHeader]).toContain(credential());
+        await adapter.complete(chatRequest(w.model, {}, SCENARIOS.text), new Cancel());
+        const untraced = w.mock.lastRequest()?.headers ?? {};
+        expect(untraced.traceparent).toBeUndefined();
+        expect(untraced[w.keyHeader]).toContain(credential());
+      });
+
       maybe('translates a text answer, its usage and its finish reason', async (w) => {
         const result = await w.adapter().complete(chatRequest(w.model, { max_tokens: 50 }, SCENARIOS.text), new Cancel());
         const body = JSON.parse(result.body.toString('utf8')) as { object: string; model: string; choices: { message: { role: string; content: string }; finish_reason: string }[]; usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details?: { cached_tokens: number } } };

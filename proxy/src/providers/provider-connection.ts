@@ -52,15 +52,18 @@ export class ProviderConnection {
     return this.counted === undefined ? 0 : Math.max(0, this.outstanding - this.maxConnections);
   }
 
-  /** POSTs `payload`; resolves with a 200 answer whose body is still to be read. */
-  async post(path: string, payload: Buffer, cancel: Cancel, traced: { traceHeaders?: Record<string, string> } | null, statusError: StatusError): Promise<UpstreamResponse> {
+  /**
+   * POSTs `payload`; resolves with a 200 answer whose body is still to be read. `headers` replaces
+   * the fixed ones for an adapter whose credential changes (a refreshed token).
+   */
+  async post(path: string, payload: Buffer, cancel: Cancel, traced: { traceHeaders?: Record<string, string> } | null, statusError: StatusError, headers: Record<string, string> = this.headers): Promise<UpstreamResponse> {
     if (this.outstanding - this.maxConnections >= this.maxQueued) {
       throw new GatewayError('UNAVAILABLE', `Provider ${this.config.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
     }
     let res: UpstreamResponse;
     if (this.counted !== undefined) this.outstanding++;
     try {
-      res = await UpstreamResponse.post(this.pool, path, withTraceHeaders(this.headers, traced), payload, cancel, this.counted);
+      res = await UpstreamResponse.post(this.pool, path, withTraceHeaders(headers, traced), payload, cancel, this.counted);
     } catch (err) {
       throw transportError(this.config.name, err, cancel.aborted);
     }

@@ -120,10 +120,14 @@ export class BedrockAdapter implements ProviderAdapter {
   private send(request: ChatRequest, operation: 'converse' | 'converse-stream', cancel: Cancel): Promise<UpstreamResponse> {
     const payload = Buffer.from(JSON.stringify(toBedrockRequest(request.body)));
     const path = `${this.paths.get(request.upstreamModel) ?? this.prefix + encodeURIComponent(request.upstreamModel)}/${operation}`;
-    const authorized = this.authorize(path, payload);
-    const headers = request.traceHeaders === undefined ? authorized : { ...request.traceHeaders, ...authorized };
-    return this.connection.post(path, payload, cancel, { traceHeaders: headers }, (status, text, res) =>
-      bedrockStatusError(this.name, status, text, res.header('x-amzn-errortype'), res.header('retry-after')),
+    // An API key's headers are one object for every request; a traced request gets a copy.
+    return this.connection.post(
+      path,
+      payload,
+      cancel,
+      request,
+      (status, text, res) => bedrockStatusError(this.name, status, text, res.header('x-amzn-errortype'), res.header('retry-after')),
+      this.authorize(path, payload),
     );
   }
 

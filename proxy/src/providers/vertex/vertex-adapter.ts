@@ -34,6 +34,8 @@ export class VertexAdapter implements ProviderAdapter {
   private readonly anthropic: VertexAnthropic;
   /** Each configured model's path and publisher, worked out once. */
   private readonly routes = new Map<string, { path: string; publisher: Publisher }>();
+  private readonly fixedHeaders: Readonly<Record<string, string>> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  private tokenHeaders: { token: string; headers: Record<string, string> } = { token: '', headers: {} };
 
   constructor(config: ProviderConfig) {
     const settings = config.settings ?? {};
@@ -51,7 +53,7 @@ export class VertexAdapter implements ProviderAdapter {
     this.models = config.models;
     const base = new URL(config.base_url ?? vertexBaseUrl(settings));
     this.prefix = `${base.pathname.replace(/\/+$/, '')}/v1/projects/${project}/locations/${location}/publishers/`;
-    this.connection = new ProviderConnection(config, base.origin, { 'content-type': 'application/json', accept: 'application/json, text/event-stream' });
+    this.connection = new ProviderConnection(config, base.origin, this.fixedHeaders);
     this.tokens = new VertexTokenSource(config.name, key);
     this.gemini = new VertexGemini(config.name, (path, payload, cancel, request) => this.send(path, 'google', payload, cancel, request));
     this.anthropic = new VertexAnthropic(config.name, (path, payload, cancel, request) => this.send(path, 'anthropic', payload, cancel, request), maxTokens);
@@ -75,15 +77,20 @@ export class VertexAdapter implements ProviderAdapter {
     return { path: `${this.prefix}${publisher}/models/${encodeURIComponent(name)}`, publisher };
   }
 
-  private async send(path: string, publisher: Publisher, payload: Buffer, cancel: Cancel, request: ChatRequest): Promise<UpstreamResponse> {
+  /** No extra promise in between while the token is at hand (nearly always: it is refreshed ahead of expiry). */
+  private send(path: string, publisher: Publisher, payload: Buffer, cancel: Cancel, request: ChatRequest): Promise<UpstreamResponse> {
     const current = this.tokens.current();
-    const token = typeof current === 'string' ? current : await current;
-    const authorization = `Bearer ${token}`;
-    const headers = request.traceHeaders === undefined ? { authorization } : { ...request.traceHeaders, authorization };
-    return this.connection.post(path, payload, cancel, { traceHeaders: headers }, (status, text, res) => {
+    if (typeof current === 'string') return this.sendWith(current, path, publisher, payload, cancel, request);
+    return current.then((token) => this.sendWith(token, path, publisher, payload, cancel, request));
+  }
+
+  private sendWith(token: string, path: string, publisher: Publisher, payload: Buffer, cancel: Cancel, request: ChatRequest): Promise<UpstreamResponse> {
+    // The header set is made once per token, not per request; a traced request gets a copy.
+    if (this.tokenHeaders.token !== token) this.tokenHeaders = { token, headers: { ...this.fixedHeaders, authorization: `Bearer ${token}` } };
+    return this.connection.post(path, payload, cancel, request, (status, text, res) => {
       if (status === 401) this.tokens.refused(token);
       return vertexStatusError(this.name, publisher, status, text, res.header('retry-after'));
-    });
+    }, this.tokenHeaders.headers);
   }
 
   queueDepth(): number {
