@@ -115,6 +115,24 @@ describe('official openai SDK through the gateway to Bedrock', () => {
     expect(usage[0]?.cost_usd).toBeCloseTo((6 * 3 + 3 * 0.3 + 2 * 3.75 + 2 * 15) / 1e6, 12);
   });
 
+  it('turns cache_control breakpoints into cachePoint blocks, and refuses a malformed one before sending', async () => {
+    const system = { role: 'system' as const, content: [{ type: 'text' as const, text: 'Long shared instructions.', cache_control: { type: 'ephemeral', ttl: '1h' } }] };
+    const tools = [{ ...weatherTool, cache_control: { type: 'ephemeral' } }];
+    // The breakpoint fields are not in the openai SDK's types; the request carries them as written.
+    const res = await openai.chat.completions.create({ model: 'claude-bedrock', messages: [system, { role: 'user', content: 'Hi' }], tools } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    expect(res.choices[0]?.message.content).toBe('Hello there');
+    const sent = bedrock.lastRequest()?.body as { system: unknown[]; toolConfig: { tools: unknown[] } };
+    expect(sent.system).toEqual([{ text: 'Long shared instructions.' }, { cachePoint: { type: 'default', ttl: '1h' } }]);
+    expect(sent.toolConfig.tools).toEqual([{ toolSpec: expect.objectContaining({ name: 'get_weather' }) }, { cachePoint: { type: 'default' } }]);
+
+    const before = bedrock.verified();
+    const bad = { ...system, content: [{ ...system.content[0], cache_control: { type: 'ephemeral', ttl: '1d' } }] };
+    const refused = await openai.chat.completions.create({ model: 'claude-bedrock', messages: [bad, { role: 'user', content: 'Hi' }] } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('messages[0].content[0].cache_control.ttl');
+    expect(bedrock.verified()).toBe(before);
+  });
+
   it('authenticates with a Bedrock API key from the providers file, kept out of the records', async () => {
     const before = bedrock.verified();
     const res = await openai.chat.completions.create({ model: 'claude-bedrock-keyed', messages: [{ role: 'user', content: 'Hi' }] }).withResponse();

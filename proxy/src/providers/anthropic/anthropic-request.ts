@@ -1,4 +1,5 @@
 import { Errors, GatewayError } from '@gateway/shared';
+import { cacheBreakpoint } from '../cache-breakpoint.js';
 import type {
   AnthropicBlock,
   AnthropicCacheControl,
@@ -151,20 +152,11 @@ function textPart(part: Json, at: string): AnthropicTextBlock {
   return withBreakpoint<AnthropicTextBlock>({ type: 'text', text: part.text }, part, at);
 }
 
-/**
- * Anthropic prompt caching from an OpenAI-shape request: a content part (or a tool) carrying
- * `cache_control` (`{"type": "ephemeral"}`, optionally `"ttl": "5m" | "1h"`) keeps it on the block
- * it becomes, as Anthropic's own API takes it; so does a message carrying it, on its last block.
- * Anything else under that name is refused rather than dropped (the client would pay full price
- * without knowing).
- */
+/** Anthropic prompt caching: a breakpoint (cache-breakpoint.ts) stays on the block it marks, as Anthropic's own API takes it. */
 function cacheControl(value: unknown, at: string): AnthropicCacheControl | undefined {
-  if (value === undefined || value === null) return undefined;
-  const where = `${at}.cache_control`;
-  if (!isObject(value) || value.type !== 'ephemeral') throw invalid(where, `\`${where}\` must be {"type": "ephemeral"}, with an optional "ttl" of "5m" or "1h".`);
-  if (value.ttl === undefined) return { type: 'ephemeral' };
-  if (value.ttl !== '5m' && value.ttl !== '1h') throw invalid(`${where}.ttl`, `\`${where}.ttl\` must be "5m" or "1h".`);
-  return { type: 'ephemeral', ttl: value.ttl };
+  const breakpoint = cacheBreakpoint(value, at);
+  if (breakpoint === undefined) return undefined;
+  return breakpoint.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: breakpoint.ttl };
 }
 
 function withBreakpoint<B extends { cache_control?: AnthropicCacheControl }>(block: B, source: Json, at: string): B {

@@ -1,5 +1,6 @@
 import { GatewayError } from '@gateway/shared';
-import type { BedrockContentBlock, BedrockImageBlock, BedrockMessage, BedrockRequest, BedrockTool, BedrockToolChoice, BedrockToolResult } from './bedrock-wire.js';
+import { cacheBreakpoint } from '../cache-breakpoint.js';
+import type { BedrockCachePoint, BedrockContentBlock, BedrockImageBlock, BedrockMessage, BedrockRequest, BedrockTool, BedrockToolChoice, BedrockToolResult } from './bedrock-wire.js';
 
 /**
  * An OpenAI Chat Completions body (validated by the chat endpoint) as a Bedrock Converse request.
@@ -78,8 +79,8 @@ function refuseUnsupported(body: Readonly<Json>): void {
  * blocks of a user turn; consecutive turns of one role are merged, since Converse requires user and
  * assistant turns to alternate. Empty text is left out: Converse refuses blank text blocks.
  */
-function translateMessages(list: unknown[]): { system: { text: string }[]; messages: BedrockMessage[] } {
-  const system: { text: string }[] = [];
+function translateMessages(list: unknown[]): { system: SystemBlock[]; messages: BedrockMessage[] } {
+  const system: SystemBlock[] = [];
   const messages: BedrockMessage[] = [];
   const push = (role: 'user' | 'assistant', content: BedrockContentBlock[]) => {
     const last = messages[messages.length - 1];
@@ -92,16 +93,16 @@ function translateMessages(list: unknown[]): { system: { text: string }[]; messa
     switch (message.role) {
       case 'system':
       case 'developer':
-        for (const text of texts(message.content, at, 'a system message')) system.push({ text });
+        system.push(...markEnd(textBlocks(message.content, at, 'a system message'), message, at));
         break;
       case 'user':
-        push('user', userContent(message.content, at));
+        push('user', markEnd(userContent(message.content, at), message, at));
         break;
       case 'assistant':
-        push('assistant', assistantContent(message, at));
+        push('assistant', markEnd(assistantContent(message, at), message, at));
         break;
       case 'tool':
-        push('user', [{ toolResult: toolResult(message, at) }]);
+        push('user', markEnd([{ toolResult: toolResult(message, at) }], toolMessageMarker(message, at), at));
         break;
       default:
         throw invalid(`${at}.role`, `\`${at}.role\` must be one of system, developer, user, assistant, tool.`);
@@ -110,18 +111,60 @@ function translateMessages(list: unknown[]): { system: { text: string }[]; messa
   return { system, messages };
 }
 
-/** The texts of a content that may hold text parts only. */
-function texts(content: unknown, at: string, what: string): string[] {
-  if (typeof content === 'string') return content === '' ? [] : [content];
+type SystemBlock = { text: string } | BedrockCachePoint;
+
+/**
+ * Bedrock prompt caching: a breakpoint (cache-breakpoint.ts) becomes a `cachePoint` block right
+ * after the block it marks, in `system`, in a message's content or among the tools.
+ */
+function cachePoint(value: unknown, at: string): BedrockCachePoint | undefined {
+  const breakpoint = cacheBreakpoint(value, at);
+  if (breakpoint === undefined) return undefined;
+  return { cachePoint: breakpoint.ttl === undefined ? { type: 'default' } : { type: 'default', ttl: breakpoint.ttl } };
+}
+
+/** Adds the part's checkpoint after the blocks so far; one that marks nothing (an empty text first) is refused. */
+function markAfter<B>(out: (B | BedrockCachePoint)[], source: Json, at: string): void {
+  const point = cachePoint(source.cache_control, at);
+  if (point === undefined) return;
+  const last = out[out.length - 1];
+  if (last === undefined) throw invalid(`${at}.cache_control`, `\`${at}.cache_control\` marks nothing: Bedrock Converse leaves out empty text.`);
+  if (!isObject(last) || !('cachePoint' in last)) out.push(point);
+}
+
+/** A message-level `cache_control` marks the message's last block. */
+function markEnd<B>(blocks: (B | BedrockCachePoint)[], message: Json, at: string): (B | BedrockCachePoint)[] {
+  if (present(message.cache_control)) markAfter(blocks, message, at);
+  return blocks;
+}
+
+/** A tool message becomes one `toolResult` block, which holds no checkpoint: a breakpoint on one of its parts marks that block. */
+function toolMessageMarker(message: Json, at: string): Json {
+  if (present(message.cache_control) || !Array.isArray(message.content)) return message;
+  const parts = message.content as Json[];
+  for (let j = parts.length - 1; j >= 0; j--) {
+    if (isObject(parts[j]) && present((parts[j] as Json).cache_control)) {
+      // Checked here as the part's, so a refusal names the part.
+      cachePoint((parts[j] as Json).cache_control, `${at}.content[${j}]`);
+      return { cache_control: (parts[j] as Json).cache_control };
+    }
+  }
+  return message;
+}
+
+/** A content that may hold text parts only, as text blocks (with their checkpoints). */
+function textBlocks(content: unknown, at: string, what: string): SystemBlock[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
   if (!Array.isArray(content)) return [];
-  const out: string[] = [];
+  const out: SystemBlock[] = [];
   for (let j = 0; j < content.length; j++) {
     const part = content[j] as Json;
     const where = `${at}.content[${j}]`;
     if (part.type === 'text' && typeof part.text === 'string') {
-      if (part.text !== '') out.push(part.text);
-    } else if (part.type === 'refusal' && typeof part.refusal === 'string') out.push(part.refusal);
+      if (part.text !== '') out.push({ text: part.text });
+    } else if (part.type === 'refusal' && typeof part.refusal === 'string') out.push({ text: part.refusal });
     else throw invalid(where, `\`${where}\`: ${what} may hold text parts only.`);
+    markAfter(out, part, where);
   }
   return out;
 }
@@ -139,6 +182,7 @@ function userContent(content: unknown, at: string): BedrockContentBlock[] {
     } else if (part.type === 'image_url') out.push({ image: image(part, where) });
     else if (part.type === 'file') out.push({ document: pdf(part, where, j) });
     else throw invalid(where, `\`${where}\`: content parts of type ${JSON.stringify(part.type)} are not supported by this model's provider (Bedrock Converse).`);
+    markAfter(out, part, where);
   }
   return out;
 }
@@ -165,7 +209,7 @@ function pdf(part: Json, at: string, j: number): { format: 'pdf'; name: string; 
 }
 
 function assistantContent(message: Json, at: string): BedrockContentBlock[] {
-  const out: BedrockContentBlock[] = texts(message.content ?? '', at, 'an assistant message').map((text) => ({ text }));
+  const out: BedrockContentBlock[] = textBlocks(message.content ?? '', at, 'an assistant message');
   const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
   for (let k = 0; k < calls.length; k++) {
     const where = `${at}.tool_calls[${k}]`;
@@ -218,15 +262,18 @@ function toolResult(message: Json, at: string): BedrockToolResult {
 function translateTools(value: unknown, choice: unknown): BedrockRequest['toolConfig'] | null {
   if (!Array.isArray(value) || value.length === 0) return null;
   if (choice === 'none') return null;
-  const tools: BedrockTool[] = (value as Json[]).map((tool, i) => {
+  const tools: (BedrockTool | BedrockCachePoint)[] = [];
+  for (let i = 0; i < value.length; i++) {
+    const tool = value[i] as Json;
     const at = `tools[${i}]`;
     if (tool.type !== 'function' || !isObject(tool.function)) throw invalid(at, `\`${at}\`: only function tools are supported by this model's provider (Bedrock Converse).`);
     const fn = tool.function;
     if (typeof fn.name !== 'string' || fn.name === '') throw invalid(`${at}.function.name`, `\`${at}.function.name\` must be a non-empty string.`);
     const spec: BedrockTool['toolSpec'] = { name: fn.name, inputSchema: { json: isObject(fn.parameters) ? fn.parameters : { type: 'object', properties: {} } } };
     if (typeof fn.description === 'string' && fn.description !== '') spec.description = fn.description;
-    return { toolSpec: spec };
-  });
+    tools.push({ toolSpec: spec });
+    markAfter(tools, tool, at);
+  }
   let toolChoice: BedrockToolChoice | undefined;
   if (choice === undefined || choice === null) toolChoice = undefined;
   else if (choice === 'auto') toolChoice = { auto: {} };

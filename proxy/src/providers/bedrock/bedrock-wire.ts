@@ -26,8 +26,14 @@ export interface BedrockToolResult {
   status?: 'success' | 'error';
 }
 
+/** A prompt-cache checkpoint: what comes before it (tools, then system, then messages) is cached. */
+export interface BedrockCachePoint {
+  cachePoint: { type: 'default'; ttl?: '5m' | '1h' };
+}
+
 export type BedrockContentBlock =
   | { text: string }
+  | BedrockCachePoint
   | { image: BedrockImageBlock }
   | { document: BedrockDocumentBlock }
   | { toolUse: BedrockToolUse }
@@ -46,9 +52,9 @@ export type BedrockToolChoice = { auto: Record<string, never> } | { any: Record<
 
 export interface BedrockRequest {
   messages: BedrockMessage[];
-  system?: { text: string }[];
+  system?: ({ text: string } | BedrockCachePoint)[];
   inferenceConfig?: { maxTokens?: number; temperature?: number; topP?: number; stopSequences?: string[] };
-  toolConfig?: { tools: BedrockTool[]; toolChoice?: BedrockToolChoice };
+  toolConfig?: { tools: (BedrockTool | BedrockCachePoint)[]; toolChoice?: BedrockToolChoice };
 }
 
 export interface BedrockUsage {
