@@ -1,10 +1,10 @@
 import { GatewayError } from '@gateway/shared';
 import { describe, expect, it } from 'vitest';
+import { EPHEMERAL, markedRequest } from '../cache-breakpoint.case.js';
 import { toAnthropicRequest } from './anthropic-request.js';
 
 /** Prompt-cache breakpoints of an OpenAI-shape request kept on the Anthropic blocks they become. */
 const settings = { upstreamModel: 'claude', stream: false, defaultMaxTokens: 1024 };
-const EPHEMERAL = { type: 'ephemeral' };
 
 function translate(body: Record<string, unknown>) {
   return toAnthropicRequest({ model: 'm', ...body }, settings);
@@ -12,24 +12,10 @@ function translate(body: Record<string, unknown>) {
 
 describe('cache_control → Anthropic', () => {
   it('keeps it on text, image and file parts, and on tools', () => {
-    const pdf = `data:application/pdf;base64,${Buffer.from('%PDF').toString('base64')}`;
-    const out = translate({
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: 'a', cache_control: EPHEMERAL },
-            { type: 'image_url', image_url: { url: 'https://example.test/x.png' }, cache_control: { type: 'ephemeral', ttl: '1h' } },
-            { type: 'file', file: { file_data: pdf }, cache_control: EPHEMERAL },
-            { type: 'text', text: 'b' },
-          ],
-        },
-      ],
-      tools: [{ type: 'function', function: { name: 't' }, cache_control: EPHEMERAL }],
-    });
+    const out = translate(markedRequest('https://example.test/x.png'));
     const blocks = out.messages[0]?.content as { cache_control?: unknown }[];
     expect(blocks.map((b) => b.cache_control)).toEqual([EPHEMERAL, { type: 'ephemeral', ttl: '1h' }, EPHEMERAL, undefined]);
-    expect(out.tools?.[0]?.cache_control).toEqual(EPHEMERAL);
+    expect(out.tools?.map((t) => t.cache_control)).toEqual([EPHEMERAL, undefined]);
   });
 
   it('puts a message-level breakpoint on the last block, turning string content into a block', () => {

@@ -1,16 +1,16 @@
 import { GatewayError } from '@gateway/shared';
 import { describe, expect, it } from 'vitest';
+import { EPHEMERAL, markedRequest } from '../cache-breakpoint.case.js';
 import { toBedrockRequest } from './bedrock-request.js';
 
 /** Prompt-cache breakpoints of an OpenAI-shape request as Converse `cachePoint` blocks after what they mark. */
-const EPHEMERAL = { type: 'ephemeral' };
 const POINT = { cachePoint: { type: 'default' } };
 
 function translate(body: Record<string, unknown>) {
   return toBedrockRequest({ model: 'm', ...body });
 }
 
-function refusedParam(body: Record<string, unknown>): string | undefined {
+function refusedParam(body: Record<string, unknown>): string | null | undefined {
   try {
     translate(body);
   } catch (err) {
@@ -23,25 +23,7 @@ function refusedParam(body: Record<string, unknown>): string | undefined {
 
 describe('cache_control → Bedrock cachePoint', () => {
   it('puts a checkpoint after a marked text, image or file part, and after a marked tool', () => {
-    const png = `data:image/png;base64,${Buffer.from('png').toString('base64')}`;
-    const pdf = `data:application/pdf;base64,${Buffer.from('%PDF').toString('base64')}`;
-    const out = translate({
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: 'a', cache_control: EPHEMERAL },
-            { type: 'image_url', image_url: { url: png }, cache_control: { type: 'ephemeral', ttl: '1h' } },
-            { type: 'file', file: { file_data: pdf, filename: 'doc.pdf' }, cache_control: EPHEMERAL },
-            { type: 'text', text: 'b' },
-          ],
-        },
-      ],
-      tools: [
-        { type: 'function', function: { name: 't1' }, cache_control: EPHEMERAL },
-        { type: 'function', function: { name: 't2' } },
-      ],
-    });
+    const out = translate(markedRequest(`data:image/png;base64,${Buffer.from('png').toString('base64')}`));
     const blocks = out.messages[0]?.content as Record<string, unknown>[];
     expect(blocks.map((b) => Object.keys(b)[0])).toEqual(['text', 'cachePoint', 'image', 'cachePoint', 'document', 'cachePoint', 'text']);
     expect(blocks[1]).toEqual(POINT);
