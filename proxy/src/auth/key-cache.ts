@@ -1,4 +1,5 @@
 import { ContractError, decodeKeyRecord, hashApiKey, type KeyRecord, type RedisKeys, type RedisClient } from '@gateway/shared';
+import { BoundedMap } from './bounded-map.js';
 
 /**
  * The proxy's in-process map of API keys (by SHA-256), filled from the Redis projection on a miss
@@ -40,21 +41,20 @@ interface Presented {
 
 export class KeyCache {
   private readonly known = new Map<string, KeyRecord>();
-  private readonly unknown = new Map<string, number>();
+  /** Unknown keys by hash, until when they are believed unknown. */
+  private readonly unknown: BoundedMap<string, number>;
   private readonly pending = new Map<string, Promise<KeyRecord | null>>();
   /**
    * Known keys by the key as presented, so that a key seen before costs one Map lookup and no
    * SHA-256; `presentedByHash` lets an invalidation (which names the hash) find the entry.
    */
-  private readonly presented = new Map<string, Presented>();
+  private readonly presented: BoundedMap<string, Presented>;
   private readonly presentedByHash = new Map<string, string>();
-  private readonly presentedMax: number;
   /** Bumped by every invalidation; a miss that straddles one is fetched again. */
   private epoch = 0;
   private readonly negativeTtlMs: number;
-  private readonly negativeMax: number;
   /** Deleted keys by hash, with what they were (a refusal is still attributed to them). */
-  private readonly deadKeys = new Map<string, KeyRecord>();
+  private readonly deadKeys: BoundedMap<string, KeyRecord>;
   private readonly deadProjects = new Set<string>();
   private readonly deadMax: number;
   /** The projection marker was seen on the current lookup connection. */
@@ -66,9 +66,10 @@ export class KeyCache {
     options: KeyCacheOptions = {},
   ) {
     this.negativeTtlMs = options.negativeTtlMs ?? 30_000;
-    this.negativeMax = options.negativeMax ?? 100_000;
-    this.presentedMax = options.presentedMax ?? 100_000;
+    this.unknown = new BoundedMap(options.negativeMax ?? 100_000);
+    this.presented = new BoundedMap(options.presentedMax ?? 100_000, (_apiKey, entry) => this.presentedByHash.delete(entry.hash));
     this.deadMax = options.deadMax ?? 100_000;
+    this.deadKeys = new BoundedMap(this.deadMax);
     // A new connection may be to a new, empty server: look for the marker again.
     redis.on('close', () => {
       this.projectionReady = false;
@@ -107,10 +108,6 @@ export class KeyCache {
   }
 
   private remember(apiKey: string, hash: string, record: KeyRecord): void {
-    if (this.presented.size >= this.presentedMax) {
-      const oldest = this.presented.entries().next();
-      if (!oldest.done) this.forgetPresented(oldest.value[1].hash);
-    }
     this.presented.set(apiKey, { hash, record });
     this.presentedByHash.set(hash, apiKey);
   }
@@ -185,10 +182,6 @@ export class KeyCache {
   }
 
   private rememberUnknown(hash: string, now: number): void {
-    if (this.unknown.size >= this.negativeMax) {
-      const oldest = this.unknown.keys().next();
-      if (!oldest.done) this.unknown.delete(oldest.value);
-    }
     this.unknown.set(hash, now + this.negativeTtlMs);
   }
 
@@ -207,10 +200,6 @@ export class KeyCache {
   }
 
   private markDead(hash: string, record: KeyRecord): void {
-    if (this.deadKeys.size >= this.deadMax) {
-      const oldest = this.deadKeys.keys().next();
-      if (!oldest.done) this.deadKeys.delete(oldest.value);
-    }
     this.deadKeys.set(hash, record);
   }
 
