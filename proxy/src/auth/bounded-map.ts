@@ -8,7 +8,8 @@
  */
 export class BoundedMap<K, V> {
   private readonly entries = new Map<K, { value: V; slot: number }>();
-  private readonly ring: (K | undefined)[];
+  /** Grows to `max` as entries come (no memory held up front), then wraps. */
+  private readonly ring: K[] = [];
   private next = 0;
 
   constructor(
@@ -17,7 +18,6 @@ export class BoundedMap<K, V> {
     private readonly onEvict?: (key: K, value: V) => void,
   ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError('BoundedMap needs room for at least one entry');
-    this.ring = new Array<K | undefined>(max).fill(undefined);
   }
 
   get size(): number {
@@ -40,8 +40,8 @@ export class BoundedMap<K, V> {
       return;
     }
     const slot = this.next;
-    const oldest = this.ring[slot];
-    if (oldest !== undefined) {
+    if (slot < this.ring.length) {
+      const oldest = this.ring[slot] as K;
       const entry = this.entries.get(oldest);
       // The slot may be stale: its key was deleted since, or set again into a later slot.
       if (entry !== undefined && entry.slot === slot) {
@@ -60,7 +60,7 @@ export class BoundedMap<K, V> {
 
   clear(): void {
     this.entries.clear();
-    this.ring.fill(undefined);
+    this.ring.length = 0;
     this.next = 0;
   }
 
