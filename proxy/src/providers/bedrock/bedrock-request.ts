@@ -102,7 +102,7 @@ function translateMessages(list: unknown[]): { system: SystemBlock[]; messages: 
         push('assistant', markEnd(assistantContent(message, at), message, at));
         break;
       case 'tool':
-        push('user', markEnd([{ toolResult: toolResult(message, at) }], toolMessageMarker(message, at), at));
+        push('user', toolTurn(message, at));
         break;
       default:
         throw invalid(`${at}.role`, `\`${at}.role\` must be one of system, developer, user, assistant, tool.`);
@@ -138,18 +138,15 @@ function markEnd<B>(blocks: (B | BedrockCachePoint)[], message: Json, at: string
   return blocks;
 }
 
-/** A tool message becomes one `toolResult` block, which holds no checkpoint: a breakpoint on one of its parts marks that block. */
-function toolMessageMarker(message: Json, at: string): Json {
-  if (present(message.cache_control) || !Array.isArray(message.content)) return message;
-  const parts = message.content as Json[];
-  for (let j = parts.length - 1; j >= 0; j--) {
-    if (isObject(parts[j]) && present((parts[j] as Json).cache_control)) {
-      // Checked here as the part's, so a refusal names the part.
-      cachePoint((parts[j] as Json).cache_control, `${at}.content[${j}]`);
-      return { cache_control: (parts[j] as Json).cache_control };
-    }
-  }
-  return message;
+/**
+ * A tool message is one `toolResult` block, which holds no checkpoint: a breakpoint on the message
+ * or on any of its parts goes after the block (once).
+ */
+function toolTurn(message: Json, at: string): BedrockContentBlock[] {
+  const blocks: BedrockContentBlock[] = [{ toolResult: toolResult(message, at) }];
+  const parts = Array.isArray(message.content) ? (message.content as Json[]) : [];
+  for (let j = 0; j < parts.length; j++) markAfter(blocks, parts[j] as Json, `${at}.content[${j}]`);
+  return markEnd(blocks, message, at);
 }
 
 /** A content that may hold text parts only, as text blocks (with their checkpoints). */
