@@ -221,6 +221,36 @@ describe('official SDKs through the gateway to Vertex AI', () => {
   });
 });
 
+describe('prompt-cache breakpoints of /v1/messages', () => {
+  /** Anthropic's own shape: a cached system prompt and tool, and the request's own breakpoint (automatic caching). */
+  const marked = {
+    max_tokens: 32,
+    system: [{ type: 'text' as const, text: 'Long shared instructions.', cache_control: { type: 'ephemeral' as const, ttl: '1h' as const } }],
+    tools: [{ name: 'get_weather', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } }, cache_control: { type: 'ephemeral' as const } }],
+    messages: [{ role: 'user' as const, content: 'Hi' }],
+    cache_control: { type: 'ephemeral' },
+  };
+
+  it('reach Bedrock as cachePoint blocks', async () => {
+    const message = await anthropic.messages.create({ ...marked, model: 'claude-bedrock' } as Anthropic.MessageCreateParamsNonStreaming);
+    expect(message.content[0]).toMatchObject({ type: 'text', text: 'Hello there' });
+    const sent = bedrock.lastRequest()?.body as { system: unknown[]; messages: { content: unknown[] }[]; toolConfig: { tools: unknown[] } };
+    expect(sent.system).toEqual([{ text: 'Long shared instructions.' }, { cachePoint: { type: 'default', ttl: '1h' } }]);
+    expect(sent.toolConfig.tools).toEqual([{ toolSpec: expect.objectContaining({ name: 'get_weather' }) }, { cachePoint: { type: 'default' } }]);
+    expect(sent.messages[0]?.content).toEqual([{ text: 'Hi' }, { cachePoint: { type: 'default' } }]);
+  });
+
+  it('never reach an OpenAI-typed provider, which is sent the plain translation', async () => {
+    const before = vllm.requests();
+    await anthropic.messages.create({ ...marked, model: 'llama' } as Anthropic.MessageCreateParamsNonStreaming);
+    expect(vllm.requests()).toBe(before + 1);
+    const sent = vllm.lastRequest()?.body as { messages: unknown[]; tools: unknown[] };
+    expect(JSON.stringify(sent)).not.toContain('cache_control');
+    expect(sent.messages).toEqual([{ role: 'system', content: 'Long shared instructions.' }, { role: 'user', content: 'Hi' }]);
+    expect(sent.tools).toHaveLength(1);
+  });
+});
+
 describe('failover across cloud providers', () => {
   for (const [model, why] of [
     ['shared-busy', 'throttles (429)'],

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UsageRecord } from '@gateway/shared';
+import { encodeGuardrailSet, encodeProjectPolicy, NO_RATE_LIMITS, type UsageRecord } from '@gateway/shared';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
 import { EXTRA, startAnthropicWireMock } from './wire-mocks/anthropic-wire-mock.js';
@@ -112,6 +112,22 @@ describe('provider prompt caching', () => {
     const usage = await usageOf(response.headers.get('x-request-id'));
     expect(usage.tokens).toEqual({ input: 11, output: 9, total: 20, cached: 2, cache_write: 4 });
     expect(usage.cost_usd).toBeCloseTo(anthropicCost(PRICE), 12);
+  });
+
+  it('carries cache_control of a /v1/messages request it rewrites (an input guard that masks)', async () => {
+    const guarded = await projectTestKey(h.redis, h.keys);
+    await h.redis.set(h.keys.projectPolicy(guarded.projectId), encodeProjectPolicy({ id: guarded.projectId, quota_tokens: null, quota_period: 'total', rate_limits: NO_RATE_LIMITS, allowed_models: null, max_tokens_cap: null }));
+    await h.redis.set(h.keys.projectGuardrails(guarded.projectId), encodeGuardrailSet(guarded.projectId, [{ id: 'pii', stage: 'input', action: 'mask', type: 'pii', entities: ['email'] }]));
+    const client = new Anthropic({ apiKey: guarded.key, baseURL: h.url, maxRetries: 0 });
+    await client.messages.create({
+      model: 'cached-claude',
+      max_tokens: 100,
+      system: [{ type: 'text', text: 'A long shared preamble.', cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Mail the answer to a@x.io.', cache_control: { type: 'ephemeral', ttl: '1h' } }] }],
+    });
+    const sent = anthropicWire.lastRequest()?.body as { system: unknown; messages: { content: unknown }[] };
+    expect(sent.system).toEqual([{ type: 'text', text: 'A long shared preamble.', cache_control: { type: 'ephemeral' } }]);
+    expect(sent.messages[0]?.content).toEqual([{ type: 'text', text: 'Mail the answer to <EMAIL_1>.', cache_control: { type: 'ephemeral', ttl: '1h' } }]);
   });
 
   it('prices cache writes as input when the model has no cache_write price', async () => {

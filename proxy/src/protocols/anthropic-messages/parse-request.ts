@@ -1,5 +1,6 @@
 import type { ParsedRequest } from '../protocol.js';
 import { checkDepth, invalid, isObject, optionalNumber, present, requireObject, requireString, unsupported } from './request-fields.js';
+import { cacheControlOf, carried, carry } from './cache-hints.js';
 import { translateMessages, translateSystem } from './translate-messages.js';
 import { translateTools } from './translate-tools.js';
 import type { ChatCompletionBody, ChatResponseFormat } from '../../request/openai-chat.js';
@@ -7,8 +8,9 @@ import type { ChatCompletionBody, ChatResponseFormat } from '../../request/opena
 /**
  * An Anthropic Messages body, validated and translated into the internal request (an OpenAI Chat
  * Completions body). What the internal request cannot carry is refused with the field named,
- * never silently dropped, except hints that do not change the answer (`cache_control`,
- * `service_tier`). docs/endpoints.md lists the mapping.
+ * never silently dropped, except a hint that does not change the answer (`service_tier`); prompt
+ * cache breakpoints are carried for the adapters that cache prompts (cache-hints.ts).
+ * docs/endpoints.md lists the mapping.
  */
 export interface MessagesRequest extends ParsedRequest {
   /**
@@ -75,7 +77,7 @@ export function parseMessagesRequest(body: unknown, raw: Buffer, purpose: Messag
   checkThinking(body.thinking);
   const format = outputFormat(body.output_config);
   if (format !== null) chat.response_format = format;
-  checkHints(body);
+  checkHints(body, chat);
 
   return { chat, raw: null, model, stream: stream === true, wantsUsage: true, maxTokens, anthropic: body, anthropicRaw: raw };
 }
@@ -129,9 +131,16 @@ function outputFormat(value: unknown): ChatResponseFormat | null {
   return { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } };
 }
 
-/** Hints that change where or how cheaply a request runs, never its answer: checked, then dropped. */
-function checkHints(body: Record<string, unknown>): void {
+/**
+ * Hints that change where or how cheaply a request runs, never its answer. `service_tier` is
+ * checked, then dropped. The request's own `cache_control` (Anthropic's automatic caching, whose
+ * breakpoint is the prompt's last block) is carried on the last message, as a block's is
+ * (cache-hints.ts).
+ */
+function checkHints(body: Record<string, unknown>, chat: ChatCompletionBody): void {
   const tier = body.service_tier;
   if (present(tier) && tier !== 'auto' && tier !== 'standard_only') throw invalid('service_tier', "must be 'auto' or 'standard_only'");
-  if (present(body.cache_control)) requireObject(body.cache_control, 'cache_control');
+  const auto = cacheControlOf(body, '');
+  const last = chat.messages[chat.messages.length - 1];
+  if (auto !== undefined && last !== undefined && carried(last) === undefined) carry(last, auto);
 }

@@ -1,3 +1,4 @@
+import { cacheControlOf, carried, carry, type CacheControl } from './cache-hints.js';
 import { checkDepth, invalid, requireObject, requireString, unsupported } from './request-fields.js';
 import type { ChatMessage, ChatToolCall } from '../../request/openai-chat.js';
 
@@ -6,7 +7,9 @@ import type { ChatMessage, ChatToolCall } from '../../request/openai-chat.js';
  * `tool_result` blocks become `role: tool` messages, in order, and the rest of that turn (text,
  * images) one user message after them; an assistant turn's `tool_use` blocks become its
  * `tool_calls`. Thinking blocks of earlier assistant turns are dropped (Anthropic itself does not
- * show a model its earlier turns' thinking, and no other provider can read them).
+ * show a model its earlier turns' thinking, and no other provider can read them). Breakpoints
+ * (`cache_control`) go with what they mark, out of sight of JSON (cache-hints.ts): on a part, or
+ * on the message when its blocks become one string (an assistant turn, a tool result, one text).
  */
 type ContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
@@ -23,9 +26,9 @@ export function translateSystem(system: unknown): ChatMessage | null {
     const at = `system.${i}`;
     const block = requireObject(system[i], at);
     if (block.type !== 'text') throw invalid(`${at}.type`, 'system blocks must be of type `text`');
-    parts.push({ type: 'text', text: requireString(block.text, `${at}.text`) });
+    parts.push(carry({ type: 'text', text: requireString(block.text, `${at}.text`) }, cacheControlOf(block, at)));
   }
-  return parts.length === 0 ? null : { role: 'system', content: collapse(parts) };
+  return parts.length === 0 ? null : withParts('system', parts);
 }
 
 export function translateMessages(messages: unknown): ChatMessage[] {
@@ -69,12 +72,12 @@ function userTurn(content: unknown, at: string, out: ChatMessage[]): void {
       // The internal request answers tool calls with tool messages right after the call.
       if (parts.length > 0) throw invalid(path, 'tool_result blocks must come before any other block of the turn');
       out.push(toolMessage(block, path));
-    } else if (type === 'text') parts.push({ type: 'text', text: requireString(block.text, `${path}.text`) });
-    else if (type === 'image') parts.push(imagePart(block.source, `${path}.source`));
+    } else if (type === 'text') parts.push(carry({ type: 'text', text: requireString(block.text, `${path}.text`) }, cacheControlOf(block, path)));
+    else if (type === 'image') parts.push(carry(imagePart(block.source, `${path}.source`), cacheControlOf(block, path)));
     else if (type === 'tool_use' || THINKING.has(type)) throw invalid(`${path}.type`, `${type} blocks belong in an assistant turn`);
     else throw unsupported(`${path}.type`, `\`${type}\` blocks have no equivalent in the internal request`);
   }
-  if (parts.length > 0) out.push({ role: 'user', content: collapse(parts) });
+  if (parts.length > 0) out.push(withParts('user', parts));
 }
 
 function assistantTurn(content: unknown, at: string): ChatMessage {
@@ -82,9 +85,12 @@ function assistantTurn(content: unknown, at: string): ChatMessage {
   if (typeof blocks === 'string') return { role: 'assistant', content: blocks };
   let text = '';
   const calls: ChatToolCall[] = [];
+  // The turn becomes one message: a breakpoint on any of its blocks marks its end.
+  let control: CacheControl | undefined;
   for (let j = 0; j < blocks.length; j++) {
     const path = `${at}.content.${j}`;
     const { block, type } = blockType(blocks[j], path);
+    if (!THINKING.has(type)) control = cacheControlOf(block, path) ?? control;
     // Pieces of one answer (a text block is cut wherever a citation starts): joined as they came.
     if (type === 'text') text += requireString(block.text, `${path}.text`);
     else if (type === 'tool_use') calls.push(toolCall(block, path));
@@ -92,8 +98,8 @@ function assistantTurn(content: unknown, at: string): ChatMessage {
     else if (type === 'tool_result' || type === 'image') throw invalid(`${path}.type`, `${type} blocks belong in a user turn`);
     else throw unsupported(`${path}.type`, `\`${type}\` blocks have no equivalent in the internal request`);
   }
-  if (calls.length === 0) return { role: 'assistant', content: text };
-  return { role: 'assistant', content: text === '' ? null : text, tool_calls: calls };
+  if (calls.length === 0) return carry({ role: 'assistant', content: text }, control);
+  return carry({ role: 'assistant', content: text === '' ? null : text, tool_calls: calls }, control);
 }
 
 function toolCall(block: Record<string, unknown>, path: string): ChatToolCall {
@@ -109,6 +115,7 @@ function toolMessage(block: Record<string, unknown>, path: string): ChatMessage 
   const isError = block.is_error;
   if (isError !== undefined && isError !== null && typeof isError !== 'boolean') throw invalid(`${path}.is_error`, 'must be a boolean');
   let text = '';
+  let control = cacheControlOf(block, path);
   const content = block.content;
   if (typeof content === 'string') text = content;
   else if (Array.isArray(content)) {
@@ -116,14 +123,16 @@ function toolMessage(block: Record<string, unknown>, path: string): ChatMessage 
     for (let k = 0; k < content.length; k++) {
       const at = `${path}.content.${k}`;
       const { block: inner, type } = blockType(content[k], at);
-      if (type === 'text') pieces.push(requireString(inner.text, `${at}.text`));
-      else throw unsupported(`${at}.type`, `a tool message of the internal request holds text only, not \`${type}\` blocks`);
+      if (type === 'text') {
+        pieces.push(requireString(inner.text, `${at}.text`));
+        control = cacheControlOf(inner, at) ?? control;
+      } else throw unsupported(`${at}.type`, `a tool message of the internal request holds text only, not \`${type}\` blocks`);
     }
     text = pieces.join('\n');
   } else if (content !== undefined && content !== null) throw invalid(`${path}.content`, 'must be a string or an array of text blocks');
   // A tool message has no error flag: the model is told in words, as Anthropic's models are.
   if (isError === true) text = text === '' ? 'Error' : `Error: ${text}`;
-  return { role: 'tool', tool_call_id: id, content: text };
+  return carry({ role: 'tool', tool_call_id: id, content: text }, control);
 }
 
 function imagePart(source: unknown, path: string): ContentPart {
@@ -143,8 +152,12 @@ function imagePart(source: unknown, path: string): ContentPart {
   throw invalid(`${path}.type`, "must be 'base64' or 'url'");
 }
 
-/** One text part as a plain string (what every OpenAI-compatible provider reads); otherwise the parts. */
-function collapse(parts: ContentPart[]): string | ContentPart[] {
+/**
+ * One text part as a plain string (what every OpenAI-compatible provider reads), its breakpoint
+ * then on the message; otherwise the parts.
+ */
+function withParts(role: 'system' | 'user', parts: ContentPart[]): ChatMessage {
   const only = parts[0];
-  return parts.length === 1 && only !== undefined && only.type === 'text' ? only.text : parts;
+  if (parts.length === 1 && only !== undefined && only.type === 'text') return carry({ role, content: only.text }, carried(only));
+  return { role, content: parts };
 }

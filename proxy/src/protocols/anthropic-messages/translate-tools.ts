@@ -1,3 +1,4 @@
+import { cacheControlOf, carry } from './cache-hints.js';
 import { checkDepth, invalid, isObject, present, requireObject, requireString, unsupported } from './request-fields.js';
 
 /**
@@ -5,6 +6,7 @@ import { checkDepth, invalid, isObject, present, requireObject, requireString, u
  * `parameters`; tool_choice auto / any / tool / none is auto / required / a named function / none,
  * and `disable_parallel_tool_use` is `parallel_tool_calls: false`. Server tools (web search, code
  * execution, …) run inside Anthropic's API and cannot be offered to another provider: refused.
+ * A tool's breakpoint goes with it (cache-hints.ts).
  */
 const NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 
@@ -32,7 +34,7 @@ export function translateTools(toolsValue: unknown, choiceValue: unknown): Recor
         if (typeof tool.strict !== 'boolean') throw invalid(`${at}.strict`, 'must be a boolean');
         fn.strict = tool.strict;
       }
-      tools.push({ type: 'function', function: fn });
+      tools.push(carry({ type: 'function', function: fn }, cacheControlOf(tool, at)));
     }
     if (tools.length > 0) out.tools = tools;
   }
