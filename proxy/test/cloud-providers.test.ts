@@ -69,6 +69,7 @@ beforeAll(async () => {
       - { id: gemini-vertex, upstream: gemini-2.5-flash }
       - { id: claude-vertex, upstream: claude-sonnet-4-5 }
       - { id: claude-vertex-tools, upstream: publishers/anthropic/models/conf-tools }
+      - { id: vertex-embed, upstream: text-embedding-005, price: { input: 0.025, output: 0 } }
       - { id: shared-busy, upstream: conf-text }
       - { id: shared-down, upstream: conf-text }
       - { id: shared-throttled-stream, upstream: conf-text }
@@ -200,6 +201,19 @@ describe('official SDKs through the gateway to Vertex AI', () => {
     expect(vertex.lastRequest()?.path).toMatch(/\/publishers\/anthropic\/models\/claude-sonnet-4-5:rawPredict$/);
     const final = await openai.chat.completions.stream({ model: 'claude-vertex-tools', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool] }).finalChatCompletion();
     expect(final.choices[0]?.finish_reason).toBe('tool_calls');
+  });
+
+  it('openai SDK: embeddings of a Google embedding model through predict, billed from its token counts', async () => {
+    const res = await openai.embeddings.create({ model: 'vertex-embed', input: ['one two', 'three'], dimensions: 4 }).withResponse();
+    expect(res.data.data.map((d) => d.embedding)).toEqual([
+      [1 / 16, 2 / 16, 3 / 16, 4 / 16],
+      [2 / 16, 4 / 16, 6 / 16, 8 / 16],
+    ]);
+    expect(res.data.usage).toEqual({ prompt_tokens: 3, total_tokens: 3 });
+    expect(vertex.lastRequest()?.path).toMatch(/\/publishers\/google\/models\/text-embedding-005:predict$/);
+    const { usage } = await recordsOf(res.response.headers.get('x-request-id') as string);
+    expect(usage[0]).toMatchObject({ provider: 'gcp', model: 'vertex-embed', endpoint: 'embeddings', tokens: { input: 3, output: 0 } });
+    expect(usage[0]?.cost_usd).toBeCloseTo((3 * 0.025) / 1e6, 12);
   });
 
   it('anthropic SDK: /v1/messages to a Claude model on Vertex is answered natively, whole and streamed', async () => {

@@ -19,7 +19,13 @@ import { startGeminiWireMock } from './gemini-wire-mock.js';
  *   and `:streamGenerateContent?alt=sse` as the Gemini API does (the gemini wire mock answers), and
  *   `…/publishers/anthropic/models/{model}:rawPredict` and `:streamRawPredict` as Anthropic does
  *   (the anthropic wire mock answers), once it has checked what Vertex differs in: no `model` in
- *   the body, `anthropic_version: vertex-2023-10-16` in it.
+ *   the body, `anthropic_version: vertex-2023-10-16` in it;
+ * - `…/publishers/google/models/{model}:predict` as the text embeddings API: `{instances:
+ *   [{content}], parameters?: {outputDimensionality}}`, at most 250 instances (one for
+ *   `gemini-embedding-*` models), answered `{predictions: [{embeddings: {values, statistics:
+ *   {token_count, truncated}}}]}`; instance i's vector is `(i + 1) × (k + 1) / 16` for k below
+ *   the dimensions (VERTEX_EMBEDDING_DIMENSIONS by default) and its token count its word count.
+ *   A model named `predict-429` answers 429 RESOURCE_EXHAUSTED.
  */
 export interface VertexWireMock extends RunningWireMock {
   /** Where the service account key file was written (its token_uri points at this mock). */
@@ -37,6 +43,7 @@ export interface VertexWireMock extends RunningWireMock {
 }
 
 export const VERTEX_PROJECT = 'gateway-test-project';
+export const VERTEX_EMBEDDING_DIMENSIONS = 6;
 const SERVICE_ACCOUNT = `gateway@${VERTEX_PROJECT}.iam.gserviceaccount.com`;
 const KEY_ID = 'b1f0e2d3c4a5968778695a4b3c2d1e0f12345678';
 
@@ -101,10 +108,11 @@ export async function startVertexWireMock(dir: string, options: { location: stri
       return googleError(res, 401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token.');
     }
     if (req.method !== 'POST' || !req.path.startsWith(prefix)) return googleError(res, 404, 'NOT_FOUND', `Invalid path ${req.path}`);
-    const match = /^(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent\?alt=sse|rawPredict|streamRawPredict)$/.exec(req.path.slice(prefix.length));
+    const match = /^(google|anthropic)\/models\/([^/:]+):(generateContent|streamGenerateContent\?alt=sse|rawPredict|streamRawPredict|predict)$/.exec(req.path.slice(prefix.length));
     if (match === null) return googleError(res, 404, 'NOT_FOUND', `Invalid path ${req.path}`);
     const [, publisher, model, method] = match as unknown as [string, string, string, string];
     if (publisher === 'google') {
+      if (method === 'predict') return embeddings(decodeURIComponent(model), req.body, res);
       if (method !== 'generateContent' && method !== 'streamGenerateContent?alt=sse') return googleError(res, 400, 'INVALID_ARGUMENT', `${method} is not a method of Gemini models`);
       return forward(`${gemini.baseUrl}/v1beta/models/${model}:${method}`, req, req.raw, {}, res);
     }
@@ -133,6 +141,28 @@ export async function startVertexWireMock(dir: string, options: { location: stri
       await Promise.all([api.close(), oauth.close(), gemini.close(), anthropic.close()]);
     },
   };
+}
+
+/** The text embeddings API's `predict`, checked as Vertex checks it. */
+function embeddings(model: string, body: Record<string, unknown>, res: ServerResponse): void {
+  if (model === 'predict-429') return googleError(res, 429, 'RESOURCE_EXHAUSTED', 'Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model.');
+  const instances = body.instances;
+  if (!Array.isArray(instances) || instances.length === 0) return googleError(res, 400, 'INVALID_ARGUMENT', 'instances must be a non-empty list.');
+  const limit = model.startsWith('gemini-embedding') ? 1 : 250;
+  if (instances.length > limit) return googleError(res, 400, 'INVALID_ARGUMENT', `Unable to submit request because the model supports up to ${limit} instances per request, and this request has ${instances.length}.`);
+  const texts: string[] = [];
+  for (const instance of instances as { content?: unknown }[]) {
+    if (typeof instance?.content !== 'string') return googleError(res, 400, 'INVALID_ARGUMENT', 'Each instance needs a string content.');
+    texts.push(instance.content);
+  }
+  const parameters = (body.parameters ?? {}) as { outputDimensionality?: unknown };
+  const dimensions = typeof parameters.outputDimensionality === 'number' ? parameters.outputDimensionality : VERTEX_EMBEDDING_DIMENSIONS;
+  sendJson(res, 200, {
+    predictions: texts.map((text, i) => ({
+      embeddings: { values: Array.from({ length: dimensions }, (_, k) => ((i + 1) * (k + 1)) / 16), statistics: { token_count: text.split(/\s+/).filter(Boolean).length, truncated: false } },
+    })),
+    metadata: { billableCharacterCount: texts.reduce((n, t) => n + t.length, 0) },
+  });
 }
 
 /** The publisher's own mock answers; its bytes go back as they come, and a client that leaves cuts it. */

@@ -6,9 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatRequest, ProviderAdapter } from '../adapter.js';
 import { Cancel } from '../cancel.js';
 import { chatRequest, runAdapterConformance, SCENARIOS, TOOL } from '../conformance.case.js';
+import { floatsToBase64 } from '../embeddings-answer.js';
+import { embeddingsRequest, parseAnswer } from '../embeddings-request.case.js';
 import { PROVIDER_TYPES } from '../registry.js';
 import { VertexAdapter } from './vertex-adapter.js';
-import { startVertexWireMock, VERTEX_PROJECT, type VertexWireMock } from '../../../test/wire-mocks/vertex-wire-mock.js';
+import { startVertexWireMock, VERTEX_EMBEDDING_DIMENSIONS, VERTEX_PROJECT, type VertexWireMock } from '../../../test/wire-mocks/vertex-wire-mock.js';
 
 let mock: VertexWireMock;
 const dir = mkdtempSync(join(tmpdir(), 'vertex-'));
@@ -181,5 +183,60 @@ describe('vertex adapter on the wire', () => {
     expect(chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).length).toBeGreaterThanOrEqual(2);
     expect(meta.finishReason).toBe('tool_calls');
     await a.close();
+  });
+});
+
+describe('vertex adapter: embeddings', () => {
+  const embed = (upstream: string, body: Record<string, unknown>) => new VertexAdapter(config()).embed(embeddingsRequest('gw-embed', body, upstream), new Cancel());
+  const predictPath = (model: string) => `/v1/projects/${VERTEX_PROJECT}/locations/europe-west4/publishers/google/models/${model}:predict`;
+  const vector = (i: number, dimensions: number) => Array.from({ length: dimensions }, (_, k) => ((i + 1) * (k + 1)) / 16);
+
+  it('posts the inputs as instances to publishers/google/models/{model}:predict with the bearer token, tokens from statistics', async () => {
+    const result = await embed('text-embedding-005', { input: ['first text', 'the second text'], dimensions: 3, user: 'u-1' });
+    const seen = mock.lastRequest();
+    expect(seen?.path).toBe(predictPath('text-embedding-005'));
+    expect(seen?.headers.authorization).toBe(`Bearer ${mock.lastToken()}`);
+    expect(seen?.body).toEqual({ instances: [{ content: 'first text' }, { content: 'the second text' }], parameters: { outputDimensionality: 3 } });
+    const answer = parseAnswer(result.body);
+    expect(answer).toMatchObject({ object: 'list', model: 'gw-embed', usage: { prompt_tokens: 5, total_tokens: 5 } });
+    expect(answer.data).toEqual([
+      { object: 'embedding', index: 0, embedding: vector(0, 3) },
+      { object: 'embedding', index: 1, embedding: vector(1, 3) },
+    ]);
+    expect(result.usage.input).toBe(5);
+  });
+
+  it('sends a Gemini embedding model one input a request, and more than 250 inputs in several, in order', async () => {
+    const before = mock.requests();
+    const one = parseAnswer((await embed('gemini-embedding-001', { input: ['a b', 'c', 'd e f'] })).body);
+    expect(mock.requests()).toBe(before + 3);
+    expect(mock.lastRequest()?.body).toMatchObject({ instances: [{ content: expect.any(String) }] });
+    // Each request held one instance, so each vector is the first of its answer.
+    expect(one.data.map((d) => d.embedding)).toEqual([vector(0, VERTEX_EMBEDDING_DIMENSIONS), vector(0, VERTEX_EMBEDDING_DIMENSIONS), vector(0, VERTEX_EMBEDDING_DIMENSIONS)]);
+    expect(one.usage.prompt_tokens).toBe(6);
+
+    const texts = Array.from({ length: 260 }, (_, i) => `text ${i}`);
+    const many = parseAnswer((await embed('text-embedding-005', { input: texts, dimensions: 1 })).body);
+    expect(mock.requests()).toBe(before + 5);
+    expect(many.data).toHaveLength(260);
+    expect(many.data[249]?.embedding).toEqual(vector(249, 1));
+    expect(many.data[250]?.embedding).toEqual(vector(0, 1));
+    expect(many.data.map((d) => d.index)).toEqual(texts.map((_, i) => i));
+  });
+
+  it('encodes the floats as base64 float32 when the client asks for base64', async () => {
+    const answer = parseAnswer((await embed('text-embedding-005', { input: 'a', dimensions: 4, encoding_format: 'base64' })).body);
+    expect(answer.data[0]?.embedding).toBe(floatsToBase64(vector(0, 4)));
+  });
+
+  it('refuses token ids, and a Claude model, before anything is sent', async () => {
+    const before = mock.requests();
+    expect(await failure(embed('text-embedding-005', { input: [1, 2, 3] }))).toMatchObject({ code: 'INVALID_REQUEST', param: 'input', retryable: false });
+    expect(await failure(embed('claude-sonnet-4-5', { input: 'a' }))).toMatchObject({ code: 'INVALID_REQUEST', param: 'model' });
+    expect(mock.requests()).toBe(before);
+  });
+
+  it("maps Vertex's errors as for generateContent", async () => {
+    expect(await failure(embed('predict-429', { input: 'a' }))).toMatchObject({ code: 'RATE_LIMITED', retryable: true });
   });
 });

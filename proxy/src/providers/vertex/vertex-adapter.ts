@@ -1,10 +1,12 @@
 import type { ModelEntry, ProviderConfig } from '@gateway/shared';
-import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../adapter.js';
+import { Errors } from '@gateway/shared';
+import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../adapter.js';
 import { DEFAULT_MAX_TOKENS } from '../anthropic/anthropic-options.js';
 import type { Cancel } from '../cancel.js';
 import { ProviderConnection } from '../provider-connection.js';
 import type { UpstreamResponse } from '../upstream-request.js';
 import { VertexAnthropic } from './vertex-anthropic.js';
+import { vertexEmbed } from './vertex-embeddings.js';
 import { vertexStatusError } from './vertex-errors.js';
 import { VertexGemini } from './vertex-gemini.js';
 import { readServiceAccountKey, VertexTokenSource } from './vertex-token.js';
@@ -12,7 +14,8 @@ import { readServiceAccountKey, VertexTokenSource } from './vertex-token.js';
 /**
  * Google Vertex AI behind the OpenAI interface: Gemini models through `generateContent` /
  * `streamGenerateContent` (vertex-gemini.ts) and Claude models through `rawPredict` /
- * `streamRawPredict` (vertex-anthropic.ts), at
+ * `streamRawPredict` (vertex-anthropic.ts), and Google's embedding models through `predict`
+ * (vertex-embeddings.ts), at
  * `{base_url}/v1/projects/{project}/locations/{location}/publishers/{google|anthropic}/models/{model}`.
  * A model whose upstream name starts with `claude` is Anthropic's, any other Google's, unless the
  * name says so in full (`publishers/anthropic/models/{model}`). Each
@@ -22,6 +25,14 @@ const SEGMENT = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const KNOWN_OPTIONS = ['default_max_tokens'];
 
 type Publisher = 'google' | 'anthropic';
+interface Route {
+  path: string;
+  publisher: Publisher;
+  /** The model's name at its publisher. */
+  name: string;
+}
+/** What a request carries that the provider may be sent beside it (trace context). */
+type Traced = { traceHeaders?: Record<string, string> };
 
 export class VertexAdapter implements ProviderAdapter {
   readonly type = 'vertex';
@@ -33,7 +44,7 @@ export class VertexAdapter implements ProviderAdapter {
   private readonly gemini: VertexGemini;
   private readonly anthropic: VertexAnthropic;
   /** Each configured model's path and publisher, worked out once. */
-  private readonly routes = new Map<string, { path: string; publisher: Publisher }>();
+  private readonly routes = new Map<string, Route>();
   private readonly fixedHeaders: Readonly<Record<string, string>> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   private tokenHeaders: { token: string; headers: Record<string, string> } = { token: '', headers: {} };
 
@@ -70,21 +81,28 @@ export class VertexAdapter implements ProviderAdapter {
     return publisher === 'anthropic' ? this.anthropic.stream(path, request, cancel) : this.gemini.stream(path, request, cancel);
   }
 
-  private route(upstream: string): { path: string; publisher: Publisher } {
+  /** Embeddings of Google's embedding models; Claude models have none (refused 400, naming the model). */
+  embed(request: EmbeddingsRequest, cancel: Cancel): Promise<EmbeddingsResult> {
+    const { path, publisher, name } = this.routes.get(request.upstreamModel) ?? this.route(request.upstreamModel);
+    if (publisher === 'anthropic') return Promise.reject(Errors.invalidField('model', `The model \`${request.model}\` is a Claude model on Vertex AI, which has no embeddings.`));
+    return vertexEmbed(this.name, path, name, request, cancel, (p, payload, c, r) => this.send(p, 'google', payload, c, r));
+  }
+
+  private route(upstream: string): Route {
     const explicit = /^publishers\/(google|anthropic)\/models\/(.+)$/.exec(upstream);
     const publisher: Publisher = explicit !== null ? (explicit[1] as Publisher) : upstream.startsWith('claude') ? 'anthropic' : 'google';
     const name = explicit !== null ? (explicit[2] as string) : upstream.startsWith('models/') ? upstream.slice(7) : upstream;
-    return { path: `${this.prefix}${publisher}/models/${encodeURIComponent(name)}`, publisher };
+    return { path: `${this.prefix}${publisher}/models/${encodeURIComponent(name)}`, publisher, name };
   }
 
   /** No extra promise in between while the token is at hand (nearly always: it is refreshed ahead of expiry). */
-  private send(path: string, publisher: Publisher, payload: Buffer, cancel: Cancel, request: ChatRequest): Promise<UpstreamResponse> {
+  private send(path: string, publisher: Publisher, payload: Buffer, cancel: Cancel, request: Traced): Promise<UpstreamResponse> {
     const current = this.tokens.current();
     if (typeof current === 'string') return this.sendWith(current, path, publisher, payload, cancel, request);
     return current.then((token) => this.sendWith(token, path, publisher, payload, cancel, request));
   }
 
-  private sendWith(token: string, path: string, publisher: Publisher, payload: Buffer, cancel: Cancel, request: ChatRequest): Promise<UpstreamResponse> {
+  private sendWith(token: string, path: string, publisher: Publisher, payload: Buffer, cancel: Cancel, request: Traced): Promise<UpstreamResponse> {
     // The header set is made once per token, not per request; a traced request gets a copy.
     if (this.tokenHeaders.token !== token) this.tokenHeaders = { token, headers: { ...this.fixedHeaders, authorization: `Bearer ${token}` } };
     return this.connection.post(path, payload, cancel, request, (status, text, res) => {
