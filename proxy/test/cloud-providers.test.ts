@@ -47,6 +47,7 @@ beforeAll(async () => {
     models:
       - { id: claude-bedrock, upstream: conf-text, price: { input: 3, output: 15, cached_input: 0.3, cache_write: 3.75 } }
       - { id: claude-profile, upstream: "${ARN}" }
+      - { id: titan-embed, upstream: "amazon.titan-embed-text-v2:0", price: { input: 0.02, output: 0 } }
       - { id: bedrock-tools, upstream: conf-tools }
       - { id: bedrock-broken, upstream: bedrock-corrupt }
       - { id: shared-busy, upstream: conf-429 }
@@ -132,6 +133,26 @@ describe('official openai SDK through the gateway to Bedrock', () => {
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('messages[0].content[0].cache_control.ttl');
     expect(bedrock.verified()).toBe(before);
+  });
+
+  it('embeds with a Titan model through signed InvokeModel requests, one per text, billed from its token counts', async () => {
+    const before = bedrock.verified();
+    const res = await openai.embeddings.create({ model: 'titan-embed', input: ['one two', 'three'], dimensions: 256 }).withResponse();
+    expect(bedrock.verified()).toBe(before + 2);
+    expect(res.data.data.map((d) => d.embedding.slice(0, 2))).toEqual([
+      [7 / 16, 14 / 16],
+      [5 / 16, 10 / 16],
+    ]);
+    expect(res.data.data[0]?.embedding).toHaveLength(256);
+    expect(res.data.usage).toEqual({ prompt_tokens: 3, total_tokens: 3 });
+    const { usage, audit } = await recordsOf(res.response.headers.get('x-request-id') as string);
+    expect(audit).toHaveLength(1);
+    expect(usage).toHaveLength(1);
+    expect(usage[0]).toMatchObject({ provider: 'aws', model: 'titan-embed', endpoint: 'embeddings', tokens: { input: 3, output: 0 } });
+    expect(usage[0]?.cost_usd).toBeCloseTo((3 * 0.02) / 1e6, 12);
+    const refused = await openai.embeddings.create({ model: 'claude-bedrock', input: 'a' }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('model');
   });
 
   it('authenticates with a Bedrock API key from the providers file, kept out of the records', async () => {

@@ -26,6 +26,15 @@ import { SCENARIOS } from '../../src/providers/conformance.case.js';
  *   bedrock-corrupt       a stream: one text piece, then a message with a broken checksum
  *   bedrock-truncated     a stream: one text piece, then half a message and the end of the body
  *   bedrock-parallel      text, then two tool calls; usage with cache reads and writes
+ *
+ * `POST /model/{modelId}/invoke` serves the embedding models in their own bodies: an Amazon Titan
+ * Text Embeddings id takes `{inputText, dimensions?: 256 | 512 | 1024, normalize?}` and answers
+ * `{embedding, inputTextTokenCount}`; a Cohere Embed id takes `{texts (1 to 96), input_type,
+ * output_dimension? (embed-v4 only), truncate?}` and answers `{id, response_type:
+ * "embeddings_floats", texts, embeddings}`. A text's vector is `(k + 1) × its length / 16` for k
+ * below the dimensions (1,024 by default), its token count its word count. Any other model, or
+ * another body, is a 400 ValidationException; `amazon.titan-embed-text-throttled` is a 429
+ * ThrottlingException.
  */
 export interface BedrockMockCredentials {
   region: string;
@@ -125,12 +134,13 @@ export async function startBedrockWireMock(creds: BedrockMockCredentials): Promi
   let verified = 0;
   const mock = await startWireMock((req, res) => {
     void (async () => {
-      const match = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec(req.path);
+      const match = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(req.path);
       if (req.method !== 'POST' || match === null) return awsError(res, 404, 'UnknownOperationException', `Unknown operation ${req.path}`);
       const problem = await signatureProblem(req, creds, signer);
       if (problem !== null) return awsError(res, 403, problem.includes('signature') ? 'InvalidSignatureException' : 'UnrecognizedClientException', problem);
       verified++;
       const model = decodeURIComponent(match[1] as string);
+      if (match[2] === 'invoke') return errorAnswer(model, res) || invokeEmbedding(model, req.body, res);
       if (!Array.isArray(req.body.messages) || req.body.model !== undefined) return awsError(res, 400, 'ValidationException', 'Malformed input request: messages required, model is not a body field.');
       if (errorAnswer(model, res)) return;
       if (match[2] === 'converse-stream') return stream(model, res);
@@ -157,6 +167,45 @@ function errorAnswer(model: string, res: ServerResponse): boolean {
     default:
       return false;
   }
+}
+
+const EMBEDDING_DIMENSIONS = 1024;
+const COHERE_INPUT_TYPES = new Set(['search_document', 'search_query', 'classification', 'clustering']);
+
+function vectorOf(text: string, dimensions: number): number[] {
+  return Array.from({ length: dimensions }, (_, k) => ((k + 1) * text.length) / 16);
+}
+
+function invokeEmbedding(model: string, body: Record<string, unknown>, res: ServerResponse): true {
+  const invalid = (message: string) => awsError(res, 400, 'ValidationException', `Malformed input request: ${message}, please reformat your input and try again.`);
+  const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
+  if (model === 'amazon.titan-embed-text-throttled') {
+    awsError(res, 429, 'ThrottlingException', 'Too many requests, please wait before trying again.', { 'retry-after': '7' });
+    return true;
+  }
+  if (/(^|[./])amazon\.titan-embed-text/.test(model)) {
+    const { inputText, dimensions, ...rest } = body;
+    delete rest.normalize;
+    if (typeof inputText !== 'string' || inputText === '') invalid('#: required key [inputText] not found');
+    else if (dimensions !== undefined && dimensions !== 256 && dimensions !== 512 && dimensions !== 1024) invalid(`#/dimensions: ${String(dimensions)} is not a valid enum value`);
+    else if (Object.keys(rest).length > 0) invalid(`#: extraneous key [${Object.keys(rest)[0]}] is not permitted`);
+    else sendJson(res, 200, { embedding: vectorOf(inputText, (dimensions as number | undefined) ?? EMBEDDING_DIMENSIONS), embeddingsByType: {}, inputTextTokenCount: words(inputText) });
+    return true;
+  }
+  if (/(^|[./])cohere\.embed/.test(model)) {
+    const { texts, input_type: inputType, output_dimension: dimensions, truncate: _truncate, ...rest } = body;
+    if (!Array.isArray(texts) || texts.length === 0 || texts.length > 96 || texts.some((t) => typeof t !== 'string')) invalid('#/texts: expected 1 to 96 strings');
+    else if (typeof inputType !== 'string' || !COHERE_INPUT_TYPES.has(inputType)) invalid('#: required key [input_type] not found');
+    else if (dimensions !== undefined && !model.includes('embed-v4')) invalid('#: extraneous key [output_dimension] is not permitted');
+    else if (Object.keys(rest).length > 0) invalid(`#: extraneous key [${Object.keys(rest)[0]}] is not permitted`);
+    else {
+      const size = typeof dimensions === 'number' ? dimensions : EMBEDDING_DIMENSIONS;
+      sendJson(res, 200, { id: 'mock-embed-1', response_type: 'embeddings_floats', texts, embeddings: (texts as string[]).map((t) => vectorOf(t, size)) });
+    }
+    return true;
+  }
+  invalid(`the model ${model} does not take an embeddings body`);
+  return true;
 }
 
 function converse(content: unknown[], stopReason: string, u: Record<string, number> = usage) {

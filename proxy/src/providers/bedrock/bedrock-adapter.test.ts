@@ -1,7 +1,10 @@
 import { GatewayError, type ProviderConfig } from '@gateway/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cancel } from '../cancel.js';
+import { floatsToBase64 } from '../embeddings-answer.js';
+import { embeddingsRequest, parseAnswer } from '../embeddings-request.case.js';
 import { chatRequest, PROVIDER_KEY, runAdapterConformance, SCENARIOS, TOOL } from '../conformance.case.js';
+import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
 import { createAdapter, PROVIDER_TYPES } from '../registry.js';
 import { BedrockAdapter } from './bedrock-adapter.js';
 import { startBedrockWireMock, type BedrockWireMock } from '../../../test/wire-mocks/bedrock-wire-mock.js';
@@ -237,5 +240,55 @@ describe('bedrock request', () => {
     await adapter().complete(chatRequest('gw-model', { tools: [TOOL], tool_choice: 'none' }, 'conf-text'), new Cancel());
     expect((mock.lastRequest()?.body as { toolConfig?: unknown }).toolConfig).toBeUndefined();
     expect(SCENARIOS.text).toBe('conf-text');
+  });
+});
+
+describe('bedrock adapter: embeddings through InvokeModel', () => {
+  const embed = (upstream: string, body: Record<string, unknown>, make = adapter) => make().embed(embeddingsRequest('gw-embed', body, upstream), new Cancel());
+  const vector = (text: string, dimensions: number) => Array.from({ length: dimensions }, (_, k) => ((k + 1) * text.length) / 16);
+
+  it('sends a Titan model one signed request per text, vectors in input order, token counts summed', async () => {
+    const before = mock.verified();
+    const texts = ['a', 'two words', 'three words here', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
+    const result = await embed('amazon.titan-embed-text-v2:0', { input: texts, dimensions: 256, user: 'u-1' });
+    expect(mock.verified()).toBe(before + texts.length);
+    expect(mock.lastRequest()?.path).toBe('/model/amazon.titan-embed-text-v2%3A0/invoke');
+    expect(mock.lastRequest()?.body).toEqual({ inputText: expect.any(String), dimensions: 256 });
+    const answer = parseAnswer(result.body);
+    expect(answer.data.map((d) => d.embedding)).toEqual(texts.map((t) => vector(t, 256)));
+    expect(answer.data.map((d) => d.index)).toEqual(texts.map((_, i) => i));
+    expect(result.usage.input).toBe(1 + 2 + 3 + 7);
+    expect(answer.usage).toEqual({ prompt_tokens: 13, total_tokens: 13 });
+  });
+
+  it('sends a Cohere model up to 96 texts a request, input_type search_document, billed at the estimate', async () => {
+    const before = mock.verified();
+    const texts = Array.from({ length: 100 }, (_, i) => `text number ${i}`);
+    const result = await embed('cohere.embed-english-v3', { input: texts });
+    expect(mock.verified()).toBe(before + 2);
+    expect(mock.lastRequest()?.body).toEqual({ texts: texts.slice(96), input_type: 'search_document' });
+    const answer = parseAnswer(result.body);
+    expect(answer.data).toHaveLength(100);
+    expect(answer.data[99]?.embedding).toEqual(vector(texts[99] as string, 1024));
+    expect(result.usage.input).toBe(estimateEmbeddingsTokens(texts));
+    await embed('us.cohere.embed-v4:0', { input: 'short', dimensions: 256 }, keyed);
+    expect(mock.lastRequest()?.body).toEqual({ texts: ['short'], input_type: 'search_document', output_dimension: 256 });
+  });
+
+  it('encodes the floats as base64 when asked', async () => {
+    const answer = parseAnswer((await embed('amazon.titan-embed-text-v2:0', { input: 'abcd', dimensions: 256, encoding_format: 'base64' })).body);
+    expect(answer.data[0]?.embedding).toBe(floatsToBase64(vector('abcd', 256)));
+  });
+
+  it('refuses token ids and a model that is no embedding model before anything is sent', async () => {
+    const before = mock.requests();
+    expect(await failure(embed('amazon.titan-embed-text-v2:0', { input: [1, 2] }))).toMatchObject({ code: 'INVALID_REQUEST', param: 'input' });
+    expect(await failure(embed('anthropic.claude-sonnet-4-5', { input: 'a' }))).toMatchObject({ code: 'INVALID_REQUEST', param: 'model' });
+    expect(mock.requests()).toBe(before);
+  });
+
+  it("passes Bedrock's refusal of a body on, and maps its throttling as for Converse", async () => {
+    expect(await failure(embed('amazon.titan-embed-text-v2:0', { input: 'a', dimensions: 7 }))).toMatchObject({ code: 'INVALID_REQUEST', retryable: false });
+    expect(await failure(embed('amazon.titan-embed-text-throttled', { input: ['a', 'b'] }))).toMatchObject({ code: 'RATE_LIMITED', retryable: true, retryAfter: 7 });
   });
 });

@@ -1,12 +1,13 @@
 import { getChunkedStream, EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
-import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamResult } from '../adapter.js';
+import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { ProviderConnection } from '../provider-connection.js';
 import { newStreamMeta } from '../stream-inspector.js';
 import { transportError } from '../upstream-error.js';
 import type { UpstreamResponse } from '../upstream-request.js';
+import { bedrockEmbed } from './bedrock-embeddings.js';
 import { bedrockStatusError } from './bedrock-errors.js';
 import { toBedrockRequest } from './bedrock-request.js';
 import { toChatCompletion } from './bedrock-response.js';
@@ -20,7 +21,8 @@ import type { BedrockResponse } from './bedrock-wire.js';
  * decoded by the Smithy event-stream codec). Each request carries either a SigV4 signature made
  * from the access key pair (bedrock-signer.ts) or a Bedrock API key as a bearer token (the same
  * header on every request, nothing computed). The model id may be a foundation model id or an
- * inference profile's id or ARN: it is URL-encoded into the path.
+ * inference profile's id or ARN: it is URL-encoded into the path. Embeddings go through
+ * InvokeModel (`/invoke`) in the embedding model family's own body (bedrock-embeddings.ts).
  */
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
@@ -117,15 +119,28 @@ export class BedrockAdapter implements ProviderAdapter {
     else throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} ended the stream before it was complete.`);
   }
 
+  /** Amazon Titan and Cohere embedding models through InvokeModel; any other model is refused 400. */
+  embed(request: EmbeddingsRequest, cancel: Cancel): Promise<EmbeddingsResult> {
+    const path = `${this.modelPath(request.upstreamModel)}/invoke`;
+    return bedrockEmbed(this.name, request, cancel, (payload, c, traced) => this.post(path, payload, c, traced));
+  }
+
   private send(request: ChatRequest, operation: 'converse' | 'converse-stream', cancel: Cancel): Promise<UpstreamResponse> {
     const payload = Buffer.from(JSON.stringify(toBedrockRequest(request.body)));
-    const path = `${this.paths.get(request.upstreamModel) ?? this.prefix + encodeURIComponent(request.upstreamModel)}/${operation}`;
+    return this.post(`${this.modelPath(request.upstreamModel)}/${operation}`, payload, cancel, request);
+  }
+
+  private modelPath(upstream: string): string {
+    return this.paths.get(upstream) ?? this.prefix + encodeURIComponent(upstream);
+  }
+
+  private post(path: string, payload: Buffer, cancel: Cancel, traced: { traceHeaders?: Record<string, string> }): Promise<UpstreamResponse> {
     // An API key's headers are one object for every request; a traced request gets a copy.
     return this.connection.post(
       path,
       payload,
       cancel,
-      request,
+      traced,
       (status, text, res) => bedrockStatusError(this.name, status, text, res.header('x-amzn-errortype'), res.header('retry-after')),
       this.authorize(path, payload),
     );

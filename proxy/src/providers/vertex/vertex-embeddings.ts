@@ -1,5 +1,6 @@
 import { Errors } from '@gateway/shared';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../adapter.js';
+import { boundedAll } from '../bounded-all.js';
 import type { Cancel } from '../cancel.js';
 import { embeddingInputs, embeddingsAnswer, encodingOf, isVector } from '../embeddings-answer.js';
 import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
@@ -12,14 +13,16 @@ import type { UpstreamResponse } from '../upstream-request.js';
  * back: each input text is one instance `{content}`, `dimensions` is
  * `parameters.outputDimensionality`, and the answer's `predictions[i].embeddings.values` are the
  * vectors. Vertex takes at most 250 instances a request, and Google's Gemini embedding models
- * (`gemini-embedding-*`) one: a longer input is sent as several requests at once, their vectors
- * put back in order. The prompt tokens are the sum of `statistics.token_count`, or the gateway's
+ * (`gemini-embedding-*`) one: a longer input is sent as several requests, eight at a time, their
+ * vectors put back in order. The prompt tokens are the sum of `statistics.token_count`, or the gateway's
  * estimate when a prediction has none. Vertex embeds text: token ids are refused (400, `input`);
  * `user` has no field there and is not sent; `encoding_format` is applied by the gateway.
  */
 export type EmbedSend = (path: string, payload: Buffer, cancel: Cancel, request: EmbeddingsRequest) => Promise<UpstreamResponse>;
 
 const MAX_INSTANCES = 250;
+/** Requests of one client request in flight at once. */
+const FAN_OUT = 8;
 const ONE_INSTANCE = /^gemini-embedding/;
 
 export interface VertexPredictRequest {
@@ -45,7 +48,7 @@ export function toVertexPredictions(request: EmbeddingsRequest, model: string): 
 
 export async function vertexEmbed(provider: string, modelPath: string, model: string, request: EmbeddingsRequest, cancel: Cancel, send: EmbedSend): Promise<EmbeddingsResult> {
   const calls = toVertexPredictions(request, model);
-  const answers = await Promise.all(calls.map((call) => predict(provider, `${modelPath}:predict`, call, request, cancel, send)));
+  const answers = await boundedAll(calls.length, FAN_OUT, (i) => predict(provider, `${modelPath}:predict`, calls[i] as VertexPredictRequest, request, cancel, send));
   const vectors: (number[] | string)[] = [];
   let counted = 0;
   let uncounted = false;
