@@ -7,7 +7,9 @@ import { invalid, isObject, present } from './request-fields.js';
  * non-enumerable `cache_control`: an adapter reads it as it reads one a chat client wrote, while
  * JSON.stringify, spreads and key walks never see it, so a provider that takes the internal
  * request as JSON (every OpenAI-typed one) is not sent a field its client never wrote in that
- * shape. Only what Anthropic's API takes is carried; anything else is refused here, naming it in
+ * shape. (A step that rebuilt a message with a spread would drop it: the prompt would then go
+ * uncached, never malformed; the steps that change a message, such as masking, change it in
+ * place.) Only what Anthropic's API takes is carried; anything else is refused here, naming it in
  * the client's own terms, rather than dropped (the client would pay the full price unknowing).
  */
 export interface CacheControl {
