@@ -48,6 +48,7 @@ beforeAll(async () => {
       - { id: claude-bedrock, upstream: conf-text, price: { input: 3, output: 15, cached_input: 0.3, cache_write: 3.75 } }
       - { id: claude-profile, upstream: "${ARN}" }
       - { id: titan-embed, upstream: "amazon.titan-embed-text-v2:0", price: { input: 0.02, output: 0 } }
+      - { id: shared-embed, upstream: amazon.titan-embed-text-throttled }
       - { id: bedrock-tools, upstream: conf-tools }
       - { id: bedrock-broken, upstream: bedrock-corrupt }
       - { id: shared-busy, upstream: conf-429 }
@@ -71,6 +72,7 @@ beforeAll(async () => {
       - { id: claude-vertex, upstream: claude-sonnet-4-5 }
       - { id: claude-vertex-tools, upstream: publishers/anthropic/models/conf-tools }
       - { id: vertex-embed, upstream: text-embedding-005, price: { input: 0.025, output: 0 } }
+      - { id: shared-embed, upstream: text-embedding-005 }
       - { id: shared-busy, upstream: conf-text }
       - { id: shared-down, upstream: conf-text }
       - { id: shared-throttled-stream, upstream: conf-text }
@@ -301,6 +303,16 @@ describe('failover across cloud providers', () => {
       expect(usage[0]).toMatchObject({ provider: 'gcp' });
     });
   }
+
+  it('serves embeddings from Vertex when Bedrock throttles them', async () => {
+    const res = await openai.embeddings.create({ model: 'shared-embed', input: ['one', 'two'] }).withResponse();
+    expect(res.data.data).toHaveLength(2);
+    const { audit, usage } = await recordsOf(res.response.headers.get('x-request-id') as string);
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ outcome: 'success', provider: 'gcp', attempts: 2, providers: ['aws', 'gcp'], endpoint: 'embeddings' });
+    expect(usage).toHaveLength(1);
+    expect(usage[0]).toMatchObject({ provider: 'gcp', endpoint: 'embeddings', tokens: { input: 2 } });
+  });
 
   it('fails a stream over when Bedrock throttles it before the first chunk', async () => {
     const stream = await openai.chat.completions.create({ model: 'shared-throttled-stream', messages: [{ role: 'user', content: 'hi' }], stream: true });
