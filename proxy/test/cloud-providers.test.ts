@@ -237,6 +237,9 @@ describe('official SDKs through the gateway to Vertex AI', () => {
     const { usage } = await recordsOf(res.response.headers.get('x-request-id') as string);
     expect(usage[0]).toMatchObject({ provider: 'gcp', model: 'vertex-embed', endpoint: 'embeddings', tokens: { input: 3, output: 0 } });
     expect(usage[0]?.cost_usd).toBeCloseTo((3 * 0.025) / 1e6, 12);
+    // input_type, outside OpenAI's API, is what the texts are for: Vertex's task_type.
+    await openai.embeddings.create({ model: 'vertex-embed', input: 'what is a gateway?', input_type: 'search_query' } as OpenAI.EmbeddingCreateParams);
+    expect(vertex.lastRequest()?.body).toEqual({ instances: [{ content: 'what is a gateway?', task_type: 'RETRIEVAL_QUERY' }] });
   });
 
   it('anthropic SDK: /v1/messages to a Claude model on Vertex is answered natively, whole and streamed', async () => {

@@ -111,12 +111,17 @@ function errorAnswer(model: string, res: ServerResponse): boolean {
 
 export const GEMINI_WIRE_DIMENSIONS = 768;
 
+const TASK_TYPES = new Set(['RETRIEVAL_QUERY', 'RETRIEVAL_DOCUMENT', 'SEMANTIC_SIMILARITY', 'CLASSIFICATION', 'CLUSTERING', 'QUESTION_ANSWERING', 'FACT_VERIFICATION', 'CODE_RETRIEVAL_QUERY']);
+
 function batchEmbed(model: string, body: Record<string, unknown>, res: ServerResponse): void {
   const requests = body.requests;
   if (!Array.isArray(requests) || requests.length === 0) return sendJson(res, 400, googleError(400, 'INVALID_ARGUMENT', '* BatchEmbedContentsRequest.requests: must not be empty'));
   const embeddings: { values: number[] }[] = [];
   for (let i = 0; i < requests.length; i++) {
-    const request = requests[i] as { model?: unknown; content?: { parts?: { text?: unknown }[] }; outputDimensionality?: unknown };
+    const request = requests[i] as { model?: unknown; content?: { parts?: { text?: unknown }[] }; outputDimensionality?: unknown; taskType?: unknown };
+    if (request.taskType !== undefined && !TASK_TYPES.has(String(request.taskType))) {
+      return sendJson(res, 400, googleError(400, 'INVALID_ARGUMENT', `Invalid value at 'requests[${i}].task_type' (type.googleapis.com/google.ai.generativelanguage.v1beta.TaskType), "${String(request.taskType)}"`));
+    }
     if (request.model !== `models/${model}`) {
       return sendJson(res, 400, googleError(400, 'INVALID_ARGUMENT', `* BatchEmbedContentsRequest.requests[${i}].model: model is not the same as the batch model models/${model}`));
     }

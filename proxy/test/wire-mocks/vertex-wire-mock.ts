@@ -22,7 +22,7 @@ import { startGeminiWireMock } from './gemini-wire-mock.js';
  *   the body, `anthropic_version: vertex-2023-10-16` in it;
  * - `…/publishers/google/models/{model}:predict` as the text embeddings API: `{instances:
  *   [{content}], parameters?: {outputDimensionality}}`, at most 250 instances (one for
- *   `gemini-embedding-*` models), answered `{predictions: [{embeddings: {values, statistics:
+ *   `gemini-embedding-*` models, an instance's `task_type` one of Google's), answered `{predictions: [{embeddings: {values, statistics:
  *   {token_count, truncated}}}]}`; instance i's vector is `(i + 1) × (k + 1) / 16` for k below
  *   the dimensions (VERTEX_EMBEDDING_DIMENSIONS by default) and its token count its word count.
  *   A model named `predict-429` answers 429 RESOURCE_EXHAUSTED.
@@ -143,6 +143,8 @@ export async function startVertexWireMock(dir: string, options: { location: stri
   };
 }
 
+const TASK_TYPES = new Set(['RETRIEVAL_QUERY', 'RETRIEVAL_DOCUMENT', 'SEMANTIC_SIMILARITY', 'CLASSIFICATION', 'CLUSTERING', 'QUESTION_ANSWERING', 'FACT_VERIFICATION', 'CODE_RETRIEVAL_QUERY']);
+
 /** The text embeddings API's `predict`, checked as Vertex checks it. */
 function embeddings(model: string, body: Record<string, unknown>, res: ServerResponse): void {
   if (model === 'predict-429') return googleError(res, 429, 'RESOURCE_EXHAUSTED', 'Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model.');
@@ -151,8 +153,9 @@ function embeddings(model: string, body: Record<string, unknown>, res: ServerRes
   const limit = model.startsWith('gemini-embedding') ? 1 : 250;
   if (instances.length > limit) return googleError(res, 400, 'INVALID_ARGUMENT', `Unable to submit request because the model supports up to ${limit} instances per request, and this request has ${instances.length}.`);
   const texts: string[] = [];
-  for (const instance of instances as { content?: unknown }[]) {
+  for (const instance of instances as { content?: unknown; task_type?: unknown }[]) {
     if (typeof instance?.content !== 'string') return googleError(res, 400, 'INVALID_ARGUMENT', 'Each instance needs a string content.');
+    if (instance.task_type !== undefined && !TASK_TYPES.has(String(instance.task_type))) return googleError(res, 400, 'INVALID_ARGUMENT', `Unsupported task_type ${String(instance.task_type)}.`);
     texts.push(instance.content);
   }
   const parameters = (body.parameters ?? {}) as { outputDimensionality?: unknown };

@@ -275,6 +275,14 @@ describe('bedrock adapter: embeddings through InvokeModel', () => {
     expect(mock.lastRequest()?.body).toEqual({ texts: ['short'], input_type: 'search_document', output_dimension: 256 });
   });
 
+  it('sends a Cohere model the client\'s input_type, and a Titan model none', async () => {
+    await embed('cohere.embed-multilingual-v3', { input: ['where is it?'], input_type: 'search_query' });
+    expect(mock.lastRequest()?.body).toEqual({ texts: ['where is it?'], input_type: 'search_query' });
+    await embed('amazon.titan-embed-text-v2:0', { input: 'where is it?', input_type: 'search_query' });
+    expect(mock.lastRequest()?.body).toEqual({ inputText: 'where is it?' });
+    expect(await failure(embed('cohere.embed-english-v3', { input: 'a', input_type: 'search' }))).toMatchObject({ code: 'INVALID_REQUEST', param: 'input_type' });
+  });
+
   it('encodes the floats as base64 when asked', async () => {
     const answer = parseAnswer((await embed('amazon.titan-embed-text-v2:0', { input: 'abcd', dimensions: 256, encoding_format: 'base64' })).body);
     expect(answer.data[0]?.embedding).toBe(floatsToBase64(vector('abcd', 256)));

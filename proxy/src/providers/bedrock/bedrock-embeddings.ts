@@ -3,6 +3,7 @@ import type { EmbeddingsRequest, EmbeddingsResult } from '../adapter.js';
 import { boundedAll } from '../bounded-all.js';
 import type { Cancel } from '../cancel.js';
 import { embeddingInputs, embeddingsAnswer, encodingOf, isVector } from '../embeddings-answer.js';
+import { inputTypeOf } from '../embeddings-input-type.js';
 import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
 import { toCount } from '../stream-inspector.js';
 import { transportError } from '../upstream-error.js';
@@ -16,8 +17,8 @@ import type { UpstreamResponse } from '../upstream-request.js';
  *   `{inputText, dimensions?}` answered `{embedding, inputTextTokenCount}`; a list of inputs is
  *   sent as one request per text, eight at a time, the vectors put back in order and the token
  *   counts summed.
- * - Cohere Embed (`cohere.embed-*`): up to 96 texts a request, `{texts, input_type:
- *   "search_document", output_dimension?}` answered `{embeddings: [[…]]}` (or, by type,
+ * - Cohere Embed (`cohere.embed-*`): up to 96 texts a request, `{texts, input_type,
+ *   output_dimension?}`, `input_type` the client's (embeddings-input-type.ts) or `search_document`, answered `{embeddings: [[…]]}` (or, by type,
  *   `{embeddings: {float: [[…]]}}`); Cohere reports no token count, so the input is billed at the
  *   gateway's estimate.
  *
@@ -44,11 +45,12 @@ export function toInvokeBodies(request: EmbeddingsRequest, family: Family): Reco
   if (inputs.kind !== 'text') throw Errors.invalidField('input', 'Bedrock embedding models embed text only: `input` must be a string or an array of strings, not token ids.');
   const dimensions = request.body.dimensions;
   const sized = typeof dimensions === 'number';
+  const inputType = inputTypeOf(request.body) ?? 'search_document';
   if (family === 'titan') return inputs.texts.map((inputText) => (sized ? { inputText, dimensions } : { inputText }));
   const out: Record<string, unknown>[] = [];
   for (let i = 0; i < inputs.texts.length; i += COHERE_MAX_TEXTS) {
     const texts = inputs.texts.slice(i, i + COHERE_MAX_TEXTS);
-    out.push(sized ? { texts, input_type: 'search_document', output_dimension: dimensions } : { texts, input_type: 'search_document' });
+    out.push(sized ? { texts, input_type: inputType, output_dimension: dimensions } : { texts, input_type: inputType });
   }
   return out;
 }

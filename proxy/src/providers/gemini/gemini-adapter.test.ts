@@ -233,6 +233,12 @@ describe('gemini adapter: embeddings', () => {
     expect(parseAnswer(result.body).data[0]?.embedding).toHaveLength(GEMINI_WIRE_DIMENSIONS);
   });
 
+  it('sends input_type as each request\'s taskType', async () => {
+    await embed('gemini-embedding-001', { input: ['what is a gateway?'], input_type: 'search_query' });
+    expect(mock.lastRequest()?.body).toEqual({ requests: [{ model: 'models/gemini-embedding-001', content: { parts: [{ text: 'what is a gateway?' }] }, taskType: 'RETRIEVAL_QUERY' }] });
+    expect(await failure(embed('gemini-embedding-001', { input: 'a', input_type: 'RETRIEVAL_QUERY' }))).toMatchObject({ code: 'INVALID_REQUEST', param: 'input_type' });
+  });
+
   it('encodes the floats as base64 float32 when the client asks for base64', async () => {
     const answer = parseAnswer((await embed('gemini-embedding-001', { input: ['a'], dimensions: 4, encoding_format: 'base64' })).body);
     expect(answer.data[0]?.embedding).toBe(floatsToBase64([1 / 16, 2 / 16, 3 / 16, 4 / 16]));

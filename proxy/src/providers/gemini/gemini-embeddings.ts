@@ -1,20 +1,21 @@
 import { Errors } from '@gateway/shared';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../adapter.js';
 import { embeddingInputs, embeddingsAnswer, encodingOf, isVector } from '../embeddings-answer.js';
+import { GOOGLE_TASK_TYPES, inputTypeOf } from '../embeddings-input-type.js';
 import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
 import { toCount } from '../stream-inspector.js';
 
 /**
  * OpenAI's embeddings request as Gemini's `models/{model}:batchEmbedContents` and back. Each input
  * text is one request `{model: "models/{model}", content: {parts: [{text}]}}`, with
- * `outputDimensionality` from `dimensions`. Gemini takes text only: token ids are refused (400,
+ * `outputDimensionality` from `dimensions` and `taskType` from `input_type` (embeddings-input-type.ts). Gemini takes text only: token ids are refused (400,
  * `input`). `user` has no Gemini field and is not sent; `encoding_format` is applied by the
  * gateway (Gemini answers floats). The answer, `{embeddings: [{values}]}`, carries no token count
  * on most versions of the API: the input is then billed at the gateway's estimate
  * (policy/embeddings-estimate.ts), and at `usageMetadata.promptTokenCount` when it is there.
  */
 export interface GeminiBatchEmbedRequest {
-  requests: { model: string; content: { parts: { text: string }[] }; outputDimensionality?: number }[];
+  requests: { model: string; content: { parts: { text: string }[] }; outputDimensionality?: number; taskType?: string }[];
 }
 
 interface GeminiBatchEmbedResponse {
@@ -26,10 +27,10 @@ export function toGeminiEmbeddings(request: EmbeddingsRequest, model: string): G
   const inputs = embeddingInputs(request.body.input);
   if (inputs.kind !== 'text') throw Errors.invalidField('input', 'Gemini embeds text only: `input` must be a string or an array of strings, not token ids.');
   const dimensions = request.body.dimensions;
+  const inputType = inputTypeOf(request.body);
+  const extra = { ...(typeof dimensions === 'number' ? { outputDimensionality: dimensions } : {}), ...(inputType === null ? {} : { taskType: GOOGLE_TASK_TYPES[inputType] }) };
   const name = `models/${model}`;
-  return {
-    requests: inputs.texts.map((text) => ({ model: name, content: { parts: [{ text }] }, ...(typeof dimensions === 'number' ? { outputDimensionality: dimensions } : {}) })),
-  };
+  return { requests: inputs.texts.map((text) => ({ model: name, content: { parts: [{ text }] }, ...extra })) };
 }
 
 export function fromGeminiEmbeddings(provider: string, body: Buffer, request: EmbeddingsRequest, expected: number): EmbeddingsResult {

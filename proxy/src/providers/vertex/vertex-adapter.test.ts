@@ -224,6 +224,16 @@ describe('vertex adapter: embeddings', () => {
     expect(many.data.map((d) => d.index)).toEqual(texts.map((_, i) => i));
   });
 
+  it('sends input_type as each instance\'s task_type, and refuses one it does not know', async () => {
+    await embed('text-embedding-005', { input: ['what is a gateway?', 'second'], input_type: 'search_query' });
+    expect(mock.lastRequest()?.body).toEqual({ instances: [{ content: 'what is a gateway?', task_type: 'RETRIEVAL_QUERY' }, { content: 'second', task_type: 'RETRIEVAL_QUERY' }] });
+    await embed('text-embedding-005', { input: 'a document', input_type: 'search_document' });
+    expect(mock.lastRequest()?.body).toEqual({ instances: [{ content: 'a document', task_type: 'RETRIEVAL_DOCUMENT' }] });
+    const before = mock.requests();
+    expect(await failure(embed('text-embedding-005', { input: 'a', input_type: 'query' }))).toMatchObject({ code: 'INVALID_REQUEST', param: 'input_type' });
+    expect(mock.requests()).toBe(before);
+  });
+
   it('encodes the floats as base64 float32 when the client asks for base64', async () => {
     const answer = parseAnswer((await embed('text-embedding-005', { input: 'a', dimensions: 4, encoding_format: 'base64' })).body);
     expect(answer.data[0]?.embedding).toBe(floatsToBase64(vector(0, 4)));

@@ -3,6 +3,7 @@ import type { EmbeddingsRequest, EmbeddingsResult } from '../adapter.js';
 import { boundedAll } from '../bounded-all.js';
 import type { Cancel } from '../cancel.js';
 import { embeddingInputs, embeddingsAnswer, encodingOf, isVector } from '../embeddings-answer.js';
+import { GOOGLE_TASK_TYPES, inputTypeOf } from '../embeddings-input-type.js';
 import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
 import { toCount } from '../stream-inspector.js';
 import { transportError } from '../upstream-error.js';
@@ -15,7 +16,8 @@ import type { UpstreamResponse } from '../upstream-request.js';
  * vectors. Vertex takes at most 250 instances a request, and Google's Gemini embedding models
  * (`gemini-embedding-*`) one: a longer input is sent as several requests, eight at a time, their
  * vectors put back in order. The prompt tokens are the sum of `statistics.token_count`, or the gateway's
- * estimate when a prediction has none. Vertex embeds text: token ids are refused (400, `input`);
+ * estimate when a prediction has none. `input_type` (embeddings-input-type.ts) is each instance's
+ * `task_type`. Vertex embeds text: token ids are refused (400, `input`);
  * `user` has no field there and is not sent; `encoding_format` is applied by the gateway.
  */
 export type EmbedSend = (path: string, payload: Buffer, cancel: Cancel, request: EmbeddingsRequest) => Promise<UpstreamResponse>;
@@ -26,7 +28,7 @@ const FAN_OUT = 8;
 const ONE_INSTANCE = /^gemini-embedding/;
 
 export interface VertexPredictRequest {
-  instances: { content: string }[];
+  instances: { content: string; task_type?: string }[];
   parameters?: { outputDimensionality: number };
 }
 
@@ -40,9 +42,13 @@ export function toVertexPredictions(request: EmbeddingsRequest, model: string): 
   if (inputs.kind !== 'text') throw Errors.invalidField('input', 'Vertex AI embeds text only: `input` must be a string or an array of strings, not token ids.');
   const dimensions = request.body.dimensions;
   const parameters = typeof dimensions === 'number' ? { parameters: { outputDimensionality: dimensions } } : {};
+  const inputType = inputTypeOf(request.body);
+  const task = inputType === null ? null : GOOGLE_TASK_TYPES[inputType];
   const size = ONE_INSTANCE.test(model) ? 1 : MAX_INSTANCES;
   const out: VertexPredictRequest[] = [];
-  for (let i = 0; i < inputs.texts.length; i += size) out.push({ instances: inputs.texts.slice(i, i + size).map((content) => ({ content })), ...parameters });
+  for (let i = 0; i < inputs.texts.length; i += size) {
+    out.push({ instances: inputs.texts.slice(i, i + size).map((content) => (task === null ? { content } : { content, task_type: task })), ...parameters });
+  }
   return out;
 }
 
