@@ -19,6 +19,7 @@ export class Flight {
 
 /** An entry held in this proxy's memory, until its TTL (as the project's setting gave it) ends. */
 interface LocalEntry {
+  name: string;
   entry: CacheEntry;
   expiresAt: number;
   bytes: number;
@@ -39,6 +40,14 @@ export class ResponseCache {
    */
   private readonly local = new Map<string, LocalEntry>();
   private localBytes = 0;
+  /**
+   * The held entries in the order they came, oldest from `head`: making room walks this, not the
+   * Map, whose iteration from the front passes every slot a deletion left until V8 rebuilds the
+   * table (auth/bounded-map.ts tells the cost). An entry dropped otherwise (expired, replaced,
+   * purged) stays here until walked past or compacted away.
+   */
+  private order: LocalEntry[] = [];
+  private head = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -68,12 +77,28 @@ export class ResponseCache {
     if (bytes > this.localMaxBytes) return;
     const old = this.local.get(name);
     if (old !== undefined) this.drop(name, old);
-    for (const [oldest, held] of this.local) {
-      if (this.localBytes + bytes <= this.localMaxBytes) break;
-      this.drop(oldest, held);
+    while (this.localBytes + bytes > this.localMaxBytes && this.head < this.order.length) {
+      const oldest = this.order[this.head++] as LocalEntry;
+      if (this.local.get(oldest.name) === oldest) this.drop(oldest.name, oldest);
     }
-    this.local.set(name, { entry, expiresAt, bytes });
+    const held: LocalEntry = { name, entry, expiresAt, bytes };
+    this.local.set(name, held);
     this.localBytes += bytes;
+    this.order.push(held);
+    // Amortised O(1): rebuilt when more than half of it is walked past or no longer held.
+    const queued = this.order.length - this.head;
+    if (queued > 2 * this.local.size + 64) {
+      this.order = this.order.slice(this.head).filter((h) => this.local.get(h.name) === h);
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.order.length) {
+      this.order = this.order.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** Entries held in this proxy's memory, and their bytes as counted against CACHE_LOCAL_BYTES. */
+  get held(): { entries: number; bytes: number } {
+    return { entries: this.local.size, bytes: this.localBytes };
   }
 
   /** The project changed or was purged: this proxy's copies of its entries go (rare; a scan of the held entries). */
