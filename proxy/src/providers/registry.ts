@@ -8,6 +8,9 @@ import { mockFactory } from './mock/mock-adapter.js';
 import { openAiFactory } from './openai/openai-adapter.js';
 import { vertexFactory } from './vertex/vertex-adapter.js';
 
+/** What drives an adapter from outside the proxy too (`@gateway/proxy/providers`: the bench's adapters-alone figure). */
+export { Cancel } from './cancel.js';
+
 /** Every wire protocol the proxy speaks. A new provider is a folder and one line here. */
 const FACTORIES: readonly AdapterFactory[] = [openAiFactory, anthropicFactory, azureFactory, geminiFactory, bedrockFactory, vertexFactory, mockFactory];
 
