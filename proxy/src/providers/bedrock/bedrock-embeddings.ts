@@ -1,6 +1,6 @@
 import { Errors } from '@gateway/shared';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../adapter.js';
-import { boundedAll } from '../bounded-all.js';
+import { boundedCalls } from '../bounded-all.js';
 import type { Cancel } from '../cancel.js';
 import { embeddingInputs, embeddingsAnswer, encodingOf, isVector } from '../embeddings-answer.js';
 import { inputTypeOf } from '../embeddings-input-type.js';
@@ -61,7 +61,7 @@ export async function bedrockEmbed(provider: string, request: EmbeddingsRequest,
     throw Errors.invalidField('model', `The model \`${request.model}\` is not an embedding model this gateway can call on Bedrock (Amazon Titan Text Embeddings and Cohere Embed are).`);
   }
   const bodies = toInvokeBodies(request, family);
-  const answers = await boundedAll(bodies.length, FAN_OUT, (i) => invoke(provider, bodies[i] as Record<string, unknown>, request, cancel, send));
+  const answers = await boundedCalls(cancel, bodies.length, FAN_OUT, (i, own) => invoke(provider, bodies[i] as Record<string, unknown>, request, own, send));
   const vectors: (number[] | string)[] = [];
   let counted = 0;
   let uncounted = family === 'cohere';

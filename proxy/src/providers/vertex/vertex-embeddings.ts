@@ -1,6 +1,6 @@
 import { Errors } from '@gateway/shared';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../adapter.js';
-import { boundedAll } from '../bounded-all.js';
+import { boundedCalls } from '../bounded-all.js';
 import type { Cancel } from '../cancel.js';
 import { embeddingInputs, embeddingsAnswer, encodingOf, isVector } from '../embeddings-answer.js';
 import { GOOGLE_TASK_TYPES, inputTypeOf } from '../embeddings-input-type.js';
@@ -54,7 +54,7 @@ export function toVertexPredictions(request: EmbeddingsRequest, model: string): 
 
 export async function vertexEmbed(provider: string, modelPath: string, model: string, request: EmbeddingsRequest, cancel: Cancel, send: EmbedSend): Promise<EmbeddingsResult> {
   const calls = toVertexPredictions(request, model);
-  const answers = await boundedAll(calls.length, FAN_OUT, (i) => predict(provider, `${modelPath}:predict`, calls[i] as VertexPredictRequest, request, cancel, send));
+  const answers = await boundedCalls(cancel, calls.length, FAN_OUT, (i, own) => predict(provider, `${modelPath}:predict`, calls[i] as VertexPredictRequest, request, own, send));
   const vectors: (number[] | string)[] = [];
   let counted = 0;
   let uncounted = false;
