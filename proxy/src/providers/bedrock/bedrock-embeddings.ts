@@ -18,9 +18,9 @@ import type { UpstreamResponse } from '../upstream-request.js';
  *   sent as one request per text, eight at a time, the vectors put back in order and the token
  *   counts summed.
  * - Cohere Embed (`cohere.embed-*`): up to 96 texts a request, `{texts, input_type,
- *   output_dimension?}`, `input_type` the client's (embeddings-input-type.ts) or `search_document`, answered `{embeddings: [[…]]}` (or, by type,
- *   `{embeddings: {float: [[…]]}}`); Cohere reports no token count, so the input is billed at the
- *   gateway's estimate.
+ *   output_dimension?}` (`input_type` the client's, embeddings-input-type.ts, or
+ *   `search_document`), answered `{embeddings: [[…]]}` (or, by type, `{embeddings: {float:
+ *   [[…]]}}`); Cohere reports no token count, so the input is billed at the gateway's estimate.
  *
  * The family is read from the model id, which may carry a cross-region prefix (`us.`) or be an
  * ARN. Any other model, and token ids, are refused 400 before anything is sent.

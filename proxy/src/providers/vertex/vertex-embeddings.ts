@@ -15,10 +15,10 @@ import type { UpstreamResponse } from '../upstream-request.js';
  * `parameters.outputDimensionality`, and the answer's `predictions[i].embeddings.values` are the
  * vectors. Vertex takes at most 250 instances a request, and Google's Gemini embedding models
  * (`gemini-embedding-*`) one: a longer input is sent as several requests, eight at a time, their
- * vectors put back in order. The prompt tokens are the sum of `statistics.token_count`, or the gateway's
- * estimate when a prediction has none. `input_type` (embeddings-input-type.ts) is each instance's
- * `task_type`. Vertex embeds text: token ids are refused (400, `input`);
- * `user` has no field there and is not sent; `encoding_format` is applied by the gateway.
+ * vectors put back in order. The prompt tokens are the sum of `statistics.token_count`, or the
+ * gateway's estimate when a prediction has none. `input_type` (embeddings-input-type.ts) is each
+ * instance's `task_type`. Vertex embeds text: token ids are refused (400, `input`); `user` has no
+ * field there and is not sent; `encoding_format` is applied by the gateway.
  */
 export type EmbedSend = (path: string, payload: Buffer, cancel: Cancel, request: EmbeddingsRequest) => Promise<UpstreamResponse>;
 
