@@ -85,13 +85,9 @@ export class ResponseCache {
     this.local.set(name, held);
     this.localBytes += bytes;
     this.order.push(held);
-    // Amortised O(1): rebuilt when more than half of it is walked past or no longer held.
-    const queued = this.order.length - this.head;
-    if (queued > 2 * this.local.size + 64) {
+    // Amortised O(1): rebuilt, of the entries still held, once most of it is walked past or stale.
+    if (this.order.length > 2 * this.local.size + 1024) {
       this.order = this.order.slice(this.head).filter((h) => this.local.get(h.name) === h);
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.order.length) {
-      this.order = this.order.slice(this.head);
       this.head = 0;
     }
   }

@@ -1,5 +1,8 @@
 import { Cancel } from './cancel.js';
 
+/** Provider requests of one client request in flight at once, when an adapter has to split it. */
+export const SPLIT_IN_FLIGHT = 8;
+
 /**
  * `Promise.all` over `count` calls with at most `limit` running at once, results in call order.
  * An adapter that must split one client request into several provider requests (an embeddings

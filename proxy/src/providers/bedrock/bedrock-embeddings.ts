@@ -1,6 +1,6 @@
 import { Errors } from '@gateway/shared';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../adapter.js';
-import { boundedCalls } from '../bounded-all.js';
+import { boundedCalls, SPLIT_IN_FLIGHT } from '../bounded-all.js';
 import type { Cancel } from '../cancel.js';
 import { embeddingInputs, embeddingsAnswer, encodingOf, isVector } from '../embeddings-answer.js';
 import { inputTypeOf } from '../embeddings-input-type.js';
@@ -27,8 +27,6 @@ import type { UpstreamResponse } from '../upstream-request.js';
  */
 export type InvokeSend = (payload: Buffer, cancel: Cancel, request: EmbeddingsRequest) => Promise<UpstreamResponse>;
 
-/** Requests of one client request in flight at once. */
-const FAN_OUT = 8;
 const COHERE_MAX_TEXTS = 96;
 const TITAN = /(^|[./])amazon\.titan-embed-text/;
 const COHERE = /(^|[./])cohere\.embed/;
@@ -61,7 +59,7 @@ export async function bedrockEmbed(provider: string, request: EmbeddingsRequest,
     throw Errors.invalidField('model', `The model \`${request.model}\` is not an embedding model this gateway can call on Bedrock (Amazon Titan Text Embeddings and Cohere Embed are).`);
   }
   const bodies = toInvokeBodies(request, family);
-  const answers = await boundedCalls(cancel, bodies.length, FAN_OUT, (i, own) => invoke(provider, bodies[i] as Record<string, unknown>, request, own, send));
+  const answers = await boundedCalls(cancel, bodies.length, SPLIT_IN_FLIGHT, (i, own) => invoke(provider, bodies[i] as Record<string, unknown>, request, own, send));
   const vectors: (number[] | string)[] = [];
   let counted = 0;
   let uncounted = family === 'cohere';

@@ -8,9 +8,10 @@ import { toCount } from '../stream-inspector.js';
 /**
  * OpenAI's embeddings request as Gemini's `models/{model}:batchEmbedContents` and back. Each input
  * text is one request `{model: "models/{model}", content: {parts: [{text}]}}`, with
- * `outputDimensionality` from `dimensions` and `taskType` from `input_type` (embeddings-input-type.ts). Gemini takes text only: token ids are refused (400,
- * `input`). `user` has no Gemini field and is not sent; `encoding_format` is applied by the
- * gateway (Gemini answers floats). The answer, `{embeddings: [{values}]}`, carries no token count
+ * `outputDimensionality` from `dimensions` and `taskType` from `input_type`
+ * (embeddings-input-type.ts). Gemini takes text only: token ids are refused (400, `input`). `user`
+ * has no Gemini field and is not sent; `encoding_format` is applied by the gateway (Gemini
+ * answers floats). The answer, `{embeddings: [{values}]}`, carries no token count
  * on most versions of the API: the input is then billed at the gateway's estimate
  * (policy/embeddings-estimate.ts), and at `usageMetadata.promptTokenCount` when it is there.
  */

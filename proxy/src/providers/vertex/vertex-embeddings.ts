@@ -1,6 +1,6 @@
 import { Errors } from '@gateway/shared';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../adapter.js';
-import { boundedCalls } from '../bounded-all.js';
+import { boundedCalls, SPLIT_IN_FLIGHT } from '../bounded-all.js';
 import type { Cancel } from '../cancel.js';
 import { embeddingInputs, embeddingsAnswer, encodingOf, isVector } from '../embeddings-answer.js';
 import { GOOGLE_TASK_TYPES, inputTypeOf } from '../embeddings-input-type.js';
@@ -23,8 +23,6 @@ import type { UpstreamResponse } from '../upstream-request.js';
 export type EmbedSend = (path: string, payload: Buffer, cancel: Cancel, request: EmbeddingsRequest) => Promise<UpstreamResponse>;
 
 const MAX_INSTANCES = 250;
-/** Requests of one client request in flight at once. */
-const FAN_OUT = 8;
 const ONE_INSTANCE = /^gemini-embedding/;
 
 export interface VertexPredictRequest {
@@ -54,7 +52,7 @@ export function toVertexPredictions(request: EmbeddingsRequest, model: string): 
 
 export async function vertexEmbed(provider: string, modelPath: string, model: string, request: EmbeddingsRequest, cancel: Cancel, send: EmbedSend): Promise<EmbeddingsResult> {
   const calls = toVertexPredictions(request, model);
-  const answers = await boundedCalls(cancel, calls.length, FAN_OUT, (i, own) => predict(provider, `${modelPath}:predict`, calls[i] as VertexPredictRequest, request, own, send));
+  const answers = await boundedCalls(cancel, calls.length, SPLIT_IN_FLIGHT, (i, own) => predict(provider, `${modelPath}:predict`, calls[i] as VertexPredictRequest, request, own, send));
   const vectors: (number[] | string)[] = [];
   let counted = 0;
   let uncounted = false;
