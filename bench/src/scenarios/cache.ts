@@ -1,13 +1,12 @@
 import type { Client } from 'undici';
 import { userAgent } from '../harness/context.js';
-import { chatBody, chatHeaders, keepAliveClient, timeSequential } from '../harness/http.js';
+import { chatBody, keepAliveClient, timeSequential } from '../harness/http.js';
 import { projectKey } from '../harness/keys.js';
-import { runLoad } from '../harness/load.js';
 import { formatInt, progress } from '../harness/progress.js';
 import { atLeast, atMost, ratio, rps, signedUs, us, type Row } from '../harness/report.js';
 import { startTrio } from '../harness/stack.js';
 import { median, medianSummary, summarise, type Summary } from '../harness/stats.js';
-import { loadErrors } from './throughput.js';
+import { loadErrors, saturate } from './throughput.js';
 import { sized, type Scenario, type ScenarioOutcome } from './scenario.js';
 
 /**
@@ -32,6 +31,11 @@ export const cache: Scenario = {
     const clients = new Map<string, Client>(targets.map((t) => [t.name, keepAliveClient(t.origin)]));
     const sequential = new Map<string, Summary[]>(targets.map((t) => [t.name, []]));
     const loads = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    const cpuUs = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    const pids = new Map<string, number | undefined>([
+      ['bare', trio.bare.child.pid],
+      ['gateway', trio.gateway.child.pid],
+    ]);
     let errors = 0;
     try {
       // Warming also stores the answer: every later gateway request is a hit.
@@ -45,10 +49,11 @@ export const cache: Scenario = {
           progress(`cache: c=1 round ${r + 1}/${ctx.options.rounds} ${target.name}: mean ${us(s.mean)}`);
         }
         for (const target of targets) {
-          const load = await runLoad({ url: `${target.origin}/v1/chat/completions`, connections: 64, durationS: Math.min(ctx.options.durationS, 5), headers: chatHeaders(target, ua), body: chatBody(target.model) });
+          const load = await saturate(target, pids.get(target.name) ?? 0, { ...ctx, options: { ...ctx.options, connections: 64 } }, Math.min(ctx.options.durationS, 5), ua);
           errors += loadErrors(load);
           loads.get(target.name)?.push(load.rps);
-          progress(`cache: c=64 round ${r + 1}/${ctx.options.rounds} ${target.name}: ${formatInt(load.rps)} req/s`);
+          cpuUs.get(target.name)?.push(load.cpuUsPerRequest);
+          progress(`cache: c=64 round ${r + 1}/${ctx.options.rounds} ${target.name}: ${formatInt(load.rps)} req/s, ${Math.round(load.cpuUsPerRequest)} µs CPU/request`);
         }
       }
     } finally {
@@ -59,6 +64,8 @@ export const cache: Scenario = {
     const hit = medianSummary(sequential.get('gateway') ?? []);
     const bareRps = median(loads.get('bare') ?? []);
     const hitRps = median(loads.get('gateway') ?? []);
+    const bareCpu = median(cpuUs.get('bare') ?? []);
+    const hitCpu = median(cpuUs.get('gateway') ?? []);
     const rows: Row[] = [
       {
         figure: `c=1 mean, hit vs bare, median of ${ctx.options.rounds} × ${perRound}`,
@@ -76,7 +83,14 @@ export const cache: Scenario = {
         target: `≥ ${TARGET_HIT_RPS_RATIO} × bare`,
         verdict: atLeast(hitRps / bareRps, TARGET_HIT_RPS_RATIO),
       },
+      {
+        figure: 'c=64 CPU per request, own process (median of rounds)',
+        bare: us(bareCpu),
+        gateway: us(hitCpu),
+        result: `hit/bare ×${ratio(hitCpu / bareCpu)}`,
+        verdict: 'info',
+      },
     ];
-    return { errors, rows, data: { unit: 'µs', sequential: { bare, hit }, rps: { bare: bareRps, hit: hitRps }, perRound: Object.fromEntries(sequential), loads: Object.fromEntries(loads) } };
+    return { errors, rows, data: { unit: 'µs', sequential: { bare, hit }, rps: { bare: bareRps, hit: hitRps }, cpuUsPerRequest: { bare: bareCpu, hit: hitCpu }, perRound: Object.fromEntries(sequential), loads: Object.fromEntries(loads) } };
   },
 };

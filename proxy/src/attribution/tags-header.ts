@@ -31,5 +31,5 @@ export function parseTagsHeader(header: string): Tags | null {
 export function mergeTags(defaults: Tags | null, request: Tags | null): Tags | null {
   if (defaults === null) return request;
   if (request === null) return defaults;
-  return { ...defaults, ...request };
+  return Object.assign({}, defaults, request);
 }

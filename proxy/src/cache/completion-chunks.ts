@@ -23,7 +23,8 @@ interface StoredCompletion {
 export function completionChunks(completion: StoredCompletion, withUsage: boolean): string[] {
   const head = { id: completion.id, object: 'chat.completion.chunk', created: completion.created, model: completion.model, ...(completion.system_fingerprint === undefined ? {} : { system_fingerprint: completion.system_fingerprint }) };
   const chunk = (index: number, delta: Record<string, unknown>, finish: string | null = null) =>
-    JSON.stringify({ ...head, choices: [{ index, delta, logprobs: null, finish_reason: finish }] });
+    // Copies of the head, not spreads: V8 makes a property added after an object spread slow.
+    JSON.stringify(Object.assign({}, head, { choices: [{ index, delta, logprobs: null, finish_reason: finish }] }));
   const out: string[] = [];
   for (const choice of completion.choices) {
     const { index, message } = choice;
@@ -35,7 +36,7 @@ export function completionChunks(completion: StoredCompletion, withUsage: boolea
     });
     out.push(chunk(index, {}, choice.finish_reason ?? 'stop'));
   }
-  if (withUsage && completion.usage !== undefined) out.push(JSON.stringify({ ...head, choices: [], usage: completion.usage }));
+  if (withUsage && completion.usage !== undefined) out.push(JSON.stringify(Object.assign({}, head, { choices: [], usage: completion.usage })));
   return out;
 }
 

@@ -179,7 +179,7 @@ async function callTool(req: McpRequest, upstreams: McpUpstreams, current: Aggre
   const allowance = known ? serverAllowance(policy.mcp, server) : null;
   if (!(await admitToolCall(req, policy, allowance, tool, name))) return;
   const forwarded = JSON.stringify({ ...message, params: { ...(message.params as Record<string, unknown>), name: tool } });
-  await relay(req, upstream!, { method: 'POST', sessionId: s!.sessionId, protocolVersion: s!.protocolVersion, accept: req.info.accept || 'application/json, text/event-stream', body: forwarded, traceparent: req.trace?.traceparent }, null);
+  await relay(req, upstream!, { method: 'POST', sessionId: s!.sessionId, protocolVersion: s!.protocolVersion, accept: req.info.accept || 'application/json, text/event-stream', body: forwarded, traceparent: req.trace?.traceparent, cancel: req.cancel }, null);
 }
 
 /** DELETE /mcp: ends the session at every server. */

@@ -53,7 +53,9 @@ export class McpUpstream {
    * response headers is bounded.
    */
   send(req: UpstreamRequest): Promise<UpstreamAnswer> {
-    const headers: Record<string, string> = { ...this.headers, accept: req.accept };
+    // A copy, then the additions: V8 makes properties added after an object spread slow.
+    const headers: Record<string, string> = Object.assign({}, this.headers);
+    headers.accept = req.accept;
     if (req.body !== undefined) headers['content-type'] = 'application/json';
     if (req.sessionId !== '') headers['mcp-session-id'] = req.sessionId;
     if (req.protocolVersion !== '') headers['mcp-protocol-version'] = req.protocolVersion;

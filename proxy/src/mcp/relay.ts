@@ -13,7 +13,7 @@ export type Rewrite = (message: Record<string, unknown>) => Record<string, unkno
 
 const SSE = 'text/event-stream';
 
-export async function relay(req: McpRequest, upstream: McpUpstream, request: Omit<UpstreamRequest, 'cancel'>, rewrite: Rewrite | null): Promise<void> {
+export async function relay(req: McpRequest, upstream: McpUpstream, request: UpstreamRequest, rewrite: Rewrite | null): Promise<void> {
   // On /mcp the client's session is the gateway's own: a server's session id must not replace it.
   const passSession = req.info.server !== null;
   req.upstream = upstream;
@@ -22,7 +22,7 @@ export async function relay(req: McpRequest, upstream: McpUpstream, request: Omi
   req.reached = true;
   let res: UpstreamAnswer;
   try {
-    res = await upstream.send({ ...request, cancel: req.cancel });
+    res = await upstream.send(request);
   } catch (err) {
     if (req.finished) return;
     const code = (err as { code?: string }).code;

@@ -19,8 +19,9 @@ export function registerMcpRoutes(app: TemplatedApp, deps: GatewayDeps, upstream
   const limit = deps.config.maxBodyBytes;
 
   const start = (res: HttpResponse, req: HttpRequest, server: string | null, method: string): McpRequest | null => {
-    const info: McpRequestInfo = {
-      ...requestInfo(res, req),
+    // Added to the request info's own object: V8 gives an object spread followed by further
+    // properties a slow path (microseconds per property), a copy onto a fresh object it does not.
+    const info: McpRequestInfo = Object.assign(requestInfo(res, req), {
       server,
       sessionId: req.getHeader('mcp-session-id'),
       protocolVersion: req.getHeader('mcp-protocol-version'),
@@ -28,7 +29,7 @@ export function registerMcpRoutes(app: TemplatedApp, deps: GatewayDeps, upstream
       lastEventId: req.getHeader('last-event-id'),
       traceparent: req.getHeader('traceparent'),
       tracestate: req.getHeader('tracestate'),
-    };
+    });
     const ex = new Exchange(res, info.requestId);
     const call = new McpRequest(deps, ex, info, method);
     ex.onAbort = () => call.clientGone();

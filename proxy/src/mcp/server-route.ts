@@ -82,7 +82,7 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
   await relay(
     req,
     upstream,
-    { method: 'POST', sessionId: info.sessionId, protocolVersion: info.protocolVersion, accept: info.accept || 'application/json, text/event-stream', body: raw, traceparent: req.trace?.traceparent },
+    { method: 'POST', sessionId: info.sessionId, protocolVersion: info.protocolVersion, accept: info.accept || 'application/json, text/event-stream', body: raw, traceparent: req.trace?.traceparent, cancel: req.cancel },
     rewrite,
   );
 }
@@ -96,7 +96,7 @@ export async function passToServer(req: McpRequest, upstreams: McpUpstreams, met
   await relay(
     req,
     allowed.upstream,
-    { method, sessionId: info.sessionId, protocolVersion: info.protocolVersion, accept: method === 'GET' ? 'text/event-stream' : info.accept || 'application/json, text/event-stream', lastEventId: info.lastEventId },
+    { method, sessionId: info.sessionId, protocolVersion: info.protocolVersion, accept: method === 'GET' ? 'text/event-stream' : info.accept || 'application/json, text/event-stream', lastEventId: info.lastEventId, cancel: req.cancel },
     null,
   );
 }

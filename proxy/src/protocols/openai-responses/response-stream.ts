@@ -146,7 +146,7 @@ export class ResponseStreamWriter implements StreamWriter {
     if (piece === '') return out;
     part.text += piece;
     const at = { item_id: message.id, output_index: message.index, content_index: message.parts.length - 1, delta: piece };
-    return out + (type === 'output_text' ? this.event('response.output_text.delta', { ...at, logprobs: [] }) : this.event('response.refusal.delta', at));
+    return out + (type === 'output_text' ? this.event('response.output_text.delta', { item_id: at.item_id, output_index: at.output_index, content_index: at.content_index, delta: piece, logprobs: [] }) : this.event('response.refusal.delta', at));
   }
 
   private toolCall(call: unknown): string {

@@ -24,7 +24,7 @@ export function carryPromptFilters(): ChunkRewrite {
       return null;
     }
     if (pending === null || chunk.choices.length === 0) return data;
-    const merged = { ...chunk, prompt_filter_results: [...pending, ...(Array.isArray(filters) ? filters : [])] };
+    const merged = Object.assign({}, chunk, { prompt_filter_results: [...pending, ...(Array.isArray(filters) ? filters : [])] });
     pending = null;
     return JSON.stringify(merged);
   };

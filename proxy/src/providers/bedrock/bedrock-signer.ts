@@ -36,10 +36,11 @@ export class BedrockSigner {
       this.second = second;
       this.amzDate = new Date(second * 1000).toISOString().replace(/[:-]|\.\d{3}/g, '');
     }
-    const signed = aws4.sign({ host: this.host, method: 'POST', path, service: 'bedrock', region: this.region, headers: { ...headers, 'X-Amz-Date': this.amzDate }, body }, this.credentials).headers as Record<string, string>;
+    const signed = aws4.sign({ host: this.host, method: 'POST', path, service: 'bedrock', region: this.region, headers: Object.assign({}, headers, { 'X-Amz-Date': this.amzDate }), body }, this.credentials).headers as Record<string, string>;
     // Lower-case names, as undici keeps them; host and content-length are left to undici, which
     // sends the same values (the pool's origin, the body's length).
-    const out: Record<string, string> = { ...headers, 'x-amz-date': signed['X-Amz-Date'] as string, authorization: signed.Authorization as string };
+    // Object.assign rather than a spread: V8 makes properties added after an object spread slow.
+    const out: Record<string, string> = Object.assign({}, headers, { 'x-amz-date': signed['X-Amz-Date'] as string, authorization: signed.Authorization as string });
     const token = signed['X-Amz-Security-Token'];
     if (token !== undefined) out['x-amz-security-token'] = token;
     return out;

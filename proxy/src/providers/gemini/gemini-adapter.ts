@@ -76,7 +76,7 @@ export class GeminiAdapter implements ProviderAdapter {
     const payload = this.payload(request);
     const res = await this.send(`${this.modelPath(request)}:streamGenerateContent?alt=sse`, payload, cancel, request);
     const meta = newStreamMeta();
-    const translator = new GeminiStreamTranslator(meta, { ...this.context(request, undefined), provider: this.name, clientWantsUsage: request.clientWantsUsage, secret: this.secret });
+    const translator = new GeminiStreamTranslator(meta, Object.assign(this.context(request, undefined), { provider: this.name, clientWantsUsage: request.clientWantsUsage, secret: this.secret }));
     const events = this.events(res, translator, cancel);
     // The stream is answered once its first chunk is in: Gemini may send an error event (an
     // overloaded model) in place of the answer, and that must fail over like an error status.

@@ -135,7 +135,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     if (!renamed && !askUsage && !moveTokens) return request.raw;
     const body: Record<string, unknown> = { ...request.body, model: request.upstreamModel };
     if (moveTokens) moveLimit(body, limitField as TokenLimitField);
-    if (askUsage) body.stream_options = { ...(request.body.stream_options as object | undefined), include_usage: true };
+    if (askUsage) body.stream_options = Object.assign({}, request.body.stream_options as object | undefined, { include_usage: true });
     return Buffer.from(JSON.stringify(body));
   }
 

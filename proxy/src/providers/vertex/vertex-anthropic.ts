@@ -105,7 +105,7 @@ export class VertexAnthropic {
   private payload(request: ChatRequest): Buffer {
     if (isNative(request)) {
       const { model: _model, ...rest } = request.native?.body ?? {};
-      return Buffer.from(JSON.stringify({ ...rest, anthropic_version: VERTEX_ANTHROPIC_VERSION }));
+      return Buffer.from(JSON.stringify(Object.assign(rest, { anthropic_version: VERTEX_ANTHROPIC_VERSION })));
     }
     const { model: _model, ...rest } = toAnthropicRequest(request.body, { upstreamModel: request.upstreamModel, stream: request.stream, defaultMaxTokens: this.defaultMaxTokens });
     return Buffer.from(JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest }));

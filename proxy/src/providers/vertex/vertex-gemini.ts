@@ -44,7 +44,7 @@ export class VertexGemini {
   async stream(modelPath: string, request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
     const res = await this.send(`${modelPath}:streamGenerateContent?alt=sse`, this.payload(request), cancel, request);
     const meta = newStreamMeta();
-    const translator = new GeminiStreamTranslator(meta, { ...context(request, undefined), provider: this.provider, clientWantsUsage: request.clientWantsUsage, secret: null });
+    const translator = new GeminiStreamTranslator(meta, Object.assign(context(request, undefined), { provider: this.provider, clientWantsUsage: request.clientWantsUsage, secret: null }));
     const events = this.events(res, translator, cancel);
     // Answered once the first chunk is in: an error event in place of the answer fails over.
     const first = await events.next();
