@@ -1,6 +1,6 @@
 import { Errors, type GatewayError } from '@gateway/shared';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InFlightRegistry, type InFlightEntry, type Revocable } from './in-flight.js';
+import { IDLE_LISTS_KEPT, InFlightRegistry, type InFlightEntry, type Revocable } from './in-flight.js';
 
 class FakeRequest implements Revocable {
   inFlightEntry: InFlightEntry | null = null;
@@ -95,6 +95,35 @@ describe('InFlightRegistry', () => {
     registry.add(d, 2_000_000);
     expect(registry.watchedExpiries).toBe(1);
     registry.remove(d);
+    // Kept while idle lists are few: the next request on the key finds its list and its watch.
+    expect(registry.watchedExpiries).toBe(1);
+    for (let i = 0; i <= IDLE_LISTS_KEPT; i++) {
+      const once = new FakeRequest(`once-${i}`, 'q');
+      registry.add(once, null);
+      registry.remove(once);
+    }
     expect(registry.watchedExpiries).toBe(0);
+    expect(registry.size).toBe(1);
+    expect(registry.revokeKey('lasting')).toBe(1);
+  });
+
+  it('keeps one list for a key whose requests come one at a time, and a bounded number of idle ones', () => {
+    const registry = new InFlightRegistry();
+    for (let i = 0; i < 10_000; i++) {
+      const r = new FakeRequest('busy', 'p');
+      registry.add(r, null);
+      registry.remove(r);
+    }
+    expect(registry.keyLists).toBe(1);
+    for (let i = 0; i < 5 * IDLE_LISTS_KEPT; i++) {
+      const r = new FakeRequest(`key-${i}`, 'p');
+      registry.add(r, null);
+      registry.remove(r);
+      expect(registry.keyLists).toBeLessThanOrEqual(IDLE_LISTS_KEPT + 1);
+    }
+    const still = new FakeRequest('busy', 'p');
+    registry.add(still, null);
+    expect(registry.revokeKey('busy')).toBe(1);
+    expect(registry.revokeProject('p')).toBe(0);
   });
 });

@@ -6,6 +6,9 @@ import { Errors, GatewayError } from '@gateway/shared';
  * per expiring key with requests in flight, not one per request. Each key's and each project's
  * requests are a doubly linked list through an entry the request holds, so adding and removing
  * one (twice per request) hashes nothing: a Set of request objects did, and showed in profiles.
+ * A list left empty stays in its map (with its key's expiry watch) until many have: a key whose
+ * requests are answered one at a time (a cache hit is answered in the tick it arrives) would
+ * otherwise add and delete its map entries, and rehash the maps, on every request.
  */
 export interface Revocable {
   readonly keyId: string;
@@ -22,6 +25,9 @@ export interface Revocable {
 /** Node's timers hold at most 2^31−1 ms (about 24.8 days); a longer delay fires after 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** Empty key lists kept before they are all dropped at once. */
+export const IDLE_LISTS_KEPT = 1024;
+
 interface KeyExpiry {
   expiresAt: number;
   timer: NodeJS.Timeout;
@@ -31,6 +37,8 @@ interface KeyExpiry {
 class RequestList {
   head: InFlightEntry | null = null;
   size = 0;
+  /** Empty and counted among the registry's idle lists. */
+  idle = false;
 
   constructor(readonly id: string) {}
 }
@@ -53,11 +61,17 @@ export class InFlightRegistry {
   private readonly byProject = new Map<string, RequestList>();
   private readonly expiries = new Map<string, KeyExpiry>();
   private count = 0;
+  /** Key lists with no request in them, still in `byKey`. */
+  private idleKeyLists = 0;
 
   /** Registers a request (once; again is a no-op); `expiresAt` (ms) is its key's expiry, null when it has none. */
   add(request: Revocable, expiresAt: number | null = null): void {
     if (request.inFlightEntry !== null) return;
     const entry = new InFlightEntry(request, listOf(this.byKey, request.keyId), listOf(this.byProject, request.projectId));
+    if (entry.keyList.idle) {
+      entry.keyList.idle = false;
+      this.idleKeyLists--;
+    }
     const keyHead = entry.keyList.head;
     entry.keyNext = keyHead;
     if (keyHead !== null) keyHead.keyPrev = entry;
@@ -82,15 +96,31 @@ export class InFlightRegistry {
     if (entry.keyPrev !== null) entry.keyPrev.keyNext = entry.keyNext;
     else keys.head = entry.keyNext;
     if (entry.keyNext !== null) entry.keyNext.keyPrev = entry.keyPrev;
-    if (--keys.size === 0) {
-      this.byKey.delete(keys.id);
-      this.unwatchExpiry(keys.id);
-    }
     const projects = entry.projectList;
     if (entry.projectPrev !== null) entry.projectPrev.projectNext = entry.projectNext;
     else projects.head = entry.projectNext;
     if (entry.projectNext !== null) entry.projectNext.projectPrev = entry.projectPrev;
-    if (--projects.size === 0) this.byProject.delete(projects.id);
+    projects.size--;
+    if (--keys.size === 0) {
+      keys.idle = true;
+      if (++this.idleKeyLists > IDLE_LISTS_KEPT) this.dropIdleLists();
+    }
+  }
+
+  /** Key lists currently held, busy or idle (for tests). */
+  get keyLists(): number {
+    return this.byKey.size;
+  }
+
+  /** Drops every empty list, and the expiry watches of keys with no request left. */
+  private dropIdleLists(): void {
+    for (const [id, list] of this.byKey) {
+      if (list.size !== 0) continue;
+      this.byKey.delete(id);
+      this.unwatchExpiry(id);
+    }
+    for (const [id, list] of this.byProject) if (list.size === 0) this.byProject.delete(id);
+    this.idleKeyLists = 0;
   }
 
   revokeKey(keyId: string, reason?: GatewayError): number {
@@ -127,7 +157,7 @@ export class InFlightRegistry {
     const timer = setTimeout(() => {
       this.expiries.delete(keyId);
       if (Date.now() < expiresAt) {
-        if (this.byKey.has(keyId)) this.watchExpiry(keyId, expiresAt);
+        if ((this.byKey.get(keyId)?.size ?? 0) > 0) this.watchExpiry(keyId, expiresAt);
         return;
       }
       this.revokeKey(keyId, Errors.keyExpired());

@@ -9,6 +9,7 @@ import { exactMatcher } from './answer-matcher.js';
 import { replay } from './replay.js';
 import { Flight, type ResponseCache } from './response-cache.js';
 import { markCache } from './cache-records.js';
+import { NAME } from '../http/wire-bytes.js';
 
 /**
  * The response cache as three steps of the request chain (pipeline/seams.ts): `cacheLookup` after
@@ -91,7 +92,7 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheLookup' | 'c
     cache.metrics.lookups.inc(ctx.projectId, 1, result);
     if (result === 'hit') return;
     markCache(ctx, result, null);
-    ctx.ex.extraHeaders = [['x-gateway-cache', result]];
+    ctx.ex.extraHeaders = [[NAME.gatewayCache, result]];
   }
 
   /** A streamed miss: its chunks kept as the respond step sends them, up to the size bound. */

@@ -9,6 +9,7 @@ import type { CompletionResult, StreamMeta } from '../request/internal-request.j
 import type { RequestContext } from '../pipeline/context.js';
 import { CLIENT_CLOSED } from '../pipeline/exits.js';
 import type { UsageOutcome } from '../pipeline/request-records.js';
+import { NAME, valueBytes } from '../http/wire-bytes.js';
 import { completionChunks, type StoredCompletion } from './completion-chunks.js';
 
 /**
@@ -23,6 +24,8 @@ const PROTOCOLS: Record<string, InboundProtocol> = {
   responses: openAiResponses,
 };
 
+const HIT = [NAME.gatewayCache, valueBytes('hit')] as const;
+
 /** A hit costs nothing: its usage record's tokens are 0 and priced at this. */
 const FREE: ModelPrice = Object.freeze({ input: 0, output: 0, cached_input: 0, cache_write: 0 }) as ModelPrice;
 
@@ -31,10 +34,7 @@ export function replay(ctx: RequestContext, entry: CacheEntry, now: number): voi
   ctx.provider = entry.provider;
   const stream = ctx.parsed?.stream === true;
   const usage: UsageOutcome = { input: 0, output: 0, cached: 0, cacheWrite: 0, finishReason: entry.finish_reason, rawFinishReason: entry.raw_finish_reason, stream, price: FREE };
-  ex.extraHeaders = [
-    ['x-gateway-cache', 'hit'],
-    ['age', String(Math.max(0, Math.floor((now - entry.created_at) / 1000)))],
-  ];
+  ex.extraHeaders = [HIT, [NAME.age, String(Math.max(0, Math.floor((now - entry.created_at) / 1000)))]];
   // The client left while the entry was read: recorded as a hit that delivered nothing.
   if (ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, { ...usage, finishReason: 'cancelled' });
   if (entry.kind === 'embeddings') {

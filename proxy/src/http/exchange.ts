@@ -1,7 +1,8 @@
-import { GatewayError, statusLine } from '@gateway/shared';
+import type { GatewayError } from '@gateway/shared';
 import { readBody } from './body-reader.js';
 import type { HttpResponse } from './uws.js';
 import type { CorsHeaders } from './cors.js';
+import { NAME, statusBytes, VALUE, valueBytes } from './wire-bytes.js';
 
 /**
  * One request/response pair on uWebSockets.js, with the rules of that library handled here once:
@@ -21,7 +22,7 @@ export class Exchange {
   /** CORS response headers for this request's origin (http/cors.ts); null when CORS_ORIGINS is unset. */
   cors: CorsHeaders | null = null;
   /** Headers a step adds to the answer (the response cache's `x-gateway-cache`, `age`); null when none. */
-  extraHeaders: [string, string][] | null = null;
+  extraHeaders: (readonly [string | Buffer, string | Buffer])[] | null = null;
 
   constructor(
     private readonly res: HttpResponse,
@@ -54,8 +55,8 @@ export class Exchange {
     this.ended = true;
     this.headersSent = true;
     this.res.cork(() => {
-      this.res.writeStatus(statusLine(status)).writeHeader('content-type', contentType).writeHeader('x-request-id', this.requestId);
-      if (retryAfter !== undefined) this.res.writeHeader('retry-after', String(retryAfter));
+      this.res.writeStatus(statusBytes(status)).writeHeader(NAME.contentType, valueBytes(contentType)).writeHeader(NAME.requestId, this.requestId);
+      if (retryAfter !== undefined) this.res.writeHeader(NAME.retryAfter, String(retryAfter));
       if (this.cors !== null) this.writeCors(this.cors);
       if (this.extraHeaders !== null) this.writeCors(this.extraHeaders);
       this.res.end(body, closeConnection);
@@ -90,10 +91,10 @@ export class Exchange {
     this.headersSent = true;
     this.res.cork(() => {
       this.res
-        .writeStatus('200 OK')
-        .writeHeader('content-type', 'text/event-stream; charset=utf-8')
-        .writeHeader('cache-control', 'no-cache')
-        .writeHeader('x-request-id', this.requestId);
+        .writeStatus(VALUE.ok)
+        .writeHeader(NAME.contentType, VALUE.eventStream)
+        .writeHeader(NAME.cacheControl, VALUE.noCache)
+        .writeHeader(NAME.requestId, this.requestId);
       if (this.cors !== null) this.writeCors(this.cors);
       if (this.extraHeaders !== null) this.writeCors(this.extraHeaders);
     });
@@ -108,7 +109,7 @@ export class Exchange {
     this.ended = true;
     this.headersSent = true;
     this.res.cork(() => {
-      this.res.writeStatus(statusLine(status)).writeHeader('x-request-id', this.requestId);
+      this.res.writeStatus(statusBytes(status)).writeHeader(NAME.requestId, this.requestId);
       for (const [name, value] of headers) this.res.writeHeader(name, value);
       if (this.cors !== null) this.writeCors(this.cors);
       this.res.end(body);
@@ -120,13 +121,13 @@ export class Exchange {
     if (this.ended || this.headersSent) return;
     this.headersSent = true;
     this.res.cork(() => {
-      this.res.writeStatus(statusLine(status)).writeHeader('x-request-id', this.requestId);
+      this.res.writeStatus(statusBytes(status)).writeHeader(NAME.requestId, this.requestId);
       for (const [name, value] of headers) this.res.writeHeader(name, value);
       if (this.cors !== null) this.writeCors(this.cors);
     });
   }
 
-  private writeCors(headers: CorsHeaders | readonly (readonly [string, string])[]): void {
+  private writeCors(headers: CorsHeaders | readonly (readonly [string | Buffer, string | Buffer])[]): void {
     for (const [name, value] of headers) this.res.writeHeader(name, value);
   }
 

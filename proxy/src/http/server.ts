@@ -3,7 +3,6 @@ import { RequestContext, type GatewayDeps, type RequestInfo } from '../pipeline/
 import type { Endpoint } from '../pipeline/endpoint.js';
 import { buildEndpoints } from '../pipeline/endpoints.js';
 import { attribute } from '../attribution/attribute.js';
-import { TAGS_HEADER } from '../attribution/tags-header.js';
 import { budgets } from '../pipeline/steps/budgets.js';
 import { guardrailsIn } from '../guardrails/input-step.js';
 import { guardrailsOut } from '../guardrails/output-step.js';
@@ -16,6 +15,7 @@ import { throttledAway } from './auth-gate.js';
 import { Cors } from './cors.js';
 import { Exchange } from './exchange.js';
 import { peerAddressText } from './peer-address.js';
+import { NAME } from './wire-bytes.js';
 import { proxyPortError } from '../startup-errors.js';
 import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
@@ -45,25 +45,25 @@ function declaresJson(contentType: string): boolean {
 }
 
 function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxies): RequestInfo {
-  let apiKey = req.getHeader('x-api-key');
+  let apiKey = req.getHeader(NAME.apiKey);
   if (apiKey === '') {
-    const match = BEARER.exec(req.getHeader('authorization'));
+    const match = BEARER.exec(req.getHeader(NAME.authorization));
     apiKey = match?.[1]?.trim() ?? '';
   }
-  const clientId = req.getHeader('x-request-id');
+  const clientId = req.getHeader(NAME.requestId);
   const requestId = requestIdFrom(clientId || undefined);
   return {
     requestId,
     clientRequestId: requestId === clientId,
     apiKey,
     // Only on the refusal path: what the headers held instead of a key.
-    missingKey: apiKey === '' ? missingKeyError(req.getHeader('authorization'), req.getHeader('api-key')) : null,
+    missingKey: apiKey === '' ? missingKeyError(req.getHeader(NAME.authorization), req.getHeader('api-key')) : null,
     clientIp: clientIp(res, req, trusted),
-    userAgent: req.getHeader('user-agent'),
-    jsonBody: declaresJson(req.getHeader('content-type')),
-    contentLength: Number(req.getHeader('content-length') || '0'),
-    tags: req.getHeader(TAGS_HEADER),
-    cacheControl: req.getHeader('cache-control'),
+    userAgent: req.getHeader(NAME.userAgent),
+    jsonBody: declaresJson(req.getHeader(NAME.contentType)),
+    contentLength: Number(req.getHeader(NAME.contentLength) || '0'),
+    tags: req.getHeader(NAME.gatewayTags),
+    cacheControl: req.getHeader(NAME.cacheControl),
   };
 }
 
@@ -94,7 +94,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
       ? (res, _req, requestId) => new Exchange(res, requestId)
       : (res, req, requestId) => {
           const ex = new Exchange(res, requestId);
-          ex.cors = cors.forOrigin(req.getHeader('origin'));
+          ex.cors = cors.forOrigin(req.getHeader(NAME.origin));
           return ex;
         };
   if (cors !== null) app.options('/*', (res, req) => cors.preflight(res, req, (err) => endpoints.chatCompletions.errors.errorBody(err)));
