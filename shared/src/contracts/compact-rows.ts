@@ -57,11 +57,12 @@ const SAME_LATENCY = 128;
 
 const INITIAL_BYTES = 8 * 1024;
 
-function hexValue(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 97 && c <= 102) return c - 87;
-  return -1;
-}
+/** The value of each lower-case hex digit by character code; 255 for any other character. */
+const HEX_VALUE = new Uint8Array(256).fill(255);
+for (let c = 0; c < 16; c++) HEX_VALUE[c.toString(16).charCodeAt(0)] = c;
+
+/** Where a canonical UUID's 32 hex digits are, in order (the hyphens skipped). */
+const UUID_DIGITS = Uint8Array.from([...'xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx'].flatMap((c, i) => (c === 'x' ? [i] : [])));
 
 /** One segment's rows and dictionary, growing as rows are added. */
 export class CompactRowsWriter {
@@ -207,13 +208,12 @@ export class CompactRowsWriter {
     if (s.charCodeAt(8) !== 45 || s.charCodeAt(13) !== 45 || s.charCodeAt(18) !== 45 || s.charCodeAt(23) !== 45) return false;
     this.room(17);
     const at = this.pos + 1;
-    let j = 0;
-    for (let i = 0; i < 36; i += 2) {
-      if (i === 8 || i === 13 || i === 18 || i === 23) i++;
-      const hi = hexValue(s.charCodeAt(i));
-      const lo = hexValue(s.charCodeAt(i + 1));
-      if (hi < 0 || lo < 0) return false;
-      this.buf[at + j++] = hi * 16 + lo;
+    for (let j = 0; j < 16; j++) {
+      // charCodeAt past 255 (any non-Latin-1 character) reads as undefined: not a digit either.
+      const hi = HEX_VALUE[s.charCodeAt(UUID_DIGITS[2 * j]!)] ?? 255;
+      const lo = HEX_VALUE[s.charCodeAt(UUID_DIGITS[2 * j + 1]!)] ?? 255;
+      if ((hi | lo) > 15) return false;
+      this.buf[at + j] = hi * 16 + lo;
     }
     this.buf[this.pos] = 16;
     this.lastUuid = s;
