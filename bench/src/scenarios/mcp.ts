@@ -25,8 +25,7 @@ import { sized, type Scenario, type ScenarioOutcome } from './scenario.js';
  * hypervisor round trip; both figures are reported, so what the machine adds is in plain view.
  * The CPU time the bare hop's and the gateway's processes spend per call is reported beside them
  * (the steadier figure of the gateway's own work).
- */
-/**
+ *
  * The target is read on the median call. The mean moves with stalls of the machine of a few
  * milliseconds that hit about one call in a hundred on any path through a second process: in the
  * same rounds, the bare pass-through's mean over direct is often above the gateway's.

@@ -57,8 +57,8 @@ export class Exchange {
     this.res.cork(() => {
       this.res.writeStatus(statusBytes(status)).writeHeader(NAME.contentType, valueBytes(contentType)).writeHeader(NAME.requestId, this.requestId);
       if (retryAfter !== undefined) this.res.writeHeader(NAME.retryAfter, String(retryAfter));
-      if (this.cors !== null) this.writeCors(this.cors);
-      if (this.extraHeaders !== null) this.writeCors(this.extraHeaders);
+      if (this.cors !== null) this.writeHeaders(this.cors);
+      if (this.extraHeaders !== null) this.writeHeaders(this.extraHeaders);
       this.res.end(body, closeConnection);
     });
   }
@@ -91,12 +91,12 @@ export class Exchange {
     this.headersSent = true;
     this.res.cork(() => {
       this.res
-        .writeStatus(VALUE.ok)
+        .writeStatus(statusBytes(200))
         .writeHeader(NAME.contentType, VALUE.eventStream)
         .writeHeader(NAME.cacheControl, VALUE.noCache)
         .writeHeader(NAME.requestId, this.requestId);
-      if (this.cors !== null) this.writeCors(this.cors);
-      if (this.extraHeaders !== null) this.writeCors(this.extraHeaders);
+      if (this.cors !== null) this.writeHeaders(this.cors);
+      if (this.extraHeaders !== null) this.writeHeaders(this.extraHeaders);
     });
   }
 
@@ -110,8 +110,8 @@ export class Exchange {
     this.headersSent = true;
     this.res.cork(() => {
       this.res.writeStatus(statusBytes(status)).writeHeader(NAME.requestId, this.requestId);
-      for (const [name, value] of headers) this.res.writeHeader(name, value);
-      if (this.cors !== null) this.writeCors(this.cors);
+      this.writeHeaders(headers);
+      if (this.cors !== null) this.writeHeaders(this.cors);
       this.res.end(body);
     });
   }
@@ -122,12 +122,13 @@ export class Exchange {
     this.headersSent = true;
     this.res.cork(() => {
       this.res.writeStatus(statusBytes(status)).writeHeader(NAME.requestId, this.requestId);
-      for (const [name, value] of headers) this.res.writeHeader(name, value);
-      if (this.cors !== null) this.writeCors(this.cors);
+      this.writeHeaders(headers);
+      if (this.cors !== null) this.writeHeaders(this.cors);
     });
   }
 
-  private writeCors(headers: CorsHeaders | readonly (readonly [string | Buffer, string | Buffer])[]): void {
+  /** Name/value pairs as they are (CORS, a step's extras, an MCP server's): already checked by whoever made them. */
+  private writeHeaders(headers: CorsHeaders | readonly (readonly [string | Buffer, string | Buffer])[]): void {
     // Indexed: for…of with destructuring goes through the array iterator on every call.
     for (let i = 0; i < headers.length; i++) {
       const header = headers[i]!;

@@ -24,7 +24,6 @@ export const NAME = {
 } as const;
 
 export const VALUE = {
-  ok: bytes('200 OK'),
   eventStream: bytes('text/event-stream; charset=utf-8'),
   noCache: bytes('no-cache'),
 } as const;
