@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RedisKeys } from '@gateway/shared';
 import { startHarness as startControlPlane, type Harness as ControlPlaneHarness } from '../../control-plane/test/harness.js';
 import { startWriter, type Writer } from '../../control-plane/src/writer/start-writer.js';
@@ -11,6 +11,7 @@ import { TEST_REDIS_URL } from '../../test-support/databases.js';
 import { eventually, spawnMockUpstream, type MockUpstreamProcess } from '../../test-support/processes.js';
 import { inOneRateWindow } from '../../test-support/rate-window.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
+import { openAiChat } from '../src/protocols/openai-chat/openai-chat.js';
 import { startProxy, type Proxy } from '../src/proxy.js';
 import { startOpenAiWireMock } from './wire-mocks/openai-wire-mock.js';
 
@@ -250,6 +251,85 @@ describe('single flight', () => {
     expect(a.status).toBe(400);
     expect(b.status).toBe(400);
     expect(await upstreamCalls()).toBe(before + 2);
+  });
+});
+
+describe('a question sent again byte for byte', () => {
+  it("is answered from the parse its first hit kept, with records and replays of its own, until it may not read the cache or the answer is gone", async () => {
+    const p = await project();
+    const parse = vi.spyOn(openAiChat, 'parse');
+    try {
+      const body = question(14, { user: 'end-user-14' });
+      const send = async (headers: Record<string, string> = {}) => {
+        const r = await post('/v1/chat/completions', p.key, body, headers);
+        return { status: r.status, cache: r.headers.get('x-gateway-cache'), id: r.headers.get('x-request-id') as string, text: await r.text() };
+      };
+      const before = await upstreamCalls();
+      const miss = await send();
+      const first = await send();
+      expect(parse).toHaveBeenCalledTimes(2);
+      // Parsed by no step: the hit before kept its parse.
+      const again = await send();
+      const third = await send({ 'cache-control': 'max-age=3600' });
+      expect(parse).toHaveBeenCalledTimes(2);
+      expect([miss.cache, first.cache, again.cache, third.cache]).toEqual(['miss', 'hit', 'hit', 'hit']);
+      expect(again.text).toBe(first.text);
+      expect(third.text).toBe(first.text);
+      expect(await upstreamCalls()).toBe(before + 1);
+
+      // The same bytes streamed by the SDK: its first hit parses, the next ones replay from the kept parse.
+      const client = new OpenAI({ apiKey: p.key, baseURL: `${url}/v1`, maxRetries: 0 });
+      const streamed = async () => {
+        const stream = await client.chat.completions.create({ ...(body as { model: string; messages: { role: 'user'; content: string }[] }), stream: true, stream_options: { include_usage: true } });
+        let content = '';
+        let usage = null;
+        for await (const chunk of stream) {
+          content += chunk.choices[0]?.delta.content ?? '';
+          if (chunk.usage) usage = chunk.usage;
+        }
+        return { content, usage };
+      };
+      const calls = parse.mock.calls.length;
+      const streamedFirst = await streamed();
+      const streamedAgain = await streamed();
+      expect(parse.mock.calls.length).toBe(calls + 1);
+      expect(streamedAgain).toEqual(streamedFirst);
+      expect(streamedFirst.content).toBe(JSON.parse(first.text).choices[0].message.content);
+      expect(streamedFirst.usage).not.toBeNull();
+
+      // Not allowed to read the cache: parsed afresh and sent to the provider.
+      const refresh = await send({ 'cache-control': 'no-cache' });
+      expect(refresh.cache).toBe('miss');
+      expect(parse.mock.calls.length).toBe(calls + 2);
+      expect(await upstreamCalls()).toBe(before + 2);
+
+      // Purged: this proxy's copy goes, so the next one is parsed afresh and asked of the provider.
+      expect((await cp.api('DELETE', `/v1/projects/${p.id}/cache`, { token: cp.adminToken })).status).toBe(200);
+      const afterPurge = await eventually(async () => {
+        const r = await send();
+        return r.cache === 'miss' ? r : null;
+      }, 'a miss after the purge');
+      expect(afterPurge.status).toBe(200);
+      expect(await upstreamCalls()).toBeGreaterThan(before + 2);
+
+      // Each hit has records of its own, the end user and the model read from the kept parse.
+      await proxy.deps.records.flush(5_000);
+      const ids = [first.id, again.id, third.id];
+      const rows = await eventually(async () => {
+        const found = await cp.sql<{ request_id: string; end_user: string | null; model: string; cache_hit: boolean }[]>`
+          select request_id, end_user, model, cache_hit from usage_records where request_id = any(${ids})`;
+        return found.length === 3 ? found : null;
+      }, 'three usage records');
+      for (const row of rows) expect(row).toMatchObject({ end_user: 'end-user-14', model: 'gpt-4o-mini', cache_hit: true });
+      const audit = await eventually(async () => {
+        const found = await cp.sql<{ request_id: string; end_user: string | null; cache: string }[]>`
+          select request_id, end_user, cache from audit_events where request_id = any(${ids})`;
+        return found.length === 3 ? found : null;
+      }, 'three audit events');
+      for (const row of audit) expect(row).toMatchObject({ end_user: 'end-user-14', cache: 'hit' });
+    } finally {
+      parse.mockRestore();
+    }
   });
 });
 

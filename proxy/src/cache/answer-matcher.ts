@@ -1,4 +1,5 @@
 import type { CacheMode, RedisKeys } from '@gateway/shared';
+import type { RecalledParse } from '../pipeline/context.js';
 import { EntryNames } from './cache-key.js';
 
 /**
@@ -13,6 +14,14 @@ export interface AnswerMatcher {
   readonly mode: Exclude<CacheMode, 'off'>;
   /** The entry this request's answer is stored under and looked up at; `raw` is the body's bytes as sent. */
   entryName(projectId: string, endpoint: string, body: unknown, raw: Buffer | null): string;
+  /**
+   * The entry name and the kept parse of a body sent before byte for byte, before this one is
+   * parsed (`cacheRecall`); null when there is none. A semantic matcher names entries from the
+   * parsed prompt, so it has none to give.
+   */
+  recall(projectId: string, endpoint: string, raw: Buffer): { name: string; parse: RecalledParse } | null;
+  /** Keeps the parse of a request answered from the cache, for `recall`. */
+  keep(projectId: string, endpoint: string, raw: Buffer, parse: RecalledParse): void;
 }
 
 export function exactMatcher(keys: RedisKeys): AnswerMatcher {
@@ -20,5 +29,7 @@ export function exactMatcher(keys: RedisKeys): AnswerMatcher {
   return {
     mode: 'exact',
     entryName: (projectId, endpoint, body, raw) => names.of(projectId, endpoint, body, raw),
+    recall: (projectId, endpoint, raw) => names.recall(projectId, endpoint, raw),
+    keep: (projectId, endpoint, raw, parse) => names.keep(projectId, endpoint, raw, parse),
   };
 }

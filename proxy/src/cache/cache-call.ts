@@ -1,3 +1,4 @@
+import type { CacheEntry } from '@gateway/shared';
 import type { Flight } from './response-cache.js';
 
 /**
@@ -18,6 +19,8 @@ export class CacheCall {
   tooLarge = false;
   /** The stream ran to its end (not cut by the client, a revocation or the provider). */
   complete = false;
+  /** The answer found before parse (`cacheRecall`): the lookup serves it. */
+  held: CacheEntry | null = null;
 
   constructor(
     readonly name: string,

@@ -55,4 +55,46 @@ describe('EntryNames', () => {
       expect(names.of('p', 'e', parsed, raw)).toBe(`p/e/${requestHash(question)}`);
     }
   });
+
+  it('gives a kept parse back for the same bytes to the same project and endpoint only', () => {
+    const names = new EntryNames(nameOf);
+    const body = { model: 'm', messages: [{ role: 'user', content: 'again' }] };
+    const [raw, json] = asked(body);
+    const parse = { json, parsed: null, embeddings: null };
+    // Nothing to give before a parse is kept, nor for bytes never named.
+    expect(names.recall('p1', 'chat.completions', raw)).toBeNull();
+    names.keep('p1', 'chat.completions', raw, parse);
+    expect(names.recall('p1', 'chat.completions', raw)).toBeNull();
+    const name = names.of('p1', 'chat.completions', json, raw);
+    expect(names.recall('p1', 'chat.completions', raw)).toBeNull();
+    names.keep('p1', 'chat.completions', raw, parse);
+    expect(names.recall('p1', 'chat.completions', Buffer.from(raw))).toMatchObject({ name, parse });
+    expect(names.recall('p1', 'chat.completions', raw)?.parse).toBe(parse);
+    expect(names.recall('p2', 'chat.completions', raw)).toBeNull();
+    expect(names.recall('p1', 'responses', raw)).toBeNull();
+    // Other bytes of the same question: named alike, but never given this parse.
+    const [spaced] = asked(body, JSON.stringify(body, null, 2));
+    expect(names.recall('p1', 'chat.completions', spaced)).toBeNull();
+    // Named for another endpoint, which parses the bytes its own way: the parse is dropped.
+    names.of('p1', 'responses', json, raw);
+    names.of('p1', 'chat.completions', json, raw);
+    expect(names.recall('p1', 'chat.completions', raw)).toBeNull();
+  });
+
+  it('keeps no parse of a body over its per-body bound, and drops kept parses with the memo', () => {
+    const names = new EntryNames(nameOf);
+    const [big, bigJson] = asked({ model: 'm', input: 'x'.repeat(20_000) });
+    names.of('p', 'e', bigJson, big);
+    names.keep('p', 'e', big, { json: bigJson, parsed: null, embeddings: null });
+    expect(names.recall('p', 'e', big)).toBeNull();
+    const [raw, json] = asked({ model: 'm', input: 'kept' });
+    names.of('p', 'e', json, raw);
+    names.keep('p', 'e', raw, { json, parsed: null, embeddings: null });
+    expect(names.recall('p', 'e', raw)).not.toBeNull();
+    for (let i = 0; i < 1_000; i++) {
+      const [other, otherJson] = asked({ model: 'm', input: `${i} ${'y'.repeat(10_000)}` });
+      names.of('p', 'e', otherJson, other);
+    }
+    expect(names.recall('p', 'e', raw)).toBeNull();
+  });
 });

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import type { RecalledParse } from '../pipeline/context.js';
 
 // canonicalize 2.x is CommonJS whose typings declare an ES default export; required directly.
 const canonicalize = createRequire(import.meta.url)('canonicalize') as (input: unknown) => string | undefined;
@@ -23,13 +24,18 @@ const MEMO_BODY_BYTES = 16 * 1024;
 /** Bytes of bodies the memo holds before it starts again. */
 const MEMO_BYTES = 4 * 1024 * 1024;
 
-/** What the memo keeps per body: its hash, and the entry name last made of it. */
+/** What the memo keeps per body: its hash, the entry name last made of it, and a parse to give again. */
 interface Remembered {
   hash: string;
   projectId: string;
   endpoint: string;
   name: string;
+  /** The parse of a request with these bytes that was answered from the cache (`keep`); null until one was. */
+  parse: RecalledParse | null;
 }
+
+/** A kept parse is counted at this many bytes per byte of its body (objects are larger than text). */
+const PARSE_WEIGHT = 4;
 
 /**
  * Entry names of bodies seen recently, by their exact bytes: a question asked again (an
@@ -38,6 +44,10 @@ interface Remembered {
  * (about a sixth of a cache hit's CPU; the same string each time is also cheaper to look up). The
  * hash is a function of the bytes alone — nothing before the cache lookup changes the parsed body —
  * so a remembered one is never stale.
+ *
+ * A body answered from the cache also keeps its parse (`keep`), which `recall` gives to the next
+ * request with the same bytes to the same project and endpoint: that request skips JSON.parse and
+ * the protocol's validation (with their garbage, a tenth of a hit's CPU).
  */
 export class EntryNames {
   private readonly memo = new Map<string, Remembered>();
@@ -52,6 +62,8 @@ export class EntryNames {
     const known = this.memo.get(text);
     if (known !== undefined) {
       if (known.projectId !== projectId || known.endpoint !== endpoint) {
+        // Another endpoint parses the same bytes its own way.
+        if (known.endpoint !== endpoint) known.parse = null;
         known.projectId = projectId;
         known.endpoint = endpoint;
         known.name = this.nameOf(projectId, endpoint, known.hash);
@@ -60,12 +72,37 @@ export class EntryNames {
     }
     const hash = requestHash(body);
     const name = this.nameOf(projectId, endpoint, hash);
-    if (this.bytes + text.length > MEMO_BYTES) {
+    this.add(text, { hash, projectId, endpoint, name, parse: null }, text.length);
+    return name;
+  }
+
+  /** The entry name and kept parse of exactly these bytes sent to this project and endpoint; null when there is none. */
+  recall(projectId: string, endpoint: string, raw: Buffer): { name: string; parse: RecalledParse } | null {
+    if (raw.length > MEMO_BODY_BYTES) return null;
+    const known = this.memo.get(raw.toString('latin1'));
+    if (known === undefined || known.parse === null || known.projectId !== projectId || known.endpoint !== endpoint) return null;
+    // Its parse is not null: checked just above.
+    return known as { name: string; parse: RecalledParse };
+  }
+
+  /** Keeps the parse of a request answered from the cache, for `recall`; its body was named by `of` just before. */
+  keep(projectId: string, endpoint: string, raw: Buffer, parse: RecalledParse): void {
+    if (raw.length > MEMO_BODY_BYTES) return;
+    const text = raw.toString('latin1');
+    const known = this.memo.get(text);
+    if (known === undefined || known.parse !== null || known.projectId !== projectId || known.endpoint !== endpoint) return;
+    const weight = text.length * PARSE_WEIGHT;
+    if (this.bytes + weight > MEMO_BYTES) return;
+    known.parse = parse;
+    this.bytes += weight;
+  }
+
+  private add(text: string, remembered: Remembered, weight: number): void {
+    if (this.bytes + weight > MEMO_BYTES) {
       this.memo.clear();
       this.bytes = 0;
     }
-    this.memo.set(text, { hash, projectId, endpoint, name });
-    this.bytes += text.length;
-    return name;
+    this.memo.set(text, remembered);
+    this.bytes += weight;
   }
 }

@@ -12,15 +12,44 @@ import { markCache } from './cache-records.js';
 import { NAME } from '../http/wire-bytes.js';
 
 /**
- * The response cache as three steps of the request chain (pipeline/seams.ts): `cacheLookup` after
+ * The response cache as four steps of the request chain (pipeline/seams.ts): `cacheRecall` before
+ * parse (a body answered from the cache before, byte for byte, takes that parse and the answer
+ * this proxy holds), `cacheLookup` after
  * parse (a hit is answered there, before input guardrails and admission), `cacheCollect` between
  * the output guardrails and respond (a stream's chunks as sent), `cacheStore` first of the closing
  * steps (the finished miss stored, its single flight's waiters answered). A project with the cache
  * off costs one field read of its policy in `cacheLookup` and nothing elsewhere.
  */
-export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheLookup' | 'cacheCollect' | 'cacheStore'> {
+export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheRecall' | 'cacheLookup' | 'cacheCollect' | 'cacheStore'> {
   // The one mode built; a semantic matcher would be chosen here by `setting.mode` (answer-matcher.ts).
   const matcher = exactMatcher(cache.keys);
+
+  /**
+   * A hit known before parse: the project caches (its policy already here, no Redis read), the
+   * request may read the cache, its bytes were answered from the cache before and that answer is
+   * held in this proxy, young enough. The parse kept then is taken by the parse steps, and
+   * `cacheLookup` serves the answer found here: the request is a hit whatever happens in between,
+   * so the shared parse never reaches a step that changes a request (admission, guardrails, a
+   * provider).
+   */
+  function cacheRecall(ctx: RequestContext): void {
+    const policy = ctx.deps.policies.peek(ctx.projectId);
+    if (policy === null) return;
+    const setting = policy.cache;
+    if (setting === undefined || setting === null || ctx.raw === null) return;
+    const directives = cacheDirectives(ctx.info.cacheControl);
+    if (!directives.read) return;
+    const recalled = matcher.recall(ctx.projectId, ctx.endpoint as string, ctx.raw);
+    if (recalled === null) return;
+    const now = Date.now();
+    const held = cache.peek(recalled.name, now);
+    if (held === null || (directives.maxAgeMs !== null && now - held.created_at > directives.maxAgeMs)) return;
+    const call = new CacheCall(recalled.name, setting.ttl_seconds * 1000, true);
+    call.held = held;
+    ctx.cacheCall = call;
+    ctx.recalled = recalled.parse;
+    ctx.policy = policy;
+  }
 
   /** The policy is read here, earlier than admission would (a Map lookup once the project is known). */
   function cacheLookup(ctx: RequestContext): void | Promise<void> {
@@ -36,6 +65,8 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheLookup' | 'c
   }
 
   function decide(ctx: RequestContext, policy: ProjectPolicy): void | Promise<void> {
+    const recalled = ctx.cacheCall;
+    if (recalled !== null && recalled.held !== null) return hit(ctx, recalled, recalled.held);
     const setting = policy.cache;
     if (setting === undefined || setting === null) return;
     const directives = cacheDirectives(ctx.info.cacheControl);
@@ -84,6 +115,8 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheLookup' | 'c
   function served(ctx: RequestContext, entry: CacheEntry): void | Promise<void> {
     if (entry.cost_usd !== null) cache.metrics.savedUsd.inc(ctx.projectId, entry.cost_usd);
     markCache(ctx, 'hit', entry.cost_usd);
+    // Parsed here and changed by no step since: kept for the next request with these bytes.
+    if (ctx.recalled === null && ctx.raw !== null) matcher.keep(ctx.projectId, ctx.endpoint as string, ctx.raw, { json: ctx.json, parsed: ctx.parsed, embeddings: ctx.embeddings });
     return replay(ctx, entry, Date.now());
   }
 
@@ -124,7 +157,7 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheLookup' | 'c
     }
   }
 
-  return { cacheLookup, cacheCollect, cacheStore };
+  return { cacheRecall, cacheLookup, cacheCollect, cacheStore };
 }
 
 /** The stream as it was, its chunks copied on the way (dropped past the bound: then served, not stored). */

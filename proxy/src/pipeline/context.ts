@@ -76,6 +76,18 @@ export interface RequestInfo {
   cacheControl: string;
 }
 
+/**
+ * What the parse steps made of a body, kept to be given to a later request whose body is the same
+ * bytes (the response cache's repeated questions). Shared by every request it is given to, so it
+ * is only ever read: it comes from a request answered from the cache, which no step after parse
+ * changed, and is given only to requests that will be answered from the cache too.
+ */
+export interface RecalledParse {
+  readonly json: unknown;
+  readonly parsed: ParsedRequest | null;
+  readonly embeddings: EmbeddingsBody | null;
+}
+
 /** The outcome of a key check: the record, the refusal, or a promise of either (Redis asked). */
 export type KeyCheck = KeyRecord | GatewayError | Promise<KeyRecord | GatewayError>;
 
@@ -110,6 +122,8 @@ export class RequestContext implements Revocable, CoolingLog {
 
   // parse
   raw: Buffer | null = null;
+  /** A parse of these exact bytes made before (cache/cache-steps.ts `cacheRecall`): the parse steps take it as theirs. */
+  recalled: RecalledParse | null = null;
   json: unknown = null;
   model: string | null = null;
   parsed: ParsedRequest | null = null;

@@ -43,6 +43,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
       readBody,
       authenticate,
       // parse: the protocol's wire format into the internal request; the model's route
+      seams.cacheRecall,
       parseJson,
       parseWith(protocol),
       seams.tags,
@@ -79,6 +80,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
         checkKey,
         readBody,
         authenticate,
+        seams.cacheRecall,
         parseJson,
         parseEmbeddings,
         seams.tags,

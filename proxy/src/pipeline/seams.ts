@@ -8,6 +8,12 @@ import type { ClosingStep, Step } from './endpoint.js';
  * once for a project that does not use it (one field read of its policy).
  */
 export interface Seams {
+  /**
+   * Before parse: a body this proxy answered from its cache before, byte for byte, whose answer
+   * it still holds, takes that request's parse (no JSON parse, no validation) and the answer
+   * (`cacheLookup` serves it).
+   */
+  cacheRecall?: Step;
   /** After parse: request tags (cost attribution) read from the headers and body. */
   tags?: Step;
   /** After parse: a cached answer served without calling a provider (the step answers; the chain ends). */

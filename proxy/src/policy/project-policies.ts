@@ -28,6 +28,11 @@ export class ProjectPolicies {
     return pending;
   }
 
+  /** The policy when this proxy has it already; null otherwise (nothing is read). */
+  peek(projectId: string): ProjectPolicy | null {
+    return this.known.get(projectId) ?? null;
+  }
+
   private async fetch(projectId: string): Promise<ProjectPolicy> {
     for (let attempt = 0; ; attempt++) {
       const epoch = this.epoch;

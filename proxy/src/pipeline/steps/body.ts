@@ -41,8 +41,12 @@ function tooLarge(ctx: RequestContext): void {
   ctx.fail(Errors.bodyTooLarge(ctx.deps.config.maxBodyBytes), 'error');
 }
 
-/** The body must be declared JSON (or undeclared), be UTF-8 and parse (a syntax error says where: protocols/json-body.ts). */
+/**
+ * The body must be declared JSON (or undeclared), be UTF-8 and parse (a syntax error says where:
+ * protocols/json-body.ts). Bytes parsed before and handed in as `recalled` are not parsed again.
+ */
 export function parseJson(ctx: RequestContext): void {
   if (!ctx.info.jsonBody) return ctx.fail(Errors.bodyNotJsonType(), 'error');
-  ctx.json = parseJsonBody(ctx.raw as Buffer);
+  const recalled = ctx.recalled;
+  ctx.json = recalled !== null ? recalled.json : parseJsonBody(ctx.raw as Buffer);
 }

@@ -8,13 +8,14 @@ import type { Step } from '../endpoint.js';
 /**
  * parse: the endpoint's protocol turns the JSON body into the internal request, and the model's
  * route is found (404 before any policy is read). A GatewayError thrown here is the client's
- * fault and answered as it is (run.ts).
+ * fault and answered as it is (run.ts). A parse of the same bytes handed in (`ctx.recalled`) is
+ * taken as it is; the route is found again, as the providers file may have changed since.
  */
 
 /** The protocol's parse (validation included) into the internal request; made once per endpoint. */
 export function parseWith(protocol: InboundProtocol): Step {
   return (ctx) => {
-    const parsed = protocol.parse(ctx.json, ctx.raw as Buffer);
+    const parsed = ctx.recalled?.parsed ?? protocol.parse(ctx.json, ctx.raw as Buffer);
     ctx.parsed = parsed;
     ctx.model = parsed.model;
     ctx.forward = parsed.raw;
@@ -23,7 +24,7 @@ export function parseWith(protocol: InboundProtocol): Step {
 }
 
 export function parseEmbeddings(ctx: RequestContext): void {
-  const body = validateEmbeddingsRequest(ctx.json);
+  const body = ctx.recalled?.embeddings ?? validateEmbeddingsRequest(ctx.json);
   ctx.embeddings = body;
   ctx.model = body.model;
   ctx.route = ctx.deps.router.embeddingsRoute(body.model);
