@@ -97,4 +97,22 @@ describe('EntryNames', () => {
     }
     expect(names.recall('p', 'e', raw)).toBeNull();
   });
+
+  it("counts the pool memory a kept parse's small body holds", () => {
+    const names = new EntryNames(nameOf);
+    const bodies = Array.from({ length: 2_000 }, (_, i) => {
+      // Buffer.from copies a small string into a slice of the shared 8 KiB pool, as the body reader does.
+      const raw = Buffer.from(JSON.stringify({ model: 'm', input: `question ${i}` }));
+      const json = JSON.parse(raw.toString()) as unknown;
+      names.of('p', 'e', json, raw);
+      names.keep('p', 'e', raw, { json, parsed: null, embeddings: null });
+      return raw;
+    });
+    expect(bodies[0]!.buffer.byteLength).toBeGreaterThan(bodies[0]!.length);
+    const kept = bodies.filter((raw) => names.recall('p', 'e', raw) !== null).length;
+    // 4 MiB at one slab each, at most; the first ones are kept.
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThanOrEqual((4 * 1024 * 1024) / 8192);
+    expect(names.recall('p', 'e', bodies[0]!)).not.toBeNull();
+  });
 });
