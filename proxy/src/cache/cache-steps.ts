@@ -14,11 +14,11 @@ import { NAME } from '../http/wire-bytes.js';
 /**
  * The response cache as four steps of the request chain (pipeline/seams.ts): `cacheRecall` before
  * parse (a body answered from the cache before, byte for byte, takes that parse and the answer
- * this proxy holds), `cacheLookup` after
- * parse (a hit is answered there, before input guardrails and admission), `cacheCollect` between
- * the output guardrails and respond (a stream's chunks as sent), `cacheStore` first of the closing
- * steps (the finished miss stored, its single flight's waiters answered). A project with the cache
- * off costs one field read of its policy in `cacheLookup` and nothing elsewhere.
+ * this proxy holds), `cacheLookup` after parse (a hit is answered there, before input guardrails
+ * and admission), `cacheCollect` between the output guardrails and respond (a stream's chunks as
+ * sent), `cacheStore` first of the closing steps (the finished miss stored, its single flight's
+ * waiters answered). A project with the cache off costs a Map lookup and a field read of its
+ * policy in `cacheRecall`, a field read in `cacheLookup`, and nothing elsewhere.
  */
 export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheRecall' | 'cacheLookup' | 'cacheCollect' | 'cacheStore'> {
   // The one mode built; a semantic matcher would be chosen here by `setting.mode` (answer-matcher.ts).
