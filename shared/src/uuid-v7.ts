@@ -7,6 +7,7 @@ import { randomFillSync } from 'node:crypto';
  * CSPRNG, read 4 KiB at a time. The `uuid` package makes the same ids at about six times the cost
  * (an entropy refill every 16 ids, per-call state objects), which showed in the proxy's profile.
  */
+
 /** The two lower-case hex digits of each byte, as character codes: byte b at 2b and 2b + 1. */
 const HEX_CODES = Buffer.from(Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).join(''), 'latin1');
 const POOL_BYTES = 4096;
