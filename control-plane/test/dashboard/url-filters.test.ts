@@ -4,7 +4,7 @@ import { formatShare, formatTickTime } from '../../dashboard/src/lib/format.js';
 import { fromLocalInputValue, presetChoice, resolveRange, thisMonth } from '../../dashboard/src/lib/record-query.js';
 import { utcOffset } from '../../dashboard/src/lib/time-zone.js';
 import { fromUrlTime, rangeFromQuery, rangeToParams, toUrlTime, withParams } from '../../dashboard/src/lib/url-filters.js';
-import { buildUsageSeries } from '../../dashboard/src/lib/usage-series.js';
+import { buildUsageSeries, describeBucket, pickBucketMs } from '../../dashboard/src/lib/usage-series.js';
 import { activeFilterCount, usageViewFromQuery, usageViewToParams, withoutFilters } from '../../dashboard/src/lib/usage-view.js';
 
 /**
@@ -69,6 +69,24 @@ describe('ranges, times and figures on the usage page', () => {
   it('makes "this month" run from local midnight on the 1st to now', () => {
     expect(thisMonth(NOW)).toEqual({ from: new Date(2026, 10, 1).getTime(), to: new Date(2026, 10, 23, 14, 6).getTime() });
     expect(resolveRange(presetChoice('month', NOW), NOW)).toEqual(thisMonth(NOW));
+  });
+
+  it("makes \"this month\" start on the 1st on a month's first and last day and across a year's end", () => {
+    const minutes = (range: { from: number; to: number }) => (range.to - range.from) / 60_000;
+    // Minutes after midnight on the 1st: the month so far is those minutes, charted by the minute.
+    const first = new Date(2027, 2, 1, 0, 4, 30).getTime();
+    expect(thisMonth(first)).toEqual({ from: new Date(2027, 2, 1).getTime(), to: new Date(2027, 2, 1, 0, 5).getTime() });
+    expect(describeBucket(pickBucketMs(minutes(thisMonth(first)) * 60_000))).toBe('minute');
+    // The last minute of February: 28 days, charted by the day.
+    const last = new Date(2027, 1, 28, 23, 58, 10).getTime();
+    expect(thisMonth(last)).toEqual({ from: new Date(2027, 1, 1).getTime(), to: new Date(2027, 1, 28, 23, 59).getTime() });
+    expect(describeBucket(pickBucketMs(minutes(thisMonth(last)) * 60_000))).toBe('day');
+    // New Year's Eve's last minute rounds up into the new year, and the range still starts on 1 December.
+    const eve = new Date(2027, 11, 31, 23, 59, 30).getTime();
+    expect(thisMonth(eve)).toEqual({ from: new Date(2027, 11, 1).getTime(), to: new Date(2028, 0, 1).getTime() });
+    const newYear = new Date(2028, 0, 1, 6, 0).getTime();
+    expect(thisMonth(newYear).from).toBe(new Date(2028, 0, 1).getTime());
+    expect(describeBucket(pickBucketMs(minutes(thisMonth(newYear)) * 60_000))).toBe('5 minutes');
   });
 
   it('takes typed dates with a space or a T', () => {
