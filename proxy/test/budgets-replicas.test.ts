@@ -1,5 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
@@ -141,6 +142,39 @@ describe('a budget shared by two proxy processes', () => {
       return found.length === refused ? found : null;
     }, 'every refusal audited');
     for (const event of refusals) expect(event).toMatchObject({ outcome: 'policy_blocked', status: 429 });
+  }, 120_000);
+
+  it('charges requests that come one at a time, each after the proxy handed its idle lease back', async () => {
+    const limit = 0.1;
+    const { id, key, budgetId } = await projectWithBudget({ scope: 'project', limit_usd: limit, period: 'day' });
+    const served: number[] = [];
+    let refusal: { code: string; message: string } | undefined;
+    for (let i = 0; i < 20 && refusal === undefined; i++) {
+      const res = await chat(proxies[0]!.url, key);
+      const body = (await res.json()) as { usage?: { prompt_tokens: number; completion_tokens: number }; error?: { code: string; message: string } };
+      if (res.status !== 200) {
+        expect(res.status, JSON.stringify(body)).toBe(429);
+        refusal = body.error;
+        break;
+      }
+      served.push(((body.usage!.prompt_tokens + body.usage!.completion_tokens) * PRICE) / 1e6);
+      // A quiet spell, the traffic this case is about: the proxy writes the cost, hands its lease
+      // back and, a flush later, forgets the ledger before the next request comes. What is
+      // checked below holds however long the spell; the spell only decides which path it takes.
+      const [ledger] = await cp.redis.keys(`${keys.budgetLedger(id, budgetId, '')}*`);
+      await eventually(async () => !Object.keys(await cp.redis.hgetall(ledger!)).some((f) => f.startsWith('lease:')), 'the idle lease handed back', 10_000);
+      await sleep(400);
+    }
+    expect(refusal).toMatchObject({ code: 'BUDGET_EXCEEDED' });
+    expect(refusal?.message).toContain(budgetId);
+    expect(served.length).toBeGreaterThan(2);
+    const cost = served.reduce((a, b) => a + b, 0);
+    expect(cost).toBeLessThanOrEqual(limit);
+    const budget = await eventually(async () => {
+      const res = await cp.api('GET', `/v1/projects/${id}/budgets/${budgetId}`, { token: cp.adminToken });
+      return Math.abs(res.body.spent_usd - cost) < 1e-6 ? res.body : null;
+    }, 'every spaced request charged');
+    expect(budget.spent_usd).toBeLessThanOrEqual(limit);
   }, 120_000);
 
   it('refuses an unpriced model to a project with a budget, and serves it to one without', async () => {

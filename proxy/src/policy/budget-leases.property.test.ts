@@ -88,6 +88,11 @@ describe('budget ledger: spend never exceeds the limit', () => {
         const rules = [budget];
         const proxies = Array.from({ length: PROXIES }, () => ({ leases: proxy(), holds: [] as { hold: BudgetHold; amount: number }[], alive: true }));
         let admitted = 0;
+        // What the settlements said, on proxies that lived to the end and in all: a proxy that dies
+        // loses only the costs it had not written yet, and nothing is ever counted twice.
+        let settledByLiving = 0;
+        let settledInAll = 0;
+        const settledBy = new Map<BudgetLeases, number>();
         for (const batch of batches) {
           // Each batch runs concurrently: admissions may wait on a lease while others settle.
           await Promise.all(
@@ -113,6 +118,8 @@ describe('budget ledger: spend never exceeds the limit', () => {
                 const [{ hold, amount }] = p.holds.splice(a.pick % p.holds.length, 1) as [{ hold: BudgetHold; amount: number }];
                 const cost = Math.floor(amount * a.fraction);
                 p.leases.settle(hold, cost);
+                settledBy.set(p.leases, (settledBy.get(p.leases) ?? 0) + cost);
+                settledInAll += cost;
                 // Settled again (a retried closing step): nothing may change.
                 p.leases.settle(hold, amount);
               } else if (a.kind === 'flush') {
@@ -130,16 +137,42 @@ describe('budget ledger: spend never exceeds the limit', () => {
         // Everything still held by the living is settled in full and written: still within the limit.
         for (const p of proxies) {
           if (!p.alive) continue;
-          for (const { hold, amount } of p.holds.splice(0)) p.leases.settle(hold, amount);
+          for (const { hold, amount } of p.holds.splice(0)) {
+            p.leases.settle(hold, amount);
+            settledBy.set(p.leases, (settledBy.get(p.leases) ?? 0) + amount);
+            settledInAll += amount;
+          }
           await p.leases.flush();
+          settledByLiving += settledBy.get(p.leases) ?? 0;
         }
         const { spent } = await ledger(projectId, budget);
         expect(spent).toBeLessThanOrEqual(budget.limit_usd * 1e9);
+        // Every settlement reached the ledger, however long the proxy sat idle in between (its
+        // lease handed back and taken again) — except what a dead proxy had not written.
+        expect(spent).toBeGreaterThanOrEqual(settledByLiving);
+        expect(spent).toBeLessThanOrEqual(settledInAll);
         return admitted >= 0;
       }),
       { numRuns: 30 },
     );
   }, 240_000);
+
+  it('charges requests spaced wider than the idle hand-back, each one', async () => {
+    const projectId = randomUUID();
+    const budget = rule();
+    const leases = proxy();
+    const costs = [1_000, 2_000, 3_000, 4_000];
+    for (const cost of costs) {
+      const held = (await leases.reserve(projectId, [budget], 10_000, Date.now())) as BudgetHold;
+      expect(held).not.toBeInstanceOf(GatewayError);
+      leases.settle(held, cost);
+      await leases.flush();
+      // Idle: the lease goes back and this proxy forgets the ledger before the next request.
+      await eventually(async () => (leases.size === 0 ? true : null), 'the idle ledger forgotten');
+      expect((await ledger(projectId, budget)).leased).toBe(0);
+    }
+    expect((await ledger(projectId, budget)).spent).toBe(costs.reduce((a, b) => a + b));
+  });
 
   it('a dead proxy\'s lease is reclaimed once its TTL passes', async () => {
     const projectId = randomUUID();

@@ -51,7 +51,6 @@ interface Ledger {
   pendingCharge: number;
   /** A settlement sent and not yet known to have landed: sent again as it is, under its seq. */
   outbox: { seq: number; charge: number; release: number } | null;
-  seq: number;
   /** Local time until which the lease may be spent from (before Redis could let it lapse). */
   validUntil: number;
   /** Redis said this proxy holds a lease here. */
@@ -91,6 +90,12 @@ export class BudgetLeases {
   /** The control plane has loaded this Redis's ledgers (checked again after every reconnect). */
   private ledgersReady = false;
   private stopped = false;
+  /**
+   * Settlement numbers, one sequence for every ledger of this proxy: Redis keeps the last one it
+   * applied for as long as the ledger lives, so a ledger forgotten here when idle and taken up
+   * again must go on from above it, or its next settlements would read as repeats and be dropped.
+   */
+  private seq = 0;
 
   constructor(
     private readonly redis: RedisClient,
@@ -203,7 +208,6 @@ export class BudgetLeases {
         inFlight: 0,
         pendingCharge: 0,
         outbox: null,
-        seq: 0,
         validUntil: 0,
         held: false,
         lastUsed: now,
@@ -230,7 +234,7 @@ export class BudgetLeases {
     if (ledger.leasing !== null) return ledger.leasing;
     if (this.stopped) return Promise.resolve();
     if (ledger.outbox === null && (ledger.pendingCharge > 0 || release > 0)) {
-      ledger.outbox = { seq: ++ledger.seq, charge: ledger.pendingCharge, release };
+      ledger.outbox = { seq: ++this.seq, charge: ledger.pendingCharge, release };
       ledger.pendingCharge = 0;
       ledger.balance -= release;
     }
