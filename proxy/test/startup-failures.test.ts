@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_REDIS_URL, testRedisPrefix } from '../../test-support/databases.js';
@@ -69,6 +71,27 @@ describe('a start-up failure is one line naming the setting', () => {
       expectOneLine(stderr, 'PROXY_PORT');
     }, 45_000);
   }
+
+  it('a bad providers file, started many times in a row: exit 1 and its reason every time, never a native crash', async () => {
+    // Each worker thread loads the native modules (uWebSockets.js, RE2) at once; one that is not
+    // safe to load in two threads at a time crashed about one start in ten, before any line.
+    const dir = mkdtempSync(join(tmpdir(), 'gw-bad-providers-'));
+    const files = [
+      ['providers: [\n', 'not valid YAML'],
+      ['providers:\n  - name: a\n    type: nope\n', '"type" must be one of'],
+      [null, 'cannot read'],
+    ] as const;
+    const outcomes: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const [text, reason] = files[i % files.length]!;
+      const file = join(dir, `providers-${i}.yaml`);
+      if (text !== null) writeFileSync(file, text);
+      const { code, stderr } = await runProxy({ PROXY_WORKERS: '2', PROXY_PORT: '0', METRICS_PORT: '0', GATEWAY_CONFIG: file });
+      const lines = stderr.split('\n').filter((l) => l.trim() !== '');
+      outcomes.push(code === 1 && lines.length === 1 && lines[0]!.includes(reason) ? 'ok' : `start ${i}: exit ${code}, stderr ${JSON.stringify(stderr)}`);
+    }
+    expect(outcomes.filter((o) => o !== 'ok')).toEqual([]);
+  }, 180_000);
 
   it('a first start prints no internal jargon', async () => {
     // A proxy that starts and is stopped: its lines are what an operator sees on every start.
