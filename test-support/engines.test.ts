@@ -11,15 +11,32 @@ import { ROOT } from './processes.js';
 const manifest = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { engines: { node: string } };
 const lock = JSON.parse(readFileSync(`${ROOT}/package-lock.json`, 'utf8')) as { packages: Record<string, { version?: string; engines?: unknown; dev?: boolean; optional?: boolean }> };
 
+/** The lowest release of each Node line our `engines` names (20.19.0, 22.13.0, 24.0.0). */
+function lineFloors(range: string): string[] {
+  return range.split('||').map((part) => semver.minVersion(part.trim())?.version as string);
+}
+
 describe('the install', () => {
   it('holds only packages whose engines accept the Node version the README states', () => {
     const lowest = semver.minVersion(manifest.engines.node)?.version;
     expect(lowest).toBeDefined();
     expect(readFileSync(`${ROOT}/README.md`, 'utf8')).toContain(`Needs Node ${semver.major(lowest as string)}`);
-    const refusing = Object.entries(lock.packages)
-      .filter(([path, entry]) => path !== '' && typeof entry.engines === 'object' && entry.engines !== null && typeof (entry.engines as { node?: unknown }).node === 'string')
-      .filter(([, entry]) => !semver.satisfies(lowest as string, (entry.engines as { node: string }).node))
-      .map(([path, entry]) => `${path}@${entry.version}: node ${(entry.engines as { node: string }).node}`);
-    expect(refusing).toEqual([]);
+    expect(refusing(lowest as string)).toEqual([]);
+  });
+
+  it('supports Node 20, 22 and 24, and every package accepts the first release of each line', () => {
+    const floors = lineFloors(manifest.engines.node);
+    expect(floors.map((v) => semver.major(v))).toEqual([20, 22, 24]);
+    // Not an odd (short-lived) line, nor one no test has run on.
+    expect(semver.satisfies('25.0.0', manifest.engines.node)).toBe(false);
+    expect(semver.satisfies('18.20.0', manifest.engines.node)).toBe(false);
+    for (const floor of floors) expect(refusing(floor), `Node ${floor}`).toEqual([]);
   });
 });
+
+function refusing(version: string): string[] {
+  return Object.entries(lock.packages)
+    .filter(([path, entry]) => path !== '' && typeof entry.engines === 'object' && entry.engines !== null && typeof (entry.engines as { node?: unknown }).node === 'string')
+    .filter(([, entry]) => !semver.satisfies(version, (entry.engines as { node: string }).node))
+    .map(([path, entry]) => `${path}@${entry.version}: node ${(entry.engines as { node: string }).node}`);
+}

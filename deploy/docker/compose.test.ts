@@ -66,9 +66,10 @@ describe('the image', () => {
     expect(dockerfile).toMatch(/^CMD \["node", "proxy\/dist\/main\.js"\]$/m);
   });
 
-  it('runs Node 20 on Debian as an unprivileged user, with production dependencies only', () => {
-    // The uWebSockets.js binding is a glibc build for Node 20's ABI.
-    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-bookworm-slim$/m);
+  it('runs the current Node LTS on Debian 13 as an unprivileged user, with production dependencies only', () => {
+    // The newer uWebSockets.js build needs glibc 2.38 or newer: Debian 13 (trixie), not 12.
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-trixie-slim$/m);
+    expect(dockerfile).toContain('node_modules/@btc-vision/uwebsockets.js');
     expect(dockerfile).toMatch(/^USER 1000:1000$/m);
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
     expect(dockerfile).toMatch(/^FROM \$\{NODE_IMAGE\} AS runtime$/m);

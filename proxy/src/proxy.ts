@@ -11,7 +11,7 @@ import { RE2_ENGINE } from '@gateway/shared/guardrails';
 import { GuardrailRuntime } from './guardrails/runtime.js';
 import { startProxyServer, type ProxyServer } from './http/server.js';
 import { McpUpstreams } from './mcp/mcp-upstreams.js';
-import { loadUws } from './http/uws.js';
+import { loadUws, uwsBinding } from './http/uws.js';
 import { createProxyMetrics, registerCooldowns, registerQueueDepth } from './metrics.js';
 import { ProjectPolicies } from './policy/project-policies.js';
 import { QuotaLeases } from './policy/quota-leases.js';
@@ -169,7 +169,11 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         throw metricsPortError(config.metricsPort, err as Error);
       }
     }
-    log.info({ port: server.port, metricsPort: ops?.port ?? null, worker: options.worker, providers: providers.providers.map((p) => p.name), source: providers.source, re2: RE2_ENGINE }, 'proxy listening');
+    const binding = uwsBinding();
+    log.info(
+      { port: server.port, metricsPort: ops?.port ?? null, worker: options.worker, providers: providers.providers.map((p) => p.name), source: providers.source, re2: RE2_ENGINE, uws: `${binding.pkg}@${binding.version} (${binding.binary})`, node: process.version },
+      'proxy listening',
+    );
 
     return {
       port: server.port,
