@@ -57,6 +57,19 @@ bind "-t tmpfs tmpfs" /tmp
 cp /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
 [ -f /etc/hosts ] && cp /etc/hosts "$ROOTFS/etc/hosts"
 
+# A registry reached through a TLS-inspecting proxy: the root trusts what this machine's npm and
+# Node trust.
+ca_env=()
+cafile=$(npm config get cafile 2>/dev/null || true)
+if [ -n "$cafile" ] && [ "$cafile" != "null" ] && [ -f "$cafile" ]; then
+  cp "$cafile" "$ROOTFS/etc/ssl/host-npm-ca.crt"
+  ca_env+=(npm_config_cafile=/etc/ssl/host-npm-ca.crt)
+fi
+if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
+  cp "$NODE_EXTRA_CA_CERTS" "$ROOTFS/etc/ssl/host-extra-ca.crt"
+  ca_env+=(NODE_EXTRA_CA_CERTS=/etc/ssl/host-extra-ca.crt)
+fi
+
 # npm itself is JavaScript: this machine's copy runs on any line.
 NPM_DIR=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
 rm -rf "$ROOTFS/opt/npm" && cp -a "$NPM_DIR" "$ROOTFS/opt/npm"
@@ -87,7 +100,7 @@ for line in "${LINES[@]}"; do
   set +e
   chroot "$ROOTFS" /usr/bin/env -i HOME=/root PATH="$node_dir/bin:/usr/local/bin:/usr/bin:/bin" \
     npm_config_nodedir="$node_dir" npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false \
-    CI=true LANG=C.UTF-8 TZ=UTC \
+    CI=true LANG=C.UTF-8 TZ=UTC "${ca_env[@]}" \
     bash -c "cd $work && node --version && npm ci --no-audit --no-fund >/tmp/npm-ci.log 2>&1 || { tail -40 /tmp/npm-ci.log; exit 1; }; npm run build --silent && npx vitest run $TESTS --exclude '**/*.e2e.test.ts' --exclude '**/node_modules/**'"
   rc=$?
   set -e

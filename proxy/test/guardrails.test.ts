@@ -187,7 +187,8 @@ describe('guardrails', () => {
     for await (const event of rstream) if (event.type === 'response.output_text.delta') rtext += event.delta;
     expect(rtext).not.toContain('sk-proj');
     const out = await records(p.id);
-    expect(out.audit.every((a) => a.outcome === 'success' && JSON.stringify(a.guardrails) === JSON.stringify([{ id: 'out', stage: 'output', action: 'block' }]))).toBe(true);
+    // A withheld answer is a policy block in the audit, as a refused prompt is.
+    expect(out.audit.every((a) => a.outcome === 'policy_blocked' && JSON.stringify(a.guardrails) === JSON.stringify([{ id: 'out', stage: 'output', action: 'block' }]))).toBe(true);
     expect(out.usage.every((u) => u.finish_reason === 'content_filter')).toBe(true);
     // A clean stream is delivered unchanged.
     answerChunks = ['Hello ', 'there', ', all ', 'clean'];

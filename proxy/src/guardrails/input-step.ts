@@ -3,7 +3,7 @@ import { Masker } from '@gateway/shared/guardrails';
 import type { RequestContext } from '../pipeline/context.js';
 import type { ParsedRequest } from '../protocols/protocol.js';
 import { runGuards, type GuardOutcome } from './run-guards.js';
-import { promptSlots } from './slots.js';
+import { embeddingsSlots, promptSlots } from './slots.js';
 import type { GuardrailRuntime } from './runtime.js';
 
 /**
@@ -34,11 +34,12 @@ function check(ctx: RequestContext, runtime: GuardrailRuntime, policy: ProjectPo
   const guardrails = policy.guardrails;
   if (guardrails === undefined || guardrails === null) return;
   const compiled = runtime.compiledFor(policy, guardrails);
-  const parsed = ctx.parsed as ParsedRequest;
+  const embeddings = ctx.embeddings;
+  const parsed = embeddings === null ? (ctx.parsed as ParsedRequest) : null;
   // Guarded answers are read in the internal (OpenAI) format: no native pass-through.
-  if (compiled.output.length > 0) parsed.native = undefined;
+  if (parsed !== null && compiled.output.length > 0) parsed.native = undefined;
   if (compiled.input.length === 0) return;
-  const slots = promptSlots(parsed.chat as { messages: unknown[] });
+  const slots = embeddings !== null ? embeddingsSlots(embeddings) : promptSlots((parsed as ParsedRequest).chat as { messages: unknown[] });
   const before = slots.map((s) => s.text);
   const outcome = runGuards(ctx, runtime, compiled.input, slots, 'input', new Masker());
   const settle = (result: GuardOutcome): void => {
@@ -46,8 +47,12 @@ function check(ctx: RequestContext, runtime: GuardrailRuntime, policy: ProjectPo
       // A masked prompt: the client's bytes (and its native form) can no longer be sent as they are.
       if (slots.some((s, i) => s.text !== before[i])) {
         ctx.forward = null;
-        parsed.raw = null;
-        parsed.native = undefined;
+        if (parsed !== null) {
+          parsed.raw = null;
+          parsed.native = undefined;
+        } else {
+          ctx.raw = Buffer.from(JSON.stringify(embeddings));
+        }
       }
       return;
     }

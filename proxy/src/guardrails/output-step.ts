@@ -26,7 +26,7 @@ export function guardrailsOut(ctx: RequestContext): void | Promise<void> {
     result.events = guardStream(ctx, runtime, compiled, result, result.events);
     return;
   }
-  let answer: { choices?: { finish_reason?: string | null; message?: { content?: string | null } }[] };
+  let answer: { choices?: { finish_reason?: string | null; message?: { content?: string | null; tool_calls?: unknown } }[] };
   try {
     answer = JSON.parse(result.body.toString('utf8'));
   } catch {
@@ -39,7 +39,12 @@ export function guardrailsOut(ctx: RequestContext): void | Promise<void> {
     if (done?.kind === 'unavailable') return ctx.fail(Errors.guardrailUnavailable(done.id), 'error', ctx.chain.meter!(ctx, 'error', result.usage));
     if (done?.kind === 'block') {
       for (const choice of answer.choices ?? []) {
-        if (choice.message !== undefined) choice.message.content = '';
+        if (choice.message !== undefined) {
+          choice.message.content = '';
+          // The calls' arguments are withheld with the text: a client that declared a tool must
+          // not get through it what the answer's text may not carry.
+          delete choice.message.tool_calls;
+        }
         choice.finish_reason = 'content_filter';
       }
       result.finishReason = 'content_filter';

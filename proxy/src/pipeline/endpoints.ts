@@ -85,6 +85,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
         parseEmbeddings,
         seams.tags,
         seams.cacheLookup,
+        seams.guardrailsIn,
         projectPolicy,
         modelAllowed,
         estimateEmbeddings,

@@ -21,11 +21,21 @@ export function respondWith(protocol: InboundProtocol): Step {
   };
 }
 
+/**
+ * An answer sent whole: a success, unless an output guardrail withheld it, which the audit counts
+ * a policy block as it does a refused prompt (the client still gets its 200 and content_filter).
+ */
+function answeredOutcome(ctx: RequestContext): 'success' | 'policy_blocked' {
+  const decisions = ctx.extras?.guardrails;
+  if (decisions === null || decisions === undefined) return 'success';
+  return decisions.some((d) => d.stage === 'output' && d.action === 'block') ? 'policy_blocked' : 'success';
+}
+
 function completeOnce(ctx: RequestContext, protocol: InboundProtocol, result: CompletionResult): void {
   const meter = ctx.chain.meter!;
   if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled', result.usage));
   ctx.ex.send(200, 'application/json', protocol.render(result, ctx.parsed as ParsedRequest));
-  ctx.finish('success', 200, null, meter(ctx, result.finishReason, result.usage, result.rawFinishReason ?? null));
+  ctx.finish(answeredOutcome(ctx), 200, null, meter(ctx, result.finishReason, result.usage, result.rawFinishReason ?? null));
 }
 
 async function streamOut(ctx: RequestContext, protocol: InboundProtocol, result: StreamResult): Promise<void> {
@@ -52,7 +62,7 @@ async function streamOut(ctx: RequestContext, protocol: InboundProtocol, result:
     return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled'));
   }
   ex.endStream(writer.end(result.meta));
-  ctx.finish('success', 200, null, meter(ctx, result.meta.finishReason ?? 'stop', undefined, result.meta.rawFinishReason ?? null));
+  ctx.finish(answeredOutcome(ctx), 200, null, meter(ctx, result.meta.finishReason ?? 'stop', undefined, result.meta.rawFinishReason ?? null));
 }
 
 /** OpenAI's embeddings answer, as the adapter made it. */
