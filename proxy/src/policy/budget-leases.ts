@@ -296,23 +296,32 @@ export class BudgetLeases {
       const now = Date.now();
       const calls: Promise<void>[] = [];
       for (const ledger of this.ledgers.values()) {
-        if (ledger.leasing !== null) continue;
-        const idle = ledger.inFlight === 0 && now - ledger.lastUsed >= this.options.idleMs;
-        const release = idle && ledger.balance > 0 ? ledger.balance : 0;
-        const renew = ledger.held && (ledger.inFlight > 0 || !idle) && now - ledger.lastSync >= this.options.leaseTtlMs / 4;
-        if (ledger.pendingCharge > 0 || ledger.outbox !== null || release > 0 || renew || (idle && ledger.held)) {
-          calls.push(this.sync(ledger, 0, release));
+        if (ledger.leasing !== null) {
+          // A call already under way took what was settled before it: a flush asked for now
+          // waits for it and then writes what settled meanwhile, so nothing is left behind.
+          if (force) calls.push(ledger.leasing.then(() => this.visit(ledger, Date.now())));
           continue;
         }
-        if (idle && !ledger.held && ledger.balance <= 0) {
-          this.ledgers.delete(ledger.key);
-          if (this.current.get(ledger.rule.id) === ledger) this.current.delete(ledger.rule.id);
-        }
+        calls.push(this.visit(ledger, now));
       }
       await Promise.all(calls);
     } finally {
       this.flushing = false;
     }
+  }
+
+  /** One ledger's share of a tick: its settlements written, its lease renewed or handed back, or the ledger forgotten. */
+  private visit(ledger: Ledger, now: number): Promise<void> {
+    if (ledger.leasing !== null) return ledger.leasing;
+    const idle = ledger.inFlight === 0 && now - ledger.lastUsed >= this.options.idleMs;
+    const release = idle && ledger.balance > 0 ? ledger.balance : 0;
+    const renew = ledger.held && (ledger.inFlight > 0 || !idle) && now - ledger.lastSync >= this.options.leaseTtlMs / 4;
+    if (ledger.pendingCharge > 0 || ledger.outbox !== null || release > 0 || renew || (idle && ledger.held)) return this.sync(ledger, 0, release);
+    if (idle && !ledger.held && ledger.balance <= 0 && this.ledgers.get(ledger.key) === ledger) {
+      this.ledgers.delete(ledger.key);
+      if (this.current.get(ledger.rule.id) === ledger) this.current.delete(ledger.rule.id);
+    }
+    return Promise.resolve();
   }
 
   /** Stops at once, writing nothing more (what a crash does; leases then lapse by their TTL). */
