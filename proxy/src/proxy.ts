@@ -151,7 +151,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       keyStaleBoundMs: config.keyStaleBoundMs,
       state,
       tracer,
-      guardrails: new GuardrailRuntime(providers.providers, metrics.registry),
+      guardrails: new GuardrailRuntime(providers.providers, metrics.registry, { allowPrivate: config.guardrailWebhookAllowPrivate }),
       authThrottle: config.authFailureLimit > 0 ? new AuthThrottle(config.authFailureLimit, records) : null,
       responseCache,
     };
@@ -199,6 +199,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         await subscriber.close();
         await router.close();
         await mcp.close();
+        await deps.guardrails?.close();
         await ops?.close();
         await closeAll();
       },

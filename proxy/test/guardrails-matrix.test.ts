@@ -104,7 +104,8 @@ beforeAll(async () => {
     models: [claude-matrix]
 `,
   );
-  proxy = await startProxy({ REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: cp.prefix, PROXY_PORT: '0', METRICS_PORT: '0', PROXY_HOST: '127.0.0.1', GATEWAY_CONFIG: providers, LOG_LEVEL: 'silent' });
+  // The webhook guard service listens on 127.0.0.1: the proxy may call it only with the rule lifted.
+  proxy = await startProxy({ REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: cp.prefix, PROXY_PORT: '0', METRICS_PORT: '0', PROXY_HOST: '127.0.0.1', GATEWAY_CONFIG: providers, LOG_LEVEL: 'silent', GUARDRAIL_WEBHOOK_ALLOW_PRIVATE: 'true' });
   const keys = new RedisKeys(cp.prefix);
   queue = new Queue(keys.recordsQueue, { connection: cp.redis.duplicate({ maxRetriesPerRequest: null }), prefix: keys.bullPrefix });
 });
@@ -381,7 +382,7 @@ describe('guardrails matrix', () => {
       expect(JSON.stringify(streamed.final)).not.toMatch(/falcon/i);
     });
     const out = await records(p.id);
-    expectDecisions(out.audit, [['responses', 'success', 200, null, [{ id: 'codenames', stage: 'output', action: 'block' }]]]);
+    expectDecisions(out.audit, [['responses', 'policy_blocked', 200, null, [{ id: 'codenames', stage: 'output', action: 'block' }]]]);
     expect(out.usage.map((u) => u.finish_reason)).toEqual(['content_filter']);
   });
 
@@ -409,8 +410,8 @@ describe('guardrails matrix', () => {
     const out = await records(p.id);
     const blocked = [{ id: 'codenames', stage: 'output', action: 'block' }];
     expectDecisions(out.audit, [
-      ['messages', 'success', 200, null, blocked],
-      ['messages', 'success', 200, null, blocked],
+      ['messages', 'policy_blocked', 200, null, blocked],
+      ['messages', 'policy_blocked', 200, null, blocked],
       ['messages', 'success', 200, null, null],
       ['messages', 'success', 200, null, null],
     ]);

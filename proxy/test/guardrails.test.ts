@@ -28,6 +28,7 @@ let answerChunks: string[] = ['Hello ', 'there'];
 let hookAnswer: unknown = { action: 'allow' };
 const hookCalls: { ok: boolean; body: { stage: string; texts: string[] } }[] = [];
 let hookSecret = '';
+let proxyEnv: Record<string, string> = {};
 
 beforeAll(async () => {
   upstream = scriptedOpenAiProvider(seen, () => answerChunks);
@@ -49,7 +50,9 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-guardrails-'));
   const providers = join(dir, 'providers.yaml');
   writeFileSync(providers, `providers:\n  - name: upstream\n    type: openai\n    base_url: http://127.0.0.1:${upstreamPort}/v1\n    models: [gpt-4o-mini]\n`);
-  proxy = await startProxy({ REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: cp.prefix, PROXY_PORT: '0', METRICS_PORT: '0', PROXY_HOST: '127.0.0.1', GATEWAY_CONFIG: providers, LOG_LEVEL: 'silent' });
+  proxyEnv = { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: cp.prefix, PROXY_PORT: '0', METRICS_PORT: '0', PROXY_HOST: '127.0.0.1', GATEWAY_CONFIG: providers, LOG_LEVEL: 'silent' };
+  // The webhook guard service listens on 127.0.0.1: the proxy may call it only with the rule lifted.
+  proxy = await startProxy({ ...proxyEnv, GUARDRAIL_WEBHOOK_ALLOW_PRIVATE: 'true' });
   hookUrl = `http://127.0.0.1:${hookPort}/guard`;
   const keys = new RedisKeys(cp.prefix);
   queue = new Queue(keys.recordsQueue, { connection: cp.redis.duplicate({ maxRetriesPerRequest: null }), prefix: keys.bullPrefix });
@@ -116,6 +119,35 @@ describe('guardrails', () => {
       expect(refused.body.error.param).toBe('local-hook');
     } finally {
       await strict.close();
+    }
+  });
+
+  it('refuses, when it is called, a webhook guard whose host is or resolves to a loopback address', async () => {
+    // This control plane saves local URLs (WEBHOOK_ALLOW_PRIVATE); a proxy without
+    // GUARDRAIL_WEBHOOK_ALLOW_PRIVATE checks the address again at every call.
+    const strict = await startProxy(proxyEnv);
+    try {
+      const client = (key: string) => new OpenAI({ apiKey: key, baseURL: `http://127.0.0.1:${strict.port}/v1`, maxRetries: 0 });
+      const calls = hookCalls.length;
+      let provided = seen.length;
+      hookAnswer = { action: 'allow' };
+      for (const url of [hookUrl, hookUrl.replace('127.0.0.1', 'localhost')]) {
+        const closed = await project([{ id: 'local-hook', stage: 'input', action: 'block', type: 'webhook', url, timeout_ms: 2000, failure_mode: 'closed' }]);
+        expect(closed.put.status, url).toBe(200);
+        const down = await client(closed.key).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }).catch((e: unknown) => e);
+        expect(down, url).toBeInstanceOf(OpenAI.APIError);
+        expect([(down as InstanceType<typeof OpenAI.APIError>).status, (down as InstanceType<typeof OpenAI.APIError>).code], url).toEqual([503, 'GUARDRAIL_UNAVAILABLE']);
+        expect(seen.length, url).toBe(provided);
+        const open = await project([{ id: 'local-hook', stage: 'input', action: 'block', type: 'webhook', url, timeout_ms: 2000, failure_mode: 'open' }]);
+        const served = await client(open.key).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
+        expect(served.choices[0]!.message.content, url).toBe('Hello there');
+        expect(seen.length, url).toBe(++provided);
+        const out = await queuedRecords(strict, queue, open.id);
+        expect(out.audit.map((a) => [a.outcome, a.guardrails]), url).toEqual([['success', [{ id: 'local-hook', stage: 'input', action: 'flag', failed: true }]]]);
+      }
+      expect(hookCalls.length).toBe(calls);
+    } finally {
+      await strict.drain();
     }
   });
 

@@ -33,6 +33,7 @@ export * from './contracts/cache-entry.js';
 export * from './run-service.js';
 export * from './metrics-server.js';
 export * from './net/trusted-proxies.js';
+export * from './net/address-policy.js';
 export * from './log-redaction.js';
 export * from './config/served-models.js';
 export * from './config/placeholder-secrets.js';

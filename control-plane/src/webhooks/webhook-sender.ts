@@ -1,6 +1,5 @@
-import { isIP } from 'node:net';
+import { AddressNotAllowed, bareHost, guardedLookup, refusedLiteral, type Resolver } from '@gateway/shared';
 import { Agent, request } from 'undici';
-import { AddressNotAllowed, bareHost, guardedLookup, isPublicAddress, type Resolver } from './address-policy.js';
 import { sign } from './signing.js';
 
 /**
@@ -8,7 +7,7 @@ import { sign } from './signing.js';
  * headers, answered within the timeout. A 2xx is success; anything else, a redirect included
  * (never followed: the endpoint is told to use its final URL), is a failure. Unless private
  * addresses are allowed, every connection goes only to an address that passed the rule, checked
- * at connect time (address-policy.ts), whatever the name resolved to when the webhook was made.
+ * at connect time (shared/src/net/address-policy.ts), whatever the name resolved to when the webhook was made.
  *
  * A failure is described in the gateway's own words from a fixed set: never the URL (its query
  * may carry a token), the answer's body, or a library's message.
@@ -54,8 +53,7 @@ export class WebhookSender {
       return failure(null, 'the URL is not valid');
     }
     // An address literal is connected to without any lookup: it is checked here instead.
-    const host = bareHost(url);
-    if (!this.options.allowPrivate && isIP(host) !== 0 && !isPublicAddress(host)) return failure(null, describe(new AddressNotAllowed(host), this.options.timeoutMs));
+    if (!this.options.allowPrivate && refusedLiteral(url)) return failure(null, describe(new AddressNotAllowed(bareHost(url)), this.options.timeoutMs));
     const timestamp = Math.floor(Date.now() / 1000);
     try {
       const res = await request(url, {

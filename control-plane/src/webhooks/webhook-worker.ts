@@ -1,9 +1,8 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import type { RedisKeys, RedisClient } from '@gateway/shared';
+import type { RedisKeys, RedisClient, Resolver } from '@gateway/shared';
 import type { WriterDb } from '../writer/writer-db.js';
-import type { Resolver } from './address-policy.js';
 import { claimDelivery, markDelivered, markFailed, markRetrying, markSkipped } from './delivery-store.js';
 import { reportFailedRequests } from './failed-requests.js';
 import { announceCrossing, type QuotaCrossing } from './quota-events.js';

@@ -50,7 +50,7 @@ async function remote(ctx: RequestContext, runtime: GuardrailRuntime, guards: re
   const g = guards[i]!.g;
   const facts = { stage, texts: slots.map((s) => s.text), projectId: ctx.projectId, keyId: ctx.keyId, model: ctx.model ?? '' };
   let verdict: RemoteVerdict;
-  if (g.type === 'webhook') verdict = await callWebhook(g, facts);
+  if (g.type === 'webhook') verdict = await callWebhook(g, facts, runtime.webhooks);
   else if (g.type === 'moderation') verdict = await callModeration(g, facts, runtime);
   else verdict = { action: 'allow' };
   if (verdict.action === 'failed') {

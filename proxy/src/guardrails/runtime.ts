@@ -1,6 +1,7 @@
 import { appliesTo, STREAM_WINDOW_DEFAULT, type Guardrail, type GuardrailDecision, type ProjectPolicy, type ProviderConfig } from '@gateway/shared';
 import { localDetector, type Detector } from '@gateway/shared/guardrails';
 import { Counter, type Registry } from 'prom-client';
+import { WebhookAgent, type WebhookAgentOptions } from './webhook-agent.js';
 
 /** A guardrail ready to run: its detector when the gateway runs it itself, null for remote ones. */
 export interface Guard {
@@ -24,15 +25,17 @@ export interface ModerationTarget {
 
 /**
  * What the guardrail steps share for the proxy's life: compiled lists per policy object (a
- * WeakMap: a replaced policy takes its compiled guards with it), the moderation providers and the
- * per-guardrail counter.
+ * WeakMap: a replaced policy takes its compiled guards with it), the moderation providers, the
+ * webhook guards' connections and the per-guardrail counter.
  */
 export class GuardrailRuntime {
   private readonly compiled = new WeakMap<ProjectPolicy, CompiledGuards>();
   private readonly moderation = new Map<string, ModerationTarget>();
   readonly decisions: Counter<'guardrail' | 'stage' | 'action'>;
+  readonly webhooks: WebhookAgent;
 
-  constructor(providers: readonly ProviderConfig[], registry: Registry) {
+  constructor(providers: readonly ProviderConfig[], registry: Registry, webhooks: WebhookAgentOptions) {
+    this.webhooks = new WebhookAgent(webhooks);
     for (const p of providers) if (p.base_url !== null) this.moderation.set(p.name, { baseUrl: p.base_url.replace(/\/+$/, ''), apiKey: p.api_key });
     this.decisions = new Counter({
       name: 'gateway_guardrail_decisions_total',
@@ -62,5 +65,9 @@ export class GuardrailRuntime {
 
   count(decision: GuardrailDecision): void {
     this.decisions.inc({ guardrail: decision.id, stage: decision.stage, action: decision.action });
+  }
+
+  async close(): Promise<void> {
+    await this.webhooks.close();
   }
 }

@@ -65,6 +65,8 @@ export interface ProxyConfig extends CommonConfig, ListenerConfig {
   controlPlaneUrl: string | undefined;
   /** Shared secret of the control plane's internal routes. */
   internalToken: string | undefined;
+  /** Webhook guards may be called at private, loopback and other non-public addresses (tests, labs). */
+  guardrailWebhookAllowPrivate: boolean;
 }
 
 export interface ControlPlaneConfig extends CommonConfig, ListenerConfig {
@@ -185,6 +187,7 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     defaultReservationTokens: envInt(env, 'DEFAULT_RESERVATION_TOKENS', 1_024, 0, 10_000_000),
     cacheMaxEntryBytes: envInt(env, 'CACHE_MAX_ENTRY_BYTES', 256 * 1024, 1, 64 * 1024 * 1024),
     cacheLocalBytes: envInt(env, 'CACHE_LOCAL_BYTES', 32 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
+    guardrailWebhookAllowPrivate: envBool(env, 'GUARDRAIL_WEBHOOK_ALLOW_PRIVATE', false),
     ...invalidationStream(env),
   };
 }

@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { Errors, appliesTo, type Guardrail, type WebhookGuardrail } from '@gateway/shared';
+import { AddressNotAllowed, Errors, appliesTo, bareHost, checkHostAtCreation, type Guardrail, type WebhookGuardrail } from '@gateway/shared';
 import { checkGuardrails, localDetector, Masker, type Span } from '@gateway/shared/guardrails';
 import { principalOf } from '../../auth/require-auth.js';
 import { purgeProjectCache } from '../../cache/purge-cache.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
 import { guardrailsOf, replaceGuardrails } from '../../db/guardrails.js';
-import { AddressNotAllowed, bareHost, checkHostAtCreation } from '../../webhooks/address-policy.js';
 import { generateSecret, secretProblem } from '../../webhooks/signing.js';
 import { projectAccess } from '../project-access.js';
 import { requestFacts } from '../request-facts.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '@gateway/shared';
+import { AddressNotAllowed, GatewayError, bareHost, checkHostAtCreation } from '@gateway/shared';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
@@ -16,7 +16,6 @@ import {
   updateWebhook,
   type DeliveryStatus,
 } from '../../db/webhooks.js';
-import { AddressNotAllowed, bareHost, checkHostAtCreation } from '../../webhooks/address-policy.js';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/event-types.js';
 import { generateSecret, secretProblem } from '../../webhooks/signing.js';
 import { MAX_URL_LENGTH, parseWebhookUrl } from '../../webhooks/webhook-url.js';

@@ -1,13 +1,13 @@
 import { lookup } from 'node:dns';
 import { describe, expect, it } from 'vitest';
-import { AddressNotAllowed, checkHostAtCreation, guardedLookup, isPublicAddress, type Resolver } from './address-policy.js';
+import { AddressNotAllowed, checkHostAtCreation, guardedLookup, isPublicAddress, refusedLiteral, type Resolver } from './address-policy.js';
 
 const fixed =
   (addresses: string[]): Resolver =>
   async () =>
     addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
-describe('webhook address rule', () => {
+describe('address rule of tenant URLs', () => {
   it('refuses private, loopback, link-local, multicast, unspecified and reserved addresses', () => {
     for (const address of [
       '127.0.0.1',
@@ -62,6 +62,16 @@ describe('webhook address rule', () => {
       throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' });
     };
     await expect(checkHostAtCreation('hooks.example.invalid', nxdomain)).resolves.toBeUndefined();
+  });
+
+  it('refuses a URL whose host is a non-public address literal, brackets and all', () => {
+    for (const url of ['http://127.0.0.1:8080/x', 'https://169.254.169.254/latest/meta-data', 'http://[::1]:9/', 'http://[::ffff:10.0.0.1]/', 'http://0x7f000001/', 'http://2130706433/']) {
+      expect(refusedLiteral(new URL(url)), url).toBe(true);
+    }
+    // Names are left to the lookup at connect time.
+    for (const url of ['https://8.8.8.8/hook', 'http://[2606:4700:4700::1111]/', 'http://localhost:8080/', 'https://hooks.example.com/']) {
+      expect(refusedLiteral(new URL(url)), url).toBe(false);
+    }
   });
 
   it('gives a socket only checked addresses, resolving again at connect time', async () => {

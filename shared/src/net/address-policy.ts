@@ -2,10 +2,11 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
- * Where webhooks may not go: every address that is not a public unicast one (RFC 6890 and the
- * IANA special-purpose registries). A webhook URL is a request the gateway makes on a tenant's
- * behalf from inside the operator's network; without this rule it reaches the metadata service,
- * the database or the admin port of anything beside it.
+ * Where a URL a tenant gave may not lead: every address that is not a public unicast one (RFC 6890
+ * and the IANA special-purpose registries). A project webhook (control plane) or a webhook guard
+ * (proxy) is a request the gateway makes on a tenant's behalf from inside the operator's network;
+ * without this rule it reaches the metadata service, the database or the admin port of anything
+ * beside it. Both services apply it twice: when the URL is saved and when it is called.
  */
 const blocked = new BlockList();
 const IPV4: [string, number][] = [
@@ -39,7 +40,7 @@ const IPV6: [string, number][] = [
 for (const [net, prefix] of IPV4) blocked.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of IPV6) blocked.addSubnet(net, prefix, 'ipv6');
 
-/** True for an address a webhook may be sent to. IPv4-mapped and embedded IPv4 are judged as IPv4. */
+/** True for an address a tenant's URL may reach. IPv4-mapped and embedded IPv4 are judged as IPv4. */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return !blocked.check(address, 'ipv4');
@@ -80,7 +81,7 @@ function expandIpv6(address: string): number[] | null {
   return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
 }
 
-/** A refused destination: the error a lookup or a check gives, with a code deliveries report. */
+/** A refused destination: the error a lookup or a check gives, with a code callers decide on. */
 export class AddressNotAllowed extends Error {
   readonly code = 'EADDRNOTALLOWED';
   constructor(readonly host: string) {
@@ -93,6 +94,12 @@ export function bareHost(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
+/** True when the URL's host is an address literal outside the rule (a socket makes no lookup for it). */
+export function refusedLiteral(url: URL): boolean {
+  const host = bareHost(url);
+  return isIP(host) !== 0 && !isPublicAddress(host);
+}
+
 export type Resolver = (host: string) => Promise<LookupAddress[]>;
 
 const systemResolver: Resolver = (host) =>
@@ -103,7 +110,7 @@ const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ENODATA', 'EAI_NONAME', '
 /**
  * The check at creation: an address literal must be public, and so must every address a name
  * resolves to now. A name that does not resolve is let through (its record may come later); the
- * delivery checks again whatever it resolves to then.
+ * call checks again whatever it resolves to then.
  */
 export async function checkHostAtCreation(host: string, resolve: Resolver = systemResolver): Promise<void> {
   if (isIP(host) !== 0) {
@@ -121,10 +128,11 @@ export async function checkHostAtCreation(host: string, resolve: Resolver = syst
 }
 
 /**
- * The `lookup` of the delivery agent's sockets: resolves the name and hands the socket only
+ * The `lookup` of an outbound agent's sockets: resolves the name and hands the socket only
  * addresses that passed the rule, so the address connected to is the address checked. A name
- * that resolved to a public address when the webhook was created and to 127.0.0.1 since (DNS
+ * that resolved to a public address when the URL was saved and to 127.0.0.1 since (DNS
  * rebinding) is refused here. Any non-public address among the answers refuses the whole name.
+ * An address literal is connected to without a lookup: check it with `refusedLiteral` first.
  */
 export function guardedLookup(resolve: Resolver = systemResolver): LookupFunction {
   return ((hostname: string, options: { all?: boolean; family?: number | string }, callback: (...args: unknown[]) => void) => {
