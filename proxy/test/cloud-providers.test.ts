@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AuditEvent, UsageRecord } from '@gateway/shared';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
 import type { RunningWireMock } from '../../test-support/wire-mock.js';
-import { startBedrockWireMock, type BedrockWireMock } from './wire-mocks/bedrock-wire-mock.js';
+import { BEDROCK_ACCESS_DENIED, startBedrockWireMock, type BedrockWireMock } from './wire-mocks/bedrock-wire-mock.js';
 import { startOpenAiWireMock } from './wire-mocks/openai-wire-mock.js';
-import { startVertexWireMock, VERTEX_PROJECT, type VertexWireMock } from './wire-mocks/vertex-wire-mock.js';
+import { startVertexWireMock, VERTEX_PERMISSION_DENIED, VERTEX_PROJECT, VERTEX_PROJECT_NUMBER, type VertexWireMock } from './wire-mocks/vertex-wire-mock.js';
 import { startHarness, type Harness } from './harness.js';
 
 /**
@@ -54,6 +54,7 @@ beforeAll(async () => {
       - { id: shared-busy, upstream: conf-429 }
       - { id: shared-down, upstream: bedrock-unavailable }
       - { id: shared-throttled-stream, upstream: bedrock-throttled }
+      - { id: bedrock-denied, upstream: bedrock-access-denied }
   - name: aws-keyed
     type: bedrock
     region: us-east-1
@@ -76,6 +77,7 @@ beforeAll(async () => {
       - { id: shared-busy, upstream: conf-text }
       - { id: shared-down, upstream: conf-text }
       - { id: shared-throttled-stream, upstream: conf-text }
+      - { id: vertex-denied, upstream: gemini-denied }
   - name: local-vllm
     type: openai
     preset: vllm
@@ -322,6 +324,59 @@ describe('failover across cloud providers', () => {
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('Hello there');
+  });
+});
+
+describe('access-denied errors of the clouds', () => {
+  /** What identifies the operator's cloud accounts in the two refusals. */
+  const IDENTIFIERS = ['123456789012', 'GatewayInvokeRole', 'arn:aws', VERTEX_PROJECT, VERTEX_PROJECT_NUMBER, 'gserviceaccount.com'];
+
+  async function refused(path: string, body: Record<string, unknown>): Promise<{ status: number; text: string; requestId: string }> {
+    const res = await fetch(`${h.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key.key, 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
+    return { status: res.status, text: await res.text(), requestId: res.headers.get('x-request-id') as string };
+  }
+
+  it('reach the client without ARNs, account, project or service account, whole and streamed, in both protocols; the log keeps them', async () => {
+    const logged = vi.spyOn(h.proxy.deps.log, 'warn');
+    try {
+      const answers = [
+        await refused('/v1/chat/completions', { model: 'bedrock-denied', messages: [{ role: 'user', content: 'Hi' }] }),
+        await refused('/v1/chat/completions', { model: 'bedrock-denied', messages: [{ role: 'user', content: 'Hi' }], stream: true }),
+        await refused('/v1/messages', { model: 'bedrock-denied', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }),
+        await refused('/v1/chat/completions', { model: 'vertex-denied', messages: [{ role: 'user', content: 'Hi' }] }),
+        await refused('/v1/chat/completions', { model: 'vertex-denied', messages: [{ role: 'user', content: 'Hi' }], stream: true }),
+        await refused('/v1/messages', { model: 'vertex-denied', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }),
+      ];
+      for (const answer of answers) {
+        expect(answer.status, answer.text).toBe(502);
+        for (const identifier of IDENTIFIERS) expect(answer.text).not.toContain(identifier);
+      }
+      // Still readable: what was refused, with placeholders where the identifiers were.
+      const bedrockMessage = (JSON.parse(answers[0]!.text) as { error: { message: string; code: string } }).error;
+      expect(bedrockMessage.code).toBe('UPSTREAM_ERROR');
+      expect(bedrockMessage.message).toBe(
+        "Provider aws refused the gateway's credentials or model access: User: <arn> is not authorized to perform: bedrock:InvokeModel on resource: <arn> because no identity-based policy allows the bedrock:InvokeModel action",
+      );
+      const vertexMessage = (JSON.parse(answers[3]!.text) as { error: { message: string } }).error.message;
+      expect(vertexMessage).toContain("does not allow the gateway's service account this request (403: Permission 'aiplatform.endpoints.predict' denied on resource '//aiplatform.googleapis.com/projects/<gcp-project>/locations/global/");
+      expect(vertexMessage).toContain('for <service-account> in project <gcp-project>');
+      expect((JSON.parse(answers[2]!.text) as { type: string; error: { message: string } }).error.message).toContain('User: <arn> is not authorized');
+
+      // The operator's log line of each refusal has the provider's words as they were, and no secret.
+      const lines = logged.mock.calls.map((call) => call[0] as Record<string, unknown>);
+      for (const [i, answer] of answers.entries()) {
+        expect(lines.find((l) => l.request_id === answer.requestId)).toMatchObject({
+          provider: i < 3 ? 'aws' : 'gcp',
+          code: 'UPSTREAM_ERROR',
+          status: 502,
+          provider_message: i < 3 ? BEDROCK_ACCESS_DENIED : VERTEX_PERMISSION_DENIED,
+        });
+      }
+      const all = JSON.stringify(logged.mock.calls);
+      for (const secret of [AWS.secretAccessKey, AWS.sessionToken, AWS.apiKey, 'ya29.']) expect(all).not.toContain(secret);
+    } finally {
+      logged.mockRestore();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import { Errors, GatewayError } from '@gateway/shared';
+import { scrubCloudIdentifiers } from './error-scrub.js';
 import { UpstreamAborted, type UpstreamResponse } from './upstream-request.js';
 
 /**
@@ -6,19 +7,31 @@ import { UpstreamAborted, type UpstreamResponse } from './upstream-request.js';
  * client's mistake (INVALID_REQUEST, with the provider's `param`), its 429 a rate limit the client
  * should back off from (RATE_LIMITED, with its Retry-After), its 5xx a provider fault (502), its
  * timeouts 504. A provider's own error message is kept (it is usually the most useful thing a
- * client can see) once it has been shortened and stripped of anything shaped like a credential.
+ * client can see) once it has been shortened and stripped of anything shaped like a credential
+ * and of the operator's cloud identifiers (error-scrub.ts). The provider's words without the
+ * credentials stay with the error, out of its message, for the proxy's log line of the request.
  */
 const CREDENTIAL_SHAPES = /\b(?:sk|gw|pk|rk)[-_][A-Za-z0-9_-]{6,}|\bBearer\s+\S+|\b[A-Za-z0-9_-]{40,}\b/g;
 const MAX_MESSAGE = 300;
+/** An error body is read up to 8 KiB (readLimited); its message is logged up to this much. */
+const MAX_LOGGED = 2000;
 
-interface ProviderErrorDetail {
+export interface ProviderErrorDetail {
+  /** What a client may read. */
   message: string;
   param: string | null;
+  /** The provider's message without credentials, for the operator's log; never for a client. */
+  logged: string;
+}
+
+function withoutCredentials(text: string, max: number): string {
+  const message = text.replace(CREDENTIAL_SHAPES, '[REDACTED]').replace(/\s+/g, ' ').trim();
+  return message.length > max ? `${message.slice(0, max)}…` : message;
 }
 
 function scrub(text: string): string {
-  const message = text.replace(CREDENTIAL_SHAPES, '[REDACTED]').replace(/\s+/g, ' ').trim();
-  return message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message;
+  // Identifiers first: one cut at the length limit would leave a part no rule recognises.
+  return withoutCredentials(scrubCloudIdentifiers(text), MAX_MESSAGE);
 }
 
 /** The message (scrubbed) and `param` of a provider's error body, JSON or not. */
@@ -34,11 +47,33 @@ export function providerErrorDetail(text: string): ProviderErrorDetail {
   } catch {
     // Not JSON: keep the text itself.
   }
-  return { message: scrub(message), param };
+  return { ...providerTextDetail(message), param };
+}
+
+/** A provider's message that is not an error body (a library's words about its answer), scrubbed alike. */
+export function providerTextDetail(text: string): ProviderErrorDetail {
+  return { message: scrub(text), param: null, logged: withoutCredentials(text, MAX_LOGGED) };
 }
 
 export function safeProviderMessage(text: string): string {
   return providerErrorDetail(text).message;
+}
+
+/**
+ * The provider's own words behind an error, kept beside it (not on it: nothing that serialises
+ * or logs the error object carries them along) for the log line of the request it fails.
+ */
+const PROVIDER_TEXT = new WeakMap<GatewayError, string>();
+
+/** `err`, with the provider's words of `detail` kept for the log. */
+export function withProviderText<E extends GatewayError>(err: E, detail: ProviderErrorDetail): E {
+  if (detail.logged !== '') PROVIDER_TEXT.set(err, detail.logged);
+  return err;
+}
+
+/** What the provider said, credentials removed, when the error came from a provider's answer. */
+export function providerTextOf(err: GatewayError): string | null {
+  return PROVIDER_TEXT.get(err) ?? null;
 }
 
 /** Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), if it has a usable one. */
@@ -57,7 +92,11 @@ const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504, 529]);
 
 /** A provider's non-200 answer as the gateway error of the same class. */
 export function providerStatusError(provider: string, status: number, bodyText: string, retryAfter?: string | string[]): GatewayError {
-  const { message, param } = providerErrorDetail(bodyText);
+  const said = providerErrorDetail(bodyText);
+  return withProviderText(statusError(provider, status, said, retryAfter), said);
+}
+
+function statusError(provider: string, status: number, { message, param }: ProviderErrorDetail, retryAfter?: string | string[]): GatewayError {
   const detail = message ? `: ${message}` : '';
   const retryable = RETRYABLE_STATUS.has(status);
   if (status === 400 || status === 422) {
@@ -72,8 +111,8 @@ export function providerStatusError(provider: string, status: number, bodyText: 
 
 /** An error event inside a provider's stream, as the gateway error it stands for. */
 export function streamErrorEvent(provider: string, data: string): GatewayError {
-  const { message } = providerErrorDetail(data);
-  return Errors.providerFailedMidStream(provider, message);
+  const said = providerErrorDetail(data);
+  return withProviderText(Errors.providerFailedMidStream(provider, said.message), said);
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);

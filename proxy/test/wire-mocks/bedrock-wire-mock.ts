@@ -26,6 +26,7 @@ import { SCENARIOS } from '../../src/providers/conformance.case.js';
  *   bedrock-corrupt       a stream: one text piece, then a message with a broken checksum
  *   bedrock-truncated     a stream: one text piece, then half a message and the end of the body
  *   bedrock-parallel      text, then two tool calls; usage with cache reads and writes
+ *   bedrock-access-denied 403 AccessDeniedException naming the caller's role session and account
  *
  * `POST /model/{modelId}/invoke` serves the embedding models in their own bodies: an Amazon Titan
  * Text Embeddings id takes `{inputText, dimensions?: 256 | 512 | 1024, normalize?}` and answers
@@ -44,6 +45,10 @@ export interface BedrockMockCredentials {
   /** A Bedrock API key the mock also accepts, as a bearer token. */
   apiKey?: string;
 }
+
+/** Bedrock's words when the gateway's role may not invoke the model (bedrock-access-denied). */
+export const BEDROCK_ACCESS_DENIED =
+  'User: arn:aws:sts::123456789012:assumed-role/GatewayInvokeRole/i-0abc123def4567890 is not authorized to perform: bedrock:InvokeModel on resource: arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0 because no identity-based policy allows the bedrock:InvokeModel action';
 
 export interface BedrockWireMock extends RunningWireMock {
   /** Requests whose signature was checked and found right. */
@@ -163,6 +168,9 @@ function errorAnswer(model: string, res: ServerResponse): boolean {
       return true;
     case 'bedrock-unavailable':
       awsError(res, 503, 'ServiceUnavailableException', 'The service is unavailable. Please try again later.');
+      return true;
+    case 'bedrock-access-denied':
+      awsError(res, 403, 'AccessDeniedException', BEDROCK_ACCESS_DENIED);
       return true;
     default:
       return false;

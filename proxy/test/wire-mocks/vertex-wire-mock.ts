@@ -26,6 +26,8 @@ import { startGeminiWireMock } from './gemini-wire-mock.js';
  *   {token_count, truncated}}}]}`; instance i's vector is `(i + 1) × (k + 1) / 16` for k below
  *   the dimensions (VERTEX_EMBEDDING_DIMENSIONS by default) and its token count its word count.
  *   A model named `predict-429` answers 429 RESOURCE_EXHAUSTED.
+ * - a Gemini model named `gemini-denied` answers 403 PERMISSION_DENIED, naming the project, its
+ *   number and the service account as Google does (VERTEX_PERMISSION_DENIED).
  */
 export interface VertexWireMock extends RunningWireMock {
   /** Where the service account key file was written (its token_uri points at this mock). */
@@ -44,11 +46,14 @@ export interface VertexWireMock extends RunningWireMock {
 
 export const VERTEX_PROJECT = 'gateway-test-project';
 export const VERTEX_EMBEDDING_DIMENSIONS = 6;
+export const VERTEX_PROJECT_NUMBER = '918273645012';
 const SERVICE_ACCOUNT = `gateway@${VERTEX_PROJECT}.iam.gserviceaccount.com`;
+/** Google's words when the service account may not call the model (gemini-denied). */
+export const VERTEX_PERMISSION_DENIED = `Permission 'aiplatform.endpoints.predict' denied on resource '//aiplatform.googleapis.com/projects/${VERTEX_PROJECT}/locations/global/publishers/google/models/gemini-denied' (or it may not exist) for ${SERVICE_ACCOUNT} in project ${VERTEX_PROJECT_NUMBER}.`;
 const KEY_ID = 'b1f0e2d3c4a5968778695a4b3c2d1e0f12345678';
 
-function googleError(res: ServerResponse, code: number, status: string, message: string): void {
-  sendJson(res, code, { error: { code, message, status } });
+function googleError(res: ServerResponse, code: number, status: string, message: string, details?: unknown[]): void {
+  sendJson(res, code, { error: { code, message, status, ...(details === undefined ? {} : { details }) } });
 }
 
 export async function startVertexWireMock(dir: string, options: { location: string; tokenLifetimeSeconds?: number }): Promise<VertexWireMock> {
@@ -112,6 +117,10 @@ export async function startVertexWireMock(dir: string, options: { location: stri
     if (match === null) return googleError(res, 404, 'NOT_FOUND', `Invalid path ${req.path}`);
     const [, publisher, model, method] = match as unknown as [string, string, string, string];
     if (publisher === 'google') {
+      if (model === 'gemini-denied') {
+        const reason = { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'IAM_PERMISSION_DENIED', domain: 'aiplatform.googleapis.com', metadata: { permission: 'aiplatform.endpoints.predict', resource: `projects/${VERTEX_PROJECT}/locations/global/publishers/google/models/gemini-denied` } };
+        return googleError(res, 403, 'PERMISSION_DENIED', VERTEX_PERMISSION_DENIED, [reason]);
+      }
       if (method === 'predict') return embeddings(decodeURIComponent(model), req.body, res);
       if (method !== 'generateContent' && method !== 'streamGenerateContent?alt=sse') return googleError(res, 400, 'INVALID_ARGUMENT', `${method} is not a method of Gemini models`);
       return forward(`${gemini.baseUrl}/v1beta/models/${model}:${method}`, req, req.raw, {}, res);

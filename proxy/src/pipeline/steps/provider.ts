@@ -1,5 +1,6 @@
 import { Errors, GatewayError } from '@gateway/shared';
 import { Cancel } from '../../providers/cancel.js';
+import { providerTextOf } from '../../providers/upstream-error.js';
 import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, StreamResult, EmbeddingsResult } from '../../request/internal-request.js';
 import type { ParsedRequest } from '../../protocols/protocol.js';
 import type { Route, Target } from '../../routing/model-router.js';
@@ -90,7 +91,22 @@ export function upstreamFailed(ctx: RequestContext, err: unknown, count = true):
   if (ex.aborted) return ctx.finish('cancelled', ex.headersSent ? 200 : CLIENT_CLOSED, null, meter(ctx, 'cancelled'));
   const gatewayError = err instanceof GatewayError ? err : Errors.providerFailed(ctx.provider ?? '', err);
   if (count) ctx.deps.metrics.upstreamErrors.inc({ provider: ctx.provider ?? 'none', code: gatewayError.code });
+  logProviderWords(ctx, gatewayError);
   ctx.fail(gatewayError, 'error', ex.headersSent ? meter(ctx, 'error') : meter(ctx, 'error', NOTHING));
 }
 
 const NOTHING = { input: 0, output: 0 } as const;
+
+/**
+ * The operator's line of a request failed by what a provider said, in the provider's own words:
+ * credentials removed, cloud identifiers kept (the client's message has placeholders for them,
+ * providers/error-scrub.ts). Provider faults (access denied included) at warn.
+ */
+function logProviderWords(ctx: RequestContext, err: GatewayError): void {
+  const said = providerTextOf(err);
+  if (said === null) return;
+  const fields = { request_id: ctx.info.requestId, provider: ctx.provider, code: err.code, status: err.status, provider_message: said };
+  // A client's own mistakes and rate limits come in floods and are answered in full: debug.
+  if (err.status < 500) ctx.deps.log.debug(fields, 'provider refused the request');
+  else ctx.deps.log.warn(fields, 'provider failed the request');
+}

@@ -1,6 +1,6 @@
 import { Errors, GatewayError } from '@gateway/shared';
 import { statusOfAnthropicError } from '../../conversion/anthropic-openai.js';
-import { providerErrorDetail, providerStatusError, streamErrorEvent } from '../upstream-error.js';
+import { providerErrorDetail, providerStatusError, streamErrorEvent, withProviderText } from '../upstream-error.js';
 
 /**
  * Anthropic's failures as the gateway's codes. Its error body is
@@ -11,9 +11,9 @@ import { providerErrorDetail, providerStatusError, streamErrorEvent } from '../u
  */
 export function anthropicStatusError(provider: string, status: number, bodyText: string, retryAfter?: string): GatewayError {
   if (status === 401 || status === 403) {
-    const { message } = providerErrorDetail(bodyText);
+    const said = providerErrorDetail(bodyText);
     const what = status === 401 ? 'refused the gateway\'s API key' : 'does not allow the gateway\'s API key this request';
-    return Errors.providerKeyRefused(provider, `${what} (${status}${message ? `: ${message}` : ''}); check its api_key in the providers file.`);
+    return withProviderText(Errors.providerKeyRefused(provider, `${what} (${status}${said.message ? `: ${said.message}` : ''}); check its api_key in the providers file.`), said);
   }
   return providerStatusError(provider, status, bodyText, retryAfter);
 }

@@ -1,5 +1,5 @@
 import { Errors, GatewayError } from '@gateway/shared';
-import { providerErrorDetail } from '../upstream-error.js';
+import { providerErrorDetail, withProviderText } from '../upstream-error.js';
 
 /**
  * Azure OpenAI's departures from OpenAI's error answers. Its content filter refuses a prompt with
@@ -15,8 +15,8 @@ export function contentFilterRefusal(provider: string, bodyText: string): Gatewa
     return null;
   }
   if (code !== 'content_filter') return null;
-  const { message } = providerErrorDetail(bodyText);
-  return Errors.providerRefused(provider, message ? `: ${message}` : '', 'messages');
+  const said = providerErrorDetail(bodyText);
+  return withProviderText(Errors.providerRefused(provider, said.message ? `: ${said.message}` : '', 'messages'), said);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { GatewayError } from '@gateway/shared';
-import { providerErrorDetail, retryAfterSeconds } from '../upstream-error.js';
+import { providerErrorDetail, retryAfterSeconds, withProviderText } from '../upstream-error.js';
 
 /**
  * Bedrock's errors as the gateway's. An HTTP error names its class in the `x-amzn-ErrorType`
@@ -46,10 +46,11 @@ function build(provider: string, mapped: Mapped, message: string, retryAfter: nu
 /** A non-200 answer. */
 export function bedrockStatusError(provider: string, status: number, bodyText: string, errorType: string | undefined, retryAfter: string | undefined): GatewayError {
   const mapped = CLASSES[classOf(errorType)] ?? CLASSES[BY_STATUS[status] ?? ''];
-  const { message } = providerErrorDetail(bodyText);
-  if (status === 413) return new GatewayError('PAYLOAD_TOO_LARGE', `Provider ${provider} refused the request as too large${message ? `: ${message}` : ''}`);
-  if (mapped === undefined) return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} answered ${status}${message ? `: ${message}` : ''}`, { retryable: status >= 500 });
-  return build(provider, mapped, message, retryAfterSeconds(retryAfter));
+  const said = providerErrorDetail(bodyText);
+  const { message } = said;
+  if (status === 413) return withProviderText(new GatewayError('PAYLOAD_TOO_LARGE', `Provider ${provider} refused the request as too large${message ? `: ${message}` : ''}`), said);
+  if (mapped === undefined) return withProviderText(new GatewayError('UPSTREAM_ERROR', `Provider ${provider} answered ${status}${message ? `: ${message}` : ''}`, { retryable: status >= 500 }), said);
+  return withProviderText(build(provider, mapped, message, retryAfterSeconds(retryAfter)), said);
 }
 
 /**
@@ -57,8 +58,9 @@ export function bedrockStatusError(provider: string, status: number, bodyText: s
  * as a status (a throttled stream fails over); after, the stream fails with UPSTREAM_ERROR.
  */
 export function bedrockExceptionError(provider: string, exceptionType: string, payload: string, started: boolean): GatewayError {
-  const { message } = providerErrorDetail(payload);
+  const said = providerErrorDetail(payload);
+  const { message } = said;
   const mapped = CLASSES[exceptionType.toLowerCase()] ?? CLASSES.internalserverexception!;
-  if (!started) return build(provider, mapped, message, undefined);
-  return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed mid-stream (${exceptionType})${message ? `: ${message}` : ''}`);
+  if (!started) return withProviderText(build(provider, mapped, message, undefined), said);
+  return withProviderText(new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed mid-stream (${exceptionType})${message ? `: ${message}` : ''}`), said);
 }

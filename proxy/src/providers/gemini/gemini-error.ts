@@ -1,5 +1,5 @@
 import { Errors, GatewayError } from '@gateway/shared';
-import { providerErrorDetail, providerStatusError, streamErrorEvent } from '../upstream-error.js';
+import { providerErrorDetail, providerStatusError, streamErrorEvent, withProviderText } from '../upstream-error.js';
 
 /**
  * Google's error body (`{"error":{"code","message","status","details"}}`) as the gateway's error
@@ -49,7 +49,8 @@ export function retryDelaySeconds(bodyText: string): number | undefined {
 export function geminiStatusError(provider: string, status: number, bodyText: string, retryAfter: string | undefined, secret: string | null): GatewayError {
   const text = scrubGoogle(bodyText, secret);
   if (status === 400 && detailOfType(text, 'google.rpc.ErrorInfo').some((d) => typeof d.reason === 'string' && d.reason.startsWith('API_KEY_'))) {
-    return Errors.providerKeyRefused(provider, `refused the gateway's API key: ${providerErrorDetail(text).message}`);
+    const said = providerErrorDetail(text);
+    return withProviderText(Errors.providerKeyRefused(provider, `refused the gateway's API key: ${said.message}`), said);
   }
   let wait = retryAfter;
   if (status === 429 && (wait === undefined || wait.trim() === '')) {

@@ -1,7 +1,7 @@
 import { GatewayError } from '@gateway/shared';
 import { anthropicStatusError } from '../anthropic/anthropic-errors.js';
 import { geminiStatusError } from '../gemini/gemini-error.js';
-import { providerErrorDetail } from '../upstream-error.js';
+import { providerErrorDetail, withProviderText } from '../upstream-error.js';
 
 /**
  * Vertex AI's failures as the gateway's. A 401 or 403 is the gateway's own misconfiguration (an
@@ -11,9 +11,9 @@ import { providerErrorDetail } from '../upstream-error.js';
  */
 export function vertexStatusError(provider: string, publisher: 'google' | 'anthropic', status: number, bodyText: string, retryAfter: string | undefined): GatewayError {
   if (status === 401 || status === 403) {
-    const { message } = providerErrorDetail(bodyText);
+    const said = providerErrorDetail(bodyText);
     const what = status === 401 ? "refused the gateway's access token" : "does not allow the gateway's service account this request";
-    return new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ${what} (${status}${message ? `: ${message}` : ''}); check its credentials_file and project.`);
+    return withProviderText(new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ${what} (${status}${said.message ? `: ${said.message}` : ''}); check its credentials_file and project.`), said);
   }
   return publisher === 'google' ? geminiStatusError(provider, status, bodyText, retryAfter, null) : anthropicStatusError(provider, status, bodyText, retryAfter);
 }

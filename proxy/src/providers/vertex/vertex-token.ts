@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { GatewayError } from '@gateway/shared';
 import { gaxios, JWT } from 'google-auth-library';
+import { providerTextDetail, withProviderText } from '../upstream-error.js';
 
 /**
  * Access tokens for Vertex AI from a service account's key file, through google-auth-library (it
@@ -112,8 +113,9 @@ export class VertexTokenSource {
         // Try again soon while the current token still holds; once it has expired, the next
         // request's own fetch is the retry.
         if (this.token !== null && Date.now() < this.usableUntil) this.schedule(Math.min(RETRY_MS, (this.usableUntil - Date.now()) / 2));
-        const detail = err instanceof Error ? err.message.replace(/\s+/g, ' ').slice(0, 200) : 'unknown error';
-        throw new GatewayError('UNAVAILABLE', `Provider ${this.provider} could not get an access token from its credentials_file's token_uri (${detail}).`, { retryAfter: 1, retryable: true });
+        // The token endpoint's complaint may name the service account: scrubbed as any provider text.
+        const said = providerTextDetail(err instanceof Error ? err.message : 'unknown error');
+        throw withProviderText(new GatewayError('UNAVAILABLE', `Provider ${this.provider} could not get an access token from its credentials_file's token_uri (${said.message}).`, { retryAfter: 1, retryable: true }), said);
       })
       .finally(() => {
         this.pending = null;
