@@ -3,7 +3,8 @@ import { afterInstant } from './auth/require-auth.js';
 import { hashPassword } from './auth/passwords.js';
 import type { Db } from './db/connect.js';
 import { writeAudit, type RequestFacts } from './db/audit-writer.js';
-import { findUserByEmail, insertUser, markBreakGlass, updateUser } from './db/users.js';
+import { bindIdentity, subjectOfUser, unbindUser, userOfIdentity } from './db/identities.js';
+import { findUserByEmail, findUserById, insertUser, markBreakGlass, updateUser } from './db/users.js';
 
 /**
  * What `npm run admin` does, for an operator locked out of the management API: it works on the
@@ -54,5 +55,52 @@ export async function createAdmin(sql: Db, email: string, password: string): Pro
     await markBreakGlass(tx, row.id);
     await writeAudit(tx, { type: 'user.created', outcome: 'success', status: 201, target: { type: 'user', id: row.id } }, localAdminFacts('create-admin'));
     return { id: row.id };
+  });
+}
+
+/**
+ * Removes the account's single sign-on bindings, for a person whose identity at the provider was
+ * replaced (a new subject) or an account linked to the wrong identity; the next single sign-on
+ * whose verified email is the account's links it again. Its sessions end, since they may be the
+ * wrong identity's. Returns how many bindings it had.
+ */
+export async function unlinkSso(sql: Db, email: string): Promise<{ unlinked: number }> {
+  const now = Date.now();
+  const result = await sql.begin(async (tx) => {
+    const user = await findUserByEmail(tx, email);
+    if (user === null) throw new RecoveryError(`no account has the email ${email}`);
+    const unlinked = await unbindUser(tx, user.id);
+    if (unlinked > 0) {
+      await updateUser(tx, user.id, { tokensValidAfter: new Date(now) });
+      await writeAudit(tx, { type: 'user.updated', outcome: 'success', status: 200, target: { type: 'user', id: user.id } }, localAdminFacts('unlink-sso'));
+    }
+    return { unlinked };
+  });
+  if (result.unlinked > 0) await afterInstant(now);
+  return result;
+}
+
+/**
+ * Binds the account to a single sign-on identity chosen by the operator: for a provider that does
+ * not say it verified emails (Entra ID), whose people cannot link an existing account themselves.
+ * The issuer and subject are those the control plane logs when it refuses to link an identity to
+ * the account of its email. Returns false when that binding already existed.
+ */
+export async function linkSso(sql: Db, email: string, identity: { issuer: string; subject: string }): Promise<{ linked: boolean }> {
+  return sql.begin(async (tx) => {
+    const user = await findUserByEmail(tx, email);
+    if (user === null) throw new RecoveryError(`no account has the email ${email}`);
+    if (await bindIdentity(tx, identity, user.id, user.email)) {
+      await writeAudit(tx, { type: 'user.updated', outcome: 'success', status: 200, target: { type: 'user', id: user.id } }, localAdminFacts('link-sso'));
+      return { linked: true };
+    }
+    const holder = await userOfIdentity(tx, identity);
+    if (holder === user.id) return { linked: false };
+    if (holder !== null) {
+      const other = await findUserById(tx, holder);
+      throw new RecoveryError(`that identity is linked to the account ${other?.email ?? holder}; run unlink-sso on it first`);
+    }
+    const bound = await subjectOfUser(tx, identity.issuer, user.id);
+    throw new RecoveryError(`${email} is linked to another identity of ${identity.issuer} (subject ${bound ?? '?'}); run unlink-sso on it first`);
   });
 }

@@ -13,8 +13,17 @@ import Provider, { type KoaContextWithOidc } from 'oidc-provider';
 export interface TestIdentity {
   sub: string;
   email: string;
-  email_verified?: boolean;
+  /**
+   * Default true. Null: the claim is not sent at all, as Entra ID does not send it; strings are
+   * what AWS Cognito's and JumpCloud's userinfo answers send.
+   */
+  email_verified?: boolean | 'true' | 'false' | null;
   groups?: string[];
+  /**
+   * Whether the ID token carries the claims itself (as Entra ID's does) rather than the userinfo
+   * answer alone (what this provider does by default when it also issues an access token).
+   */
+  claimsInIdToken?: boolean;
 }
 
 export interface TestProvider {
@@ -64,9 +73,14 @@ export async function startTestProvider(redirectUris: () => string[]): Promise<T
       jwks: { keys: [signingKey] },
       features: { devInteractions: { enabled: false } },
       interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+      // The ID token gets the claims only where claims() hands them over (see claimsInIdToken).
+      conformIdTokenClaims: false,
       findAccount: async (_ctx: unknown, sub: string) => {
         const identity = identities.get(sub);
-        return identity === undefined ? undefined : { accountId: sub, claims: async () => ({ email_verified: true, groups: [], ...identity }) };
+        if (identity === undefined) return undefined;
+        const { claimsInIdToken = false, email_verified = true, ...rest } = identity;
+        const claims = { groups: [], ...rest, ...(email_verified === null ? {} : { email_verified }) };
+        return { accountId: sub, claims: async (use: string) => (use === 'id_token' && !claimsInIdToken ? { sub } : claims) };
       },
       // The gateway is a first-party client: no consent screen.
       loadExistingGrant: async (ctx: KoaContextWithOidc) => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdmin } from '../src/account-recovery.js';
+import { createAdmin, linkSso, RecoveryError, unlinkSso } from '../src/account-recovery.js';
 import { startControlPlane, type ControlPlane } from '../src/control-plane.js';
 import { TEST_REDIS_URL } from '../../test-support/databases.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startHarness, type Harness } from './harness.js';
@@ -11,7 +11,10 @@ import { startTestProvider, type TestProvider } from './oidc-provider.js';
  * by fetch with a cookie jar, following each redirect by hand so every hop can be looked at. The
  * callback must begin the same session a password sign-in does (the refresh cookie), create the
  * account on the first sign-in with the right role, and refuse other domains, disabled accounts,
- * a flow from another browser and a tampered state, each audited.
+ * a flow from another browser and a tampered state, each audited. Accounts are bound to the
+ * provider's issuer and subject: an email the provider has not verified never reaches an existing
+ * account (the "nOAuth" takeover), a bound account is not taken by another subject with the same
+ * email, and a bound subject reaches its account whatever email it carries later.
  */
 let idp: TestProvider;
 let h: Harness;
@@ -259,6 +262,212 @@ describe('single sign-on', () => {
     const browser = new Browser();
     await ssoSignin(browser);
     expect(ssoError(browser)).toMatch(/refused the sign-in \(access_denied\)/);
+  });
+});
+
+/** Who the browser is signed in as after its round trip, or null when the sign-in was refused. */
+async function whoAmI(browser: Browser): Promise<{ id: string; email: string; role: string } | null> {
+  const { token } = await refreshWithCookie(browser);
+  if (token === null) return null;
+  return (await h.api('GET', '/v1/users/me', { token })).body;
+}
+
+async function signInAs(identity: Parameters<TestProvider['signInAs']>[0]): Promise<{ browser: Browser; me: { id: string; email: string; role: string } | null }> {
+  idp.signInAs(identity);
+  const browser = new Browser();
+  await ssoSignin(browser);
+  return { browser, me: await whoAmI(browser) };
+}
+
+async function bindingsOf(userId: string): Promise<{ issuer: string; subject: string; email_at_link: string; last_email: string }[]> {
+  return h.sql`select issuer, subject, email_at_link, last_email from user_identities where user_id = ${userId} order by created_at`;
+}
+
+async function refusalsSince(since: number): Promise<{ type: string; outcome: string; actor: string | null; target_id: string | null }[]> {
+  return h.sql`select type, outcome, actor, target_id from audit_events where ts >= ${since} and type like 'signin.%' order by ts, id`;
+}
+
+const sub = (name: string) => `${name}-${randomBytes(4).toString('hex')}`;
+
+describe('single sign-on binds accounts to the issuer and subject, not the email', () => {
+  it('does not let an ID token with the admin email and no email_verified sign in as the admin (nOAuth)', async () => {
+    const since = Date.now();
+    // The claims ride in the ID token itself, as Entra ID sends them, with no email_verified.
+    const { browser, me } = await signInAs({ sub: sub('intruder'), email: ADMIN_EMAIL, email_verified: null, claimsInIdToken: true });
+    expect(me).toBeNull();
+    expect(ssoError(browser)).toMatch(/has not verified admin@example\.test.*an account of that email exists/);
+    expect(browser.cookie(new URL(h.base).host, 'gateway_session')).toBeUndefined();
+    expect(await refusalsSince(since)).toEqual([{ type: 'signin.failed', outcome: 'auth_failed', actor: null, target_id: h.adminId }]);
+  });
+
+  it('does not link a password account to an email the provider has not verified, sent in userinfo or said false', async () => {
+    const user = await h.createUser();
+    for (const email_verified of [null, false, 'false'] as const) {
+      const intruder = sub('intruder');
+      const { browser, me } = await signInAs({ sub: intruder, email: user.email.toUpperCase(), email_verified });
+      expect(me).toBeNull();
+      expect(ssoError(browser)).toMatch(/has not verified/);
+      expect(await h.sql`select 1 from user_identities where subject = ${intruder}`).toHaveLength(0);
+    }
+    expect(await bindingsOf(user.id)).toEqual([]);
+    // The account itself is untouched: its password still signs it in.
+    expect((await h.api('POST', '/v1/signins', { body: { grant_type: 'password', email: user.email, password: user.password } })).status).toBe(200);
+  });
+
+  it('links an existing account to the first identity with that verified email, once', async () => {
+    const user = await h.createUser();
+    const subject = sub('owner');
+    const first = await signInAs({ sub: subject, email: user.email, email_verified: true });
+    expect(first.me).toMatchObject({ id: user.id, email: user.email, role: 'member' });
+    expect(await bindingsOf(user.id)).toEqual([{ issuer: idp.issuer, subject, email_at_link: user.email, last_email: user.email }]);
+
+    const again = await signInAs({ sub: subject, email: user.email, email_verified: true });
+    expect(again.me?.id).toBe(user.id);
+    expect(await bindingsOf(user.id)).toHaveLength(1);
+    // Linking takes nothing away: the password still signs in too.
+    expect((await h.api('POST', '/v1/signins', { body: { grant_type: 'password', email: user.email, password: user.password } })).status).toBe(200);
+  });
+
+  it('accepts the string "true" some providers send for email_verified (AWS Cognito, JumpCloud)', async () => {
+    const user = await h.createUser();
+    const { me } = await signInAs({ sub: sub('cognito'), email: user.email, email_verified: 'true' });
+    expect(me?.id).toBe(user.id);
+    expect(await bindingsOf(user.id)).toHaveLength(1);
+  });
+
+  it('refuses another subject of the same issuer with the same verified email once the account is bound', async () => {
+    const user = await h.createUser();
+    const owner = sub('owner');
+    expect((await signInAs({ sub: owner, email: user.email })).me?.id).toBe(user.id);
+
+    const since = Date.now();
+    const other = sub('other');
+    const { browser, me } = await signInAs({ sub: other, email: user.email, email_verified: true });
+    expect(me).toBeNull();
+    expect(ssoError(browser)).toMatch(/linked to another identity/);
+    expect(await refusalsSince(since)).toEqual([{ type: 'signin.failed', outcome: 'auth_failed', actor: null, target_id: user.id }]);
+    expect((await bindingsOf(user.id)).map((b) => b.subject)).toEqual([owner]);
+    expect(await h.sql`select 1 from user_identities where subject = ${other}`).toHaveLength(0);
+    // The owner still gets in.
+    expect((await signInAs({ sub: owner, email: user.email })).me?.id).toBe(user.id);
+  });
+
+  it('signs a bound subject in to its own account after its email changed, even to another account\'s email', async () => {
+    const person = email('lin');
+    const subject = sub('lin');
+    const created = await signInAs({ sub: subject, email: person });
+    const id = created.me?.id as string;
+    expect(created.me).toMatchObject({ email: person, role: 'member' });
+
+    // Renamed at the provider, and not verified there yet.
+    const renamed = email('lin-renamed');
+    const after = await signInAs({ sub: subject, email: renamed, email_verified: null });
+    expect(after.me).toMatchObject({ id, email: person });
+    expect(await bindingsOf(id)).toEqual([{ issuer: idp.issuer, subject, email_at_link: person, last_email: renamed }]);
+
+    // An email the provider lets its users set to anything finds no other account either.
+    const other = await h.createUser('admin');
+    const spoofed = await signInAs({ sub: subject, email: other.email, email_verified: true, claimsInIdToken: true });
+    expect(spoofed.me).toMatchObject({ id, email: person, role: 'member' });
+    expect(await bindingsOf(other.id)).toEqual([]);
+    expect((await bindingsOf(id)).map((b) => b.last_email)).toEqual([other.email]);
+    expect(await h.sql`select id from users where email = ${renamed}`).toHaveLength(0);
+  });
+
+  it('creates a member account bound to a new identity', async () => {
+    const since = Date.now();
+    const person = email('new');
+    const subject = sub('new');
+    // No email_verified: no account of that email exists to take over.
+    const { me } = await signInAs({ sub: subject, email: person, email_verified: null, claimsInIdToken: true });
+    expect(me).toMatchObject({ email: person, role: 'member' });
+    expect(await bindingsOf(me?.id as string)).toEqual([{ issuer: idp.issuer, subject, email_at_link: person, last_email: person }]);
+    expect((await auditTypes(since)).map((e) => e.type)).toEqual(['user.created', 'signin.succeeded', 'signin.refreshed']);
+  });
+
+  it('makes one account of several first sign-ins at once, and links an account to one of two subjects at once', async () => {
+    const person = email('twice');
+    const subject = sub('twice');
+    idp.signInAs({ sub: subject, email: person });
+    const tabs = [new Browser(), new Browser(), new Browser(), new Browser()];
+    await Promise.all(tabs.map((tab) => ssoSignin(tab)));
+    const accounts = await Promise.all(tabs.map((tab) => whoAmI(tab)));
+    const rows = await h.sql<{ id: string }[]>`select id from users where lower(email) = lower(${person})`;
+    expect(rows).toHaveLength(1);
+    const id = (rows[0] as { id: string }).id;
+    expect(accounts.map((me) => me?.id)).toEqual(tabs.map(() => id));
+    expect(await bindingsOf(id)).toHaveLength(1);
+
+    const user = await h.createUser();
+    // Up to the callback one after the other (the provider's login step signs in whoever
+    // signInAs named last), then both callbacks at once.
+    const flows: { browser: Browser; callback: string }[] = [];
+    for (const racer of [sub('racer'), sub('racer')]) {
+      idp.signInAs({ sub: racer, email: user.email });
+      const browser = new Browser();
+      const { url } = await browser.follow(`${h.base}/v1/signins/oidc`, (next) => next.href.startsWith(callbackUrl()));
+      flows.push({ browser, callback: url });
+    }
+    const results = await Promise.all(flows.map(async ({ browser, callback }) => (await browser.follow(callback), whoAmI(browser))));
+    expect(results.filter((me) => me?.id === user.id)).toHaveLength(1);
+    expect(results.filter((me) => me === null)).toHaveLength(1);
+    expect(await bindingsOf(user.id)).toHaveLength(1);
+  });
+
+  it('links the account again, to the next verified identity, after `npm run admin -- unlink-sso`', async () => {
+    const user = await h.createUser();
+    const old = sub('old');
+    const first = await signInAs({ sub: old, email: user.email });
+    expect(first.me?.id).toBe(user.id);
+    // The person's identity at the provider was replaced: a new subject, the same email.
+    const replaced = sub('replaced');
+    expect((await signInAs({ sub: replaced, email: user.email })).me).toBeNull();
+
+    const since = Date.now();
+    expect(await unlinkSso(h.cp.ctx.sql, user.email.toUpperCase())).toEqual({ unlinked: 1 });
+    expect(await unlinkSso(h.cp.ctx.sql, user.email)).toEqual({ unlinked: 0 });
+    expect(await h.sql`select type, actor, target_id, user_agent from audit_events where ts >= ${since}`).toEqual([
+      { type: 'user.updated', actor: null, target_id: user.id, user_agent: 'local-admin (npm run admin -- unlink-sso)' },
+    ]);
+    // The sessions the old identity began are over.
+    expect((await refreshWithCookie(first.browser)).status).toBe(401);
+    expect((await h.api('GET', '/v1/users/me', { token: user.token })).status).toBe(401);
+
+    // An unverified email still does not link it; the verified new subject does, and the old one is out.
+    expect((await signInAs({ sub: sub('intruder'), email: user.email, email_verified: null })).me).toBeNull();
+    expect((await signInAs({ sub: replaced, email: user.email })).me?.id).toBe(user.id);
+    expect((await bindingsOf(user.id)).map((b) => b.subject)).toEqual([replaced]);
+    expect((await signInAs({ sub: old, email: user.email })).me).toBeNull();
+  });
+
+  it('binds an account to an identity the operator names with `npm run admin -- link-sso`, for a provider without email_verified', async () => {
+    const user = await h.createUser();
+    const subject = sub('entra');
+    const refused = await signInAs({ sub: subject, email: user.email, email_verified: null, claimsInIdToken: true });
+    expect(refused.me).toBeNull();
+
+    const identity = { issuer: idp.issuer, subject };
+    expect(await linkSso(h.cp.ctx.sql, user.email, identity)).toEqual({ linked: true });
+    expect(await linkSso(h.cp.ctx.sql, user.email, identity)).toEqual({ linked: false });
+    expect((await signInAs({ sub: subject, email: user.email, email_verified: null, claimsInIdToken: true })).me?.id).toBe(user.id);
+
+    // Neither the identity nor the account is bound twice.
+    const other = await h.createUser();
+    await expect(linkSso(h.cp.ctx.sql, other.email, identity)).rejects.toThrow(new RecoveryError(`that identity is linked to the account ${user.email}; run unlink-sso on it first`));
+    await expect(linkSso(h.cp.ctx.sql, user.email, { issuer: idp.issuer, subject: sub('second') })).rejects.toThrow(/is linked to another identity of .*run unlink-sso on it first/);
+    await expect(linkSso(h.cp.ctx.sql, 'nobody@example.test', identity)).rejects.toThrow(/no account has the email/);
+    expect(await bindingsOf(other.id)).toEqual([]);
+    expect((await bindingsOf(user.id)).map((b) => b.subject)).toEqual([subject]);
+  });
+
+  it('still refuses a bound account once it is disabled', async () => {
+    const person = email('gone');
+    const subject = sub('gone');
+    const { me } = await signInAs({ sub: subject, email: person });
+    expect((await h.api('PATCH', `/v1/users/${me?.id}`, { token: h.adminToken, body: { disabled: true } })).status).toBe(200);
+    const again = await signInAs({ sub: subject, email: person });
+    expect(again.me).toBeNull();
+    expect(ssoError(again.browser)).toMatch(/disabled/);
   });
 });
 

@@ -16,9 +16,16 @@ export interface OidcFlow {
 }
 
 export interface OidcIdentity {
-  /** The provider's `sub`. */
+  /** The ID token's `iss` (openid-client checked it is the discovered issuer's). */
+  issuer: string;
+  /** The provider's `sub`: with `issuer`, what an account is bound to. */
   subject: string;
   email: string;
+  /**
+   * What the provider says of `email` in the same answer that carried it: true only for
+   * `email_verified: true`; null when it says nothing (Entra ID, for one, never sends the claim).
+   */
+  emailVerified: boolean | null;
   /** The values of OIDC_GROUPS_CLAIM, from the ID token or, failing that, the userinfo answer. */
   groups: string[];
 }
@@ -74,24 +81,29 @@ export class OidcSignin {
     }
     const idClaims = tokens.claims();
     if (idClaims === undefined) throw new OidcRefusal('UNAUTHORIZED', 'The identity provider sent no ID token.');
-    let claims: Record<string, unknown> = { ...idClaims };
+    let userinfo: Record<string, unknown> | null = null;
     // Many providers put email and groups in the userinfo answer only (the ID token keeps `sub`).
-    if (config.serverMetadata().userinfo_endpoint !== undefined && (claims.email === undefined || claims[this.settings.groupsClaim] === undefined)) {
+    const missing = idClaims.email === undefined || idClaims.email_verified === undefined || idClaims[this.settings.groupsClaim] === undefined;
+    if (config.serverMetadata().userinfo_endpoint !== undefined && missing) {
       try {
-        const userinfo = await client.fetchUserInfo(config, tokens.access_token, idClaims.sub);
-        claims = { ...userinfo, ...claims };
+        // The subject is checked against the ID token's: the answer is about the same person.
+        userinfo = await client.fetchUserInfo(config, tokens.access_token, idClaims.sub);
       } catch (err) {
         this.log.warn({ err: { message: (err as Error).message } }, 'single sign-on: the userinfo request failed; using the ID token alone');
       }
     }
+    const claims: Record<string, unknown> = { ...userinfo, ...idClaims };
     const email = typeof claims.email === 'string' ? claims.email.trim() : '';
     if (email === '' || !email.includes('@')) {
       throw new OidcRefusal('FORBIDDEN', 'The identity provider did not share an email address; the gateway names accounts by email.');
     }
-    if (claims.email_verified === false || claims.email_verified === 'false') {
-      throw new OidcRefusal('FORBIDDEN', `The identity provider has not verified ${email}; verify it there and sign in again.`);
-    }
-    return { subject: idClaims.sub, email, groups: groupsOf(claims[this.settings.groupsClaim]) };
+    return {
+      issuer: idClaims.iss,
+      subject: idClaims.sub,
+      email,
+      emailVerified: verification(email, [idClaims, userinfo]),
+      groups: groupsOf(claims[this.settings.groupsClaim]),
+    };
   }
 
   /** Whether the identity may sign in at all: its email domain is one of OIDC_ALLOWED_DOMAINS (when set). */
@@ -144,6 +156,21 @@ export class OidcSignin {
     this.log.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'single sign-on: the callback was refused');
     return new OidcRefusal('UNAUTHORIZED', 'The answer of the identity provider could not be verified; start the sign-in again.');
   }
+}
+
+/**
+ * `email_verified` of the first answer (the ID token, then userinfo) that carries this same email:
+ * a verification speaks of the address it came with, not of one another answer sent. The string
+ * forms are what AWS Cognito's and JumpCloud's userinfo answers send; nothing looser counts.
+ */
+function verification(email: string, answers: (Record<string, unknown> | null)[]): boolean | null {
+  for (const answer of answers) {
+    if (answer === null || typeof answer.email !== 'string' || answer.email.trim().toLowerCase() !== email.toLowerCase()) continue;
+    const said = answer.email_verified;
+    if (said === true || said === 'true') return true;
+    if (said === false || said === 'false') return false;
+  }
+  return null;
 }
 
 function groupsOf(value: unknown): string[] {

@@ -3,12 +3,12 @@ import { GatewayError } from '@gateway/shared';
 import { startSession } from '../../auth/jwt.js';
 import { setFlowCookie, takeFlowCookie } from '../../auth/oidc-flow-cookie.js';
 import { OidcRefusal, type OidcIdentity, type OidcSignin } from '../../auth/oidc.js';
-import { NO_PASSWORD_HASH } from '../../auth/passwords.js';
 import { cameOverHttps } from '../../auth/refresh-cookie.js';
 import { beginSession } from '../../auth/session-begin.js';
+import { accountForIdentity } from '../../auth/sso-accounts.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
-import { findUserByEmail, insertUser, type UserRow } from '../../db/users.js';
+import type { UserRow } from '../../db/users.js';
 import { requestFacts } from '../request-facts.js';
 import { ERROR_RESPONSES } from '../schemas.js';
 
@@ -16,10 +16,13 @@ import { ERROR_RESPONSES } from '../schemas.js';
  * Single sign-on (OIDC_ISSUER): `GET /v1/signins/oidc` sends the browser to the identity provider;
  * the provider sends it back to `GET /v1/signins/oidc/callback`, which signs the person in with the
  * same session a password sign-in begins (the refresh cookie the dashboard lives on) and sends the
- * browser to the dashboard. The first sign-in creates the account (`member`, or `admin` for
- * OIDC_ADMIN_GROUPS); emails outside OIDC_ALLOWED_DOMAINS and disabled accounts are refused. Every
- * outcome is audited as signin.succeeded or signin.failed; a refusal lands on the sign-in page with
- * its reason (the `gateway_sso_error` cookie), since a browser, not a program, is at the other end.
+ * browser to the dashboard. Accounts are bound to the provider's issuer and subject
+ * (sso-accounts.ts): the first sign-in links the account of a verified email or creates one
+ * (`member`, or `admin` for OIDC_ADMIN_GROUPS). Refused: emails outside OIDC_ALLOWED_DOMAINS, an
+ * existing account's email the provider has not verified, an account bound to another subject,
+ * and disabled accounts. Every outcome is audited as signin.succeeded or signin.failed; a refusal
+ * lands on the sign-in page with its reason (the `gateway_sso_error` cookie), since a browser, not
+ * a program, is at the other end.
  *
  * `GET /v1/signins` tells the sign-in page which ways in exist, before anyone is signed in.
  */
@@ -80,8 +83,10 @@ export function registerOidcSigninRoutes(app: FastifyInstance, ctx: AppContext):
         summary: 'Where the identity provider sends the browser back; signs in and redirects to the dashboard',
         description:
           'Checks state, nonce and PKCE, exchanges the code, and begins a session as a password sign-in does (the httpOnly refresh cookie). ' +
+          'The account is the one bound to the identity (issuer and subject); an unbound identity links the account of its email only when the provider says `email_verified: true`. ' +
           'Redirects to the dashboard; when the sign-in was refused, with the reason in the short-lived cookie `gateway_sso_error`, for the sign-in page to show (email outside OIDC_ALLOWED_DOMAINS, disabled account, ' +
-          'a flow started in another browser or over ten minutes ago, …). 404 NOT_FOUND when single sign-on is not configured.',
+          "an existing account's email the provider has not verified, an account linked to another identity, a flow started in another browser or over ten minutes ago, …). " +
+          '404 NOT_FOUND when single sign-on is not configured.',
         security: [],
         response: { 303: { type: 'null', description: 'To the dashboard.' }, ...ERROR_RESPONSES },
       },
@@ -131,22 +136,34 @@ async function callback(ctx: AppContext, oidc: OidcSignin, req: FastifyRequest, 
 }
 
 /**
- * The account of this email, made on the first sign-in. No user cap. It has no password (single
- * sign-on is its way in); its role is set here once and managed in the gateway afterwards.
+ * The account of this identity. One made on the first sign-in has no user cap and no password
+ * (single sign-on is its way in); its role is set here once and managed in the gateway afterwards.
+ * A refusal to link names the account it would have reached as the event's target, with no actor:
+ * whoever signed in was not shown to be its owner.
  */
 async function accountOf(ctx: AppContext, oidc: OidcSignin, identity: OidcIdentity, req: FastifyRequest, reply: FastifyReply): Promise<UserRow> {
-  const existing = await findUserByEmail(ctx.sql, identity.email);
-  if (existing !== null) return existing;
-  const created = await ctx.sql.begin(async (tx) => {
-    const row = await insertUser(tx, { email: identity.email, passwordHash: NO_PASSWORD_HASH, role: oidc.roleFor(identity) });
-    if (row !== null) await writeAudit(tx, { type: 'user.created', outcome: 'success', status: 201, actor: row.id, target: { type: 'user', id: row.id } }, requestFacts(req, reply));
-    return row;
+  const found = await accountForIdentity(ctx.sql, identity, {
+    role: oidc.roleFor(identity),
+    created: async (tx, row) => {
+      await writeAudit(tx, { type: 'user.created', outcome: 'success', status: 201, actor: row.id, target: { type: 'user', id: row.id } }, requestFacts(req, reply));
+    },
   });
-  // Null: a sign-in of the same person in another tab created it first.
-  const row = created ?? (await findUserByEmail(ctx.sql, identity.email));
-  if (row === null) throw new GatewayError('INTERNAL', 'The account could not be created.');
-  if (created !== null) ctx.log.info({ user_id: row.id, role: row.role }, 'account created by single sign-on');
-  return row;
+  if (found.outcome === 'refused') {
+    // No account to name: audited by the route's handler like any other refusal.
+    if (found.user === null) throw new OidcRefusal('FORBIDDEN', found.message);
+    const target = { type: 'user', id: found.user.id } as const;
+    await writeAudit(ctx.sql, { type: 'signin.failed', outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED', target }, requestFacts(req, reply));
+    // The issuer and subject are what `npm run admin -- link-sso` takes, should the account's owner
+    // turn out to be the one who tried.
+    ctx.log.warn(
+      { user_id: found.user.id, issuer: identity.issuer, subject: identity.subject, reason: found.reason },
+      'single sign-on: an identity was not linked to the account of its email',
+    );
+    throw new AuditedRefusal('UNAUTHORIZED', found.message);
+  }
+  if (found.outcome === 'created') ctx.log.info({ user_id: found.user.id, role: found.user.role }, 'account created by single sign-on');
+  if (found.outcome === 'linked') ctx.log.info({ user_id: found.user.id, issuer: identity.issuer }, 'account linked to a single sign-on identity');
+  return found.user;
 }
 
 function configured(ctx: AppContext): OidcSignin {
