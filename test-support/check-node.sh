@@ -10,7 +10,8 @@
 #
 # NODE_CHECK_ROOT names the root's folder (default /var/tmp/gateway-node-check/trixie; made once,
 # then reused). NODE_CHECK_TESTS narrows the test files (vitest filters, default: proxy,
-# control-plane and shared, without the browser tests, which need Chromium in the root).
+# control-plane and shared, without the browser tests, which need Chromium in the root: the
+# dashboard's *.e2e.test.ts and proxy/test/cors-browser.test.ts).
 # Needs root (debootstrap, chroot, mounts) and Debian's package archive.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,6 +58,17 @@ bind "-t tmpfs tmpfs" /tmp
 cp /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
 [ -f /etc/hosts ] && cp /etc/hosts "$ROOTFS/etc/hosts"
 
+# PostgreSQL's server for the test files that start clusters of their own (initdb, pg_ctl, as
+# the postgres account): installed without a cluster of its own and without starting anything.
+if ! ls "$ROOTFS"/usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  say "adding PostgreSQL's server to the root"
+  printf '#!/bin/sh\nexit 101\n' > "$ROOTFS/usr/sbin/policy-rc.d" && chmod +x "$ROOTFS/usr/sbin/policy-rc.d"
+  mkdir -p "$ROOTFS/etc/postgresql-common"
+  echo 'create_main_cluster = false' > "$ROOTFS/etc/postgresql-common/createcluster.conf"
+  chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+    sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends postgresql >/dev/null'
+fi
+
 # A registry reached through a TLS-inspecting proxy: the root trusts what this machine's npm and
 # Node trust.
 ca_env=()
@@ -98,10 +110,10 @@ for line in "${LINES[@]}"; do
   say "Node $version: npm ci, build, then the tests ($TESTS)"
   started=$(date +%s)
   set +e
-  chroot "$ROOTFS" /usr/bin/env -i HOME=/root PATH="$node_dir/bin:/usr/local/bin:/usr/bin:/bin" \
+  chroot "$ROOTFS" /usr/bin/env -i HOME=/root PATH="$node_dir/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
     npm_config_nodedir="$node_dir" npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false \
     CI=true LANG=C.UTF-8 TZ=UTC "${ca_env[@]}" \
-    bash -c "cd $work && node --version && npm ci --no-audit --no-fund >/tmp/npm-ci.log 2>&1 || { tail -40 /tmp/npm-ci.log; exit 1; }; npm run build --silent && npx vitest run $TESTS --exclude '**/*.e2e.test.ts' --exclude '**/node_modules/**'"
+    bash -c "cd $work && node --version && npm ci --no-audit --no-fund >/tmp/npm-ci.log 2>&1 || { tail -40 /tmp/npm-ci.log; exit 1; }; npm run build --silent && npx vitest run $TESTS --exclude '**/*.e2e.test.ts' --exclude '**/cors-browser.test.ts' --exclude '**/node_modules/**'"
   rc=$?
   set -e
   say "Node $version: exit $rc after $(($(date +%s) - started)) s"
