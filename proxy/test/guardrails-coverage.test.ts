@@ -161,6 +161,26 @@ describe('guardrails read every text of a request', () => {
   });
 });
 
+describe('the guardrails\' work per request is bounded', () => {
+  it('reads the parts of one message as one text, however many; refuses 400 past texts × guards, naming the bound', async () => {
+    const p = await project([
+      { id: 'bird', stage: 'input', action: 'block', type: 'regex', patterns: ['falcon'] },
+      { id: 'secrets', stage: 'input', action: 'block', type: 'pii', entities: ['secret'] },
+    ]);
+    // 150,000 one-character parts of one message: one text for each guard, served.
+    const parts = Array.from({ length: 150_000 }, () => ({ type: 'text' as const, text: 'a' }));
+    expect(await outcome(openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: parts }] }))).toBe('served');
+    // 30,000 messages × 2 guards is past the bound: refused before any provider call.
+    const before = seen.length;
+    const messages = Array.from({ length: 30_000 }, () => ({ role: 'user' as const, content: 'a' }));
+    const err = (await openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', messages }).catch((e: unknown) => e)) as { status?: number; code?: string; message?: string };
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('INVALID_REQUEST');
+    expect(err.message).toMatch(/30000 texts .* 2 guardrails .* at most 50000/);
+    expect(seen.length).toBe(before);
+  });
+});
+
 describe('guardrails read every text of an answer', () => {
   it("withholds an answer whose tool-call arguments carry a secret, audited as a policy block", async () => {
     const p = await project(blockSecrets);

@@ -108,6 +108,12 @@ export const Errors = {
   invalidField: (param: string, message: string) => new GatewayError('INVALID_REQUEST', message, { param }),
   guardrailBlocked: (id: string, reason?: string) =>
     new GatewayError('GUARDRAIL_BLOCKED', `The guardrail \`${id}\` blocked the request${reason ? `: ${reason}` : '.'}`, { param: id }),
+  tooMuchToGuard: (texts: number, guards: number, max: number) =>
+    new GatewayError(
+      'INVALID_REQUEST',
+      `The request carries ${texts} texts for the project's ${guards} guardrails to read, ${texts * guards} checks; at most ${max} are made per request. Send fewer messages or parts, or join them.`,
+      { param: 'messages' },
+    ),
   guardrailUnavailable: (id: string) => new GatewayError('GUARDRAIL_UNAVAILABLE', `The guardrail \`${id}\` could not be reached; the project refuses requests it cannot check.`, { param: id }),
   modelNotAllowed: (model: string) => new GatewayError('MODEL_NOT_ALLOWED', `The model \`${model}\` is not allowed for this project.`, { param: 'model' }),
   /** `hint`: the nearest served id, or some served ids (proxy/src/routing/model-suggest.ts). */

@@ -29,6 +29,9 @@ export function guardrailsIn(ctx: RequestContext): void | Promise<void> {
   );
 }
 
+/** Texts × input guards one request may ask for (about 50 ms of a core at the very worst). */
+export const MAX_GUARD_CHECKS = 50_000;
+
 function check(ctx: RequestContext, runtime: GuardrailRuntime, policy: ProjectPolicy): void | Promise<void> {
   ctx.policy = policy;
   const guardrails = policy.guardrails;
@@ -40,6 +43,9 @@ function check(ctx: RequestContext, runtime: GuardrailRuntime, policy: ProjectPo
   if (parsed !== null && compiled.output.length > 0) parsed.native = undefined;
   if (compiled.input.length === 0) return;
   const slots = embeddings !== null ? embeddingsSlots(embeddings) : promptSlots((parsed as ParsedRequest).chat as { messages: unknown[] });
+  // Each text costs each guard a call whatever its length: a body of countless tiny texts would
+  // hold the worker (every tenant's requests on it) for as long as it takes, so it is refused.
+  if (slots.length * compiled.input.length > MAX_GUARD_CHECKS) return ctx.fail(Errors.tooMuchToGuard(slots.length, compiled.input.length, MAX_GUARD_CHECKS), 'policy_blocked');
   const before = slots.map((s) => s.text);
   const outcome = runGuards(ctx, runtime, compiled.input, slots, 'input', new Masker());
   const settle = (result: GuardOutcome): void => {
