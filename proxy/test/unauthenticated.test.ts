@@ -150,3 +150,34 @@ describe('failed authentications from one address', () => {
     for (const e of throttled) expect(e).toMatchObject({ outcome: 'auth_failed', status: 429, error_code: 'RATE_LIMITED', project_id: null, key_id: null });
   });
 });
+
+describe('the MCP gateway', () => {
+  const mcp = (headers: Record<string, string>) =>
+    fetch(`${h.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+
+  it('answers a missing or wrong key 401 before the body is read', async () => {
+    const { head, sent } = await answerWhileSending('/mcp', { 'x-forwarded-for': '203.0.113.40' });
+    expect(status(head)).toBe(401);
+    expect(sent).toBeLessThan(FOUR_MIB);
+    expect(status((await answerWhileSending('/mcp/any', { 'x-api-key': generateApiKey().key, 'x-forwarded-for': '203.0.113.41' })).head)).toBe(401);
+  });
+
+  it('shares the failed-authentication throttle with the model endpoints', async () => {
+    const address = '198.51.100.40';
+    for (let i = 0; i < LIMIT; i++) expect((await mcp({ 'x-api-key': 'gw_wrong', 'x-forwarded-for': address })).status).toBe(401);
+    // Past the limit, on MCP and on the model endpoints alike.
+    const refused = await mcp({ 'x-forwarded-for': address });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await refused.json()) as { error?: { message?: string } }).error?.message).toContain('RATE_LIMITED');
+    expect((await chat({ 'x-forwarded-for': address })).status).toBe(429);
+    // And the other way round: failures on a model endpoint throttle MCP.
+    const other = '198.51.100.41';
+    for (let i = 0; i < LIMIT; i++) expect((await chat({ 'x-api-key': 'gw_wrong', 'x-forwarded-for': other })).status).toBe(401);
+    expect((await mcp({ 'x-forwarded-for': other })).status).toBe(429);
+  });
+});

@@ -85,6 +85,8 @@ export class McpRequest implements Revocable, McpFacts {
   private admitted(result: KeyRecord | GatewayError): KeyRecord | null {
     if (this.finished) return null;
     if (result instanceof GatewayError) {
+      // Counted against the client's address as a model endpoint's 401 is (auth/auth-throttle.ts).
+      if (result.code === 'UNAUTHORIZED') this.deps.authThrottle?.failed(this.info.clientIp);
       this.fail(result, result.code === 'UNAVAILABLE' ? 'error' : 'auth_failed');
       return null;
     }

@@ -1,10 +1,11 @@
 import { GatewayError, requestIdFrom } from '@gateway/shared';
 import type { GatewayDeps, RequestInfo } from '../pipeline/context.js';
+import { throttledAway } from '../http/auth-gate.js';
 import { readBody } from '../http/body-reader.js';
 import { Exchange } from '../http/exchange.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import { deleteAggregate, postToAggregate } from './aggregate-route.js';
-import { errorMessage, RPC } from './jsonrpc.js';
+import { errorMessage, gatewayErrorMessage, RPC } from './jsonrpc.js';
 import type { McpRequestInfo } from './mcp-request-info.js';
 import { McpRequest } from './mcp-request.js';
 import type { McpUpstreams } from './mcp-upstreams.js';
@@ -15,6 +16,12 @@ import { passToServer, postToServer } from './server-route.js';
  * allowed server as one). Headers are read inside the uWebSockets.js callback, the key check
  * starts while the body arrives, and the rest is the route's steps.
  */
+/** A refusal before any JSON-RPC message was read: a JSON-RPC error without an id. */
+const MCP_ERRORS = {
+  errorBody: (err: GatewayError) => gatewayErrorMessage(null, err),
+  streamError: (err: GatewayError) => `event: message\ndata: ${gatewayErrorMessage(null, err)}\n\n`,
+};
+
 export function registerMcpRoutes(app: TemplatedApp, deps: GatewayDeps, upstreams: McpUpstreams, requestInfo: (res: HttpResponse, req: HttpRequest) => RequestInfo): void {
   const limit = deps.config.maxBodyBytes;
 
@@ -31,6 +38,9 @@ export function registerMcpRoutes(app: TemplatedApp, deps: GatewayDeps, upstream
       tracestate: req.getHeader('tracestate'),
     });
     const ex = new Exchange(res, info.requestId);
+    // An address over its failed-authentication limit is answered before anything is looked up,
+    // as on the model endpoints (the same throttle, counted by both).
+    if (deps.authThrottle !== null && throttledAway(deps.authThrottle, deps, ex, info, MCP_ERRORS)) return null;
     const call = new McpRequest(deps, ex, info, method);
     ex.onAbort = () => call.clientGone();
     if (deps.state.draining) {
@@ -52,7 +62,24 @@ export function registerMcpRoutes(app: TemplatedApp, deps: GatewayDeps, upstream
         call.fail(new GatewayError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes.`), 'error');
       };
       if (declared > limit) return tooLarge();
+      // A key refused at once (none, malformed, known bad) is answered before the body is read.
+      const early = call.auth.result();
+      if (early instanceof GatewayError && early.code === 'UNAUTHORIZED') {
+        call.admit();
+        return;
+      }
       readBody(res, limit, (body) => void run(call, body).catch((err: unknown) => call.crashed(err)), tooLarge);
+      // A key Redis is asked about: the body stays unread until it answers, and a refused key's
+      // body is dropped as it arrives while its 401 is sent (as pipeline/steps/authenticate.ts does).
+      if (early instanceof Promise) {
+        call.ex.pauseBody();
+        void early.then((result) => {
+          const refused = result instanceof GatewayError && result.code === 'UNAUTHORIZED';
+          if (refused) call.ex.discardBody();
+          call.ex.resumeBody();
+          if (refused) call.admit();
+        });
+      }
     });
 
   const bodiless = (verb: 'get' | 'del', path: string, method: 'GET' | 'DELETE', serverOf: (req: HttpRequest) => string | null, run: (call: McpRequest) => Promise<void>) =>
