@@ -11,6 +11,7 @@ import { RE2_ENGINE } from '@gateway/shared/guardrails';
 import { GuardrailRuntime } from './guardrails/runtime.js';
 import { startProxyServer, type ProxyServer } from './http/server.js';
 import { McpUpstreams } from './mcp/mcp-upstreams.js';
+import { SessionSigner } from './mcp/session-signer.js';
 import { loadUws, uwsBinding } from './http/uws.js';
 import { createProxyMetrics, registerCooldowns, registerQueueDepth } from './metrics.js';
 import { ProjectPolicies } from './policy/project-policies.js';
@@ -158,7 +159,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
     // Ready while cached keys may be served: through a Redis outage the log stream keeps a proxy
     // serving the keys it holds, and taking it out of its load balancer would refuse them all.
     const ready = () => subscriber.trusted(Date.now(), config.keyStaleBoundMs);
-    const mcp = new McpUpstreams(providers.mcp_servers);
+    const mcp = new McpUpstreams(providers.mcp_servers, await SessionSigner.load(lookups, keys));
     const server: ProxyServer = await startProxyServer(deps, { ready }, config.host, config.port, mcp);
     let ops: MetricsServer | null = null;
     if (options.worker === undefined) {

@@ -187,6 +187,37 @@ describe('MCP gateway', () => {
     await expect(thief.listTools()).rejects.toThrow(/404|session/i);
   });
 
+  it('signs the /mcp session id: altered, unsigned or presented by another key of the project, it is unknown', async () => {
+    const post = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(gateway(0, '/mcp'), {
+      method: 'POST',
+      headers: { ...post, 'x-api-key': project.key },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    expect(init.status).toBe(200);
+    await init.text();
+    const id = init.headers.get('mcp-session-id')!;
+    const list = (sessionId: string, key = project.key, i = 1) =>
+      fetch(gateway(i, '/mcp'), { method: 'POST', headers: { ...post, 'x-api-key': key, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    expect((await list(id)).status).toBe(200);
+    // The session with a server added that the client names itself: its signature no longer fits.
+    const [prefix, payload, signature] = [id.slice(0, 4), id.slice(4, id.lastIndexOf('.')), id.slice(id.lastIndexOf('.') + 1)];
+    const session = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { s: Record<string, [string, string]> };
+    session.s.admin = ['x', '2025-06-18'];
+    const added = `${prefix}${Buffer.from(JSON.stringify(session)).toString('base64url')}.${signature}`;
+    expect((await list(added)).status).toBe(404);
+    // The same session unsigned, as ids were before they were signed.
+    expect((await list(`gw1.${payload}`)).status).toBe(404);
+    // Another key of the same project: the id is bound to the key that began the session.
+    const second = await newKey(project.id);
+    expect((await list(id, second.key)).status).toBe(404);
+    // A notification with an altered id reaches no server.
+    const seenBefore = docs.requests.length;
+    const note = await fetch(gateway(0, '/mcp'), { method: 'POST', headers: { ...post, 'x-api-key': project.key, 'mcp-session-id': added }, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' });
+    expect(note.status).toBe(404);
+    expect(docs.requests.length).toBe(seenBefore);
+  });
+
   it('refuses a project without an mcp setting with 403 and forwards nothing, initialize included', async () => {
     const before = docs.requests.length + tickets.requests.length;
     for (const path of ['/mcp', '/mcp/docs']) {

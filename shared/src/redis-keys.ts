@@ -129,6 +129,14 @@ export class RedisKeys {
     return `${this.prefix}budgets:ready`;
   }
 
+  /**
+   * String: the secret every proxy signs MCP session ids with (JSON `{v: 1, secret}`, made by the
+   * first proxy that finds none), so any replica verifies a session another one began.
+   */
+  get mcpSessionSecret(): string {
+    return `${this.prefix}mcp:session-secret`;
+  }
+
   /** Lock held by the one control plane loading budget ledgers and announcing their thresholds. */
   get budgetKeeperLock(): string {
     return `${this.prefix}lock:budget-keeper`;

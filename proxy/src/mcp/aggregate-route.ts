@@ -46,8 +46,8 @@ async function setting(req: McpRequest): Promise<{ policy: ProjectPolicy; mcp: M
   return { policy, mcp: policy.mcp };
 }
 
-function session(req: McpRequest): AggregateSession | null {
-  const found = decodeSession(req.info.sessionId, req.projectId);
+async function session(req: McpRequest, upstreams: McpUpstreams): Promise<AggregateSession | null> {
+  const found = await decodeSession(req.info.sessionId, req.projectId, req.keyId, upstreams.sessions);
   if (found === null) {
     // MCP's answer to an unknown session: 404, and the client initializes again.
     req.fail(new GatewayError('NOT_FOUND', req.info.sessionId === '' ? 'Mcp-Session-Id is required; initialize first.' : 'No such session; initialize again.'), 'error');
@@ -65,12 +65,12 @@ export async function postToAggregate(req: McpRequest, upstreams: McpUpstreams, 
   const method = methodOf(message);
   req.method = method === null ? 'response' : method.slice(0, MAX_NAME);
   if (method !== null) req.rpcId = idOf(message);
-  if (method === 'initialize') return initialize(req, usable(mcp, upstreams), message);
-  const current = session(req);
-  if (current === null) return;
+  if (method === 'initialize') return initialize(req, upstreams, usable(mcp, upstreams), message);
+  const current = await session(req, upstreams);
+  if (current === null || req.finished) return;
   // A notification, or the client's answer to a server's request (which server asked is not known
   // here; the others ignore an answer to nothing): every server of the session gets it.
-  if (method === null || req.rpcId === null) return notifyAll(req, upstreams, current, message);
+  if (method === null || req.rpcId === null) return notifyAll(req, upstreams, current, mcp, message);
   switch (method) {
     case 'ping':
       return answer(req, {});
@@ -96,7 +96,7 @@ function accepted(req: McpRequest): void {
 }
 
 /** Initializes every usable server with the client's own parameters; a server that fails is left out of the session. */
-async function initialize(req: McpRequest, servers: McpUpstream[], message: Record<string, unknown>): Promise<void> {
+async function initialize(req: McpRequest, upstreams: McpUpstreams, servers: McpUpstream[], message: Record<string, unknown>): Promise<void> {
   const outcomes = await Promise.all(
     servers.map((upstream) =>
       upstreamRpc(upstream, message, { sessionId: '', protocolVersion: '' }, new Cancel()).then(
@@ -123,16 +123,17 @@ async function initialize(req: McpRequest, servers: McpUpstream[], message: Reco
       agreed = result.protocolVersion === requested;
     }
   }
-  const id = encodeSession({ project: req.projectId, servers: sessions });
+  const id = encodeSession({ project: req.projectId, key: req.keyId, servers: sessions }, upstreams.sessions);
   const result = { protocolVersion: version, capabilities: { tools: { listChanged: false } }, serverInfo: GATEWAY_INFO };
   req.ex.sendWith(200, [...JSON_TYPE, ['mcp-session-id', id]], resultMessage(req.rpcId!, result));
   req.finish('success', 200, null);
 }
 
-/** A notification (initialized, cancelled, …) goes to every server of the session. */
-async function notifyAll(req: McpRequest, upstreams: McpUpstreams, current: AggregateSession, message: Record<string, unknown>): Promise<void> {
+/** A notification (initialized, cancelled, …) goes to every server of the session the project may still use. */
+async function notifyAll(req: McpRequest, upstreams: McpUpstreams, current: AggregateSession, mcp: McpSetting, message: Record<string, unknown>): Promise<void> {
   const sends: Promise<unknown>[] = [];
   for (const [name, s] of current.servers) {
+    if (serverAllowance(mcp, name) === null) continue;
     const upstream = upstreams.get(name);
     if (upstream !== undefined) sends.push(upstreamRpc(upstream, message, s, new Cancel()).catch(() => null));
   }
@@ -184,12 +185,14 @@ async function callTool(req: McpRequest, upstreams: McpUpstreams, current: Aggre
 
 /** DELETE /mcp: ends the session at every server. */
 export async function deleteAggregate(req: McpRequest, upstreams: McpUpstreams): Promise<void> {
-  if ((await setting(req)) === null) return;
-  const current = session(req);
-  if (current === null) return;
+  const allowed = await setting(req);
+  if (allowed === null) return;
+  const current = await session(req, upstreams);
+  if (current === null || req.finished) return;
   await Promise.all(
     [...current.servers].map(([name, s]) => {
-      const upstream = upstreams.get(name);
+      // A server the project may no longer use is not told anything, its session end included.
+      const upstream = serverAllowance(allowed.mcp, name) === null ? undefined : upstreams.get(name);
       if (upstream === undefined || s.sessionId === '') return null;
       return upstream.send({ method: 'DELETE', ...s, accept: 'application/json, text/event-stream', cancel: new Cancel() }).then((res) => res.body(), () => null).catch(() => null);
     }),

@@ -2,6 +2,7 @@ import type { McpServerConfig } from '@gateway/shared';
 import type { Cancel } from '../providers/cancel.js';
 import { ClientStack } from '../providers/client-stack.js';
 import { UpstreamResponse } from '../providers/upstream-request.js';
+import type { SessionSigner } from './session-signer.js';
 
 /**
  * The MCP servers of the providers file, each with its keep-alive connection pool, built at start.
@@ -74,7 +75,11 @@ export class McpUpstream {
 export class McpUpstreams {
   private readonly byName = new Map<string, McpUpstream>();
 
-  constructor(configs: readonly McpServerConfig[]) {
+  /** `sessions` signs and verifies the aggregate endpoint's session ids (session-signer.ts). */
+  constructor(
+    configs: readonly McpServerConfig[],
+    readonly sessions: SessionSigner,
+  ) {
     for (const config of configs) this.byName.set(config.name, new McpUpstream(config));
   }
 
