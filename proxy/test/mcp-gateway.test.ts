@@ -262,6 +262,36 @@ describe('MCP gateway', () => {
     expect(JSON.stringify(audit)).not.toContain(project.key);
   });
 
+  it("reserves a priced tool's calls in the project's budget and stops at its limit; a project past its quota makes no call", async () => {
+    // docs costs $0.01 a call: a $0.025 budget holds two calls, on either replica.
+    const budgeted = await newProject('mcp-budget', { servers: { docs: { tools: '*' } } });
+    const made = await cp.api('POST', `/v1/projects/${budgeted.id}/budgets`, { token: cp.adminToken, body: { scope: 'project', limit_usd: 0.025, period: 'total' } });
+    expect(made.status, made.text).toBe(201);
+    const first = await connect(0, '/mcp/docs', budgeted.key);
+    const second = await connect(1, '/mcp/docs', budgeted.key);
+    expect(text(await first.client.callTool({ name: 'echo', arguments: { text: 'one' } }))).toBe('one');
+    expect(text(await second.client.callTool({ name: 'echo', arguments: { text: 'two' } }))).toBe('two');
+    const calls = docs.calls.length;
+    await expect(first.client.callTool({ name: 'echo', arguments: { text: 'three' } })).rejects.toThrow(/BUDGET_EXCEEDED/);
+    await expect(second.client.callTool({ name: 'echo', arguments: { text: 'three' } })).rejects.toThrow(/BUDGET_EXCEEDED/);
+    expect(docs.calls.length).toBe(calls);
+    // What the budget says it spent is what the two calls cost.
+    await eventually(async () => {
+      const res = await cp.api('GET', `/v1/projects/${budgeted.id}/budgets/${made.body.id}`, { token: cp.adminToken });
+      return Math.abs(res.body.spent_usd - 0.02) < 1e-9;
+    }, 'the two calls charged');
+
+    // A project with no token left of its quota: tool calls stop too, before its server sees them.
+    const quoted = await newProject('mcp-quota', { servers: { tickets: { tools: '*' } } });
+    const tickets = await connect(0, '/mcp/tickets', quoted.key);
+    expect(text(await tickets.client.callTool({ name: 'echo', arguments: { text: 'before' } }))).toBe('before');
+    expect((await cp.api('PATCH', `/v1/projects/${quoted.id}`, { token: cp.adminToken, body: { quota_tokens: 0 } })).status).toBe(200);
+    await eventually(async () => {
+      const refused = await tickets.client.callTool({ name: 'echo', arguments: { text: 'after' } }).then(() => null, (err: Error) => err.message);
+      return refused !== null && /QUOTA_EXCEEDED/.test(refused);
+    }, 'tool calls refused once the quota is spent');
+  });
+
   it('cuts a call in flight when its key is deleted: a JSON-RPC error naming UNAUTHORIZED, the server request cancelled, then 401', async () => {
     const { key, keyId } = await newKey(project.id);
     for (const [i, path, tool] of [[0, '/mcp/docs', 'wait'], [1, '/mcp', 'docs__wait']] as const) {

@@ -3,6 +3,8 @@ import { GatewayError, newRecordId, type AuditOutcome, type KeyRecord, type Proj
 import type { InFlightEntry, Revocable } from '../auth/in-flight.js';
 import type { GatewayDeps } from '../pipeline/context.js';
 import type { Exchange } from '../http/exchange.js';
+import { NANOS_PER_USD, type BudgetHold } from '../policy/budget-leases.js';
+import type { Reservation } from '../policy/quota-leases.js';
 import { Cancel } from '../providers/cancel.js';
 import type { ToolTrace } from '../tracing/request-trace.js';
 import { gatewayErrorMessage, type RequestId } from './jsonrpc.js';
@@ -50,6 +52,9 @@ export class McpRequest implements Revocable, McpFacts {
   trace: ToolTrace | null = null;
   private registered = false;
   inFlightEntry: InFlightEntry | null = null;
+  /** What a tools/call holds of the project's quota and budgets until it ends (tool-admission.ts). */
+  quotaHold: Reservation | null = null;
+  budgetHold: BudgetHold | null = null;
 
   constructor(
     readonly deps: GatewayDeps,
@@ -182,6 +187,9 @@ export class McpRequest implements Revocable, McpFacts {
     const charged = this.reached && this.tool !== null && this.key !== null;
     // The provider label names a server only for what leaves a usage record, as for models.
     metrics.perRequest.record(status, 'none', charged ? this.server : 'none', 'mcp', elapsed / 1000);
+    // Tool calls use no tokens; a budget is charged the tool's price when the call reached its server.
+    if (this.quotaHold !== null) this.deps.quotas.settle(this.quotaHold, 0);
+    if (this.budgetHold !== null) this.deps.budgets.settle(this.budgetHold, charged ? Math.round((this.upstream?.pricePerCall ?? 0) * NANOS_PER_USD) : 0);
     const key = this.key ?? this.auth.known;
     records.pushAudit(mcpAuditEvent(this, key, outcome, status, errorCode, timestamp, latencyMs));
     if (charged && this.key !== null && this.tool !== null) {

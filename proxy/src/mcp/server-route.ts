@@ -71,7 +71,7 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
       const tool = toolNameOf(message);
       if (tool === null) return req.fail(new GatewayError('INVALID_REQUEST', 'tools/call needs params.name.', { param: 'params.name' }), 'error');
       req.tool = tool.slice(0, MAX_NAME);
-      const admitted = admitToolCall(req, policy, allowance, tool, tool);
+      const admitted = admitToolCall(req, policy, allowance, tool, tool, upstream.pricePerCall);
       if (!(admitted instanceof Promise ? await admitted : admitted)) return;
     } else if (method === 'tools/list' && allowance.tools !== '*' && req.rpcId !== null) {
       const id = req.rpcId;
