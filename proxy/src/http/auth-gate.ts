@@ -1,4 +1,4 @@
-import { Errors } from '@gateway/shared';
+import { Errors, GatewayError, type KeyRecord } from '@gateway/shared';
 import type { AuthThrottle } from '../auth/auth-throttle.js';
 import type { GatewayDeps, RequestInfo } from '../pipeline/context.js';
 import type { ErrorShape } from '../protocols/protocol.js';
@@ -25,3 +25,20 @@ export function throttledAway(throttle: AuthThrottle, deps: GatewayDeps, ex: Exc
   ex.send(err.status, 'application/json', shape.errorBody(err), retryAfter);
   return true;
 }
+
+/**
+ * The body is not read from the socket until Redis has answered about the key: a refused key's
+ * body is dropped as it arrives (uWebSockets.js keeps the connection; closing it would reset a
+ * client still sending) and `refuse` answers it; a good key's is read on. Only while Redis is
+ * asked; the model endpoints and the MCP gateway both hold bodies this way.
+ */
+export function holdBodyForKey(ex: Exchange, pending: Promise<KeyRecord | GatewayError>, finished: () => boolean, refuse: (err: GatewayError) => void): void {
+  ex.pauseBody();
+  void pending.then((result) => {
+    const refused = !finished() && result instanceof GatewayError && result.code === 'UNAUTHORIZED';
+    if (refused) ex.discardBody();
+    ex.resumeBody();
+    if (refused) refuse(result);
+  });
+}
+

@@ -1,6 +1,6 @@
 import { GatewayError, requestIdFrom } from '@gateway/shared';
 import type { GatewayDeps, RequestInfo } from '../pipeline/context.js';
-import { throttledAway } from '../http/auth-gate.js';
+import { holdBodyForKey, throttledAway } from '../http/auth-gate.js';
 import { readBody } from '../http/body-reader.js';
 import { Exchange } from '../http/exchange.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
@@ -69,17 +69,8 @@ export function registerMcpRoutes(app: TemplatedApp, deps: GatewayDeps, upstream
         return;
       }
       readBody(res, limit, (body) => void run(call, body).catch((err: unknown) => call.crashed(err)), tooLarge);
-      // A key Redis is asked about: the body stays unread until it answers, and a refused key's
-      // body is dropped as it arrives while its 401 is sent (as pipeline/steps/authenticate.ts does).
-      if (early instanceof Promise) {
-        call.ex.pauseBody();
-        void early.then((result) => {
-          const refused = result instanceof GatewayError && result.code === 'UNAUTHORIZED';
-          if (refused) call.ex.discardBody();
-          call.ex.resumeBody();
-          if (refused) call.admit();
-        });
-      }
+      // A key Redis is asked about: the body stays unread until it answers.
+      if (early instanceof Promise) holdBodyForKey(call.ex, early, () => call.finished, () => void call.admit());
     });
 
   const bodiless = (verb: 'get' | 'del', path: string, method: 'GET' | 'DELETE', serverOf: (req: HttpRequest) => string | null, run: (call: McpRequest) => Promise<void>) =>

@@ -32,11 +32,6 @@ export class SessionSigner {
     return new SessionSigner(redis, names, await readOrMake(redis, names));
   }
 
-  /** For tests and for a proxy without Redis at hand: a signer with a secret of its own. */
-  static withSecret(redis: RedisClient, names: RedisKeys, secret: Buffer): SessionSigner {
-    return new SessionSigner(redis, names, secret);
-  }
-
   sign(payload: string): string {
     return mac(this.keys[0]!, payload);
   }

@@ -1,5 +1,6 @@
 import { Errors, GatewayError, looksLikeApiKey, type KeyRecord } from '@gateway/shared';
 import { malformedKeyError } from '../../auth/key-hints.js';
+import { holdBodyForKey as holdBody } from '../../http/auth-gate.js';
 import type { KeyCheck, RequestContext } from '../context.js';
 
 /**
@@ -19,20 +20,9 @@ export function checkKey(ctx: RequestContext): void {
   if (auth instanceof GatewayError && auth.code === 'UNAUTHORIZED') refuseKey(ctx, auth);
 }
 
-/**
- * The body is not read from the socket until Redis has answered about the key: a refused key's
- * body is dropped as it arrives (uWebSockets.js keeps the connection; closing it would reset a
- * client still sending) and its 401 sent; a good key's is read on. Only while Redis is asked.
- */
+/** The body held back while Redis is asked about the key (http/auth-gate.ts); a refused key gets its 401. */
 export function holdBodyForKey(ctx: RequestContext, pending: Promise<KeyRecord | GatewayError>): void {
-  const { ex } = ctx;
-  ex.pauseBody();
-  void pending.then((result) => {
-    const refused = !ctx.finished && result instanceof GatewayError && result.code === 'UNAUTHORIZED';
-    if (refused) ex.discardBody();
-    ex.resumeBody();
-    if (refused) refuseKey(ctx, result);
-  });
+  holdBody(ctx.ex, pending, () => ctx.finished, (err) => refuseKey(ctx, err));
 }
 
 /** A 401: counted against the client's address (auth/auth-throttle.ts) and answered. */
