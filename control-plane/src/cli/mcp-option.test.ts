@@ -15,5 +15,12 @@ describe('gatewayctl --mcp', () => {
     expect(() => parseMcpOption('=a')).toThrow(UsageError);
     expect(() => parseMcpOption('docs=')).toThrow(UsageError);
     expect(() => parseMcpOption(';')).toThrow(UsageError);
+    expect(() => parseMcpOption('{not json')).toThrow(UsageError);
+  });
+
+  it('takes the setting as JSON for prompts and resources, and shows them', () => {
+    const setting = { servers: { docs: { tools: '*' as const, prompts: ['summary'], resources: ['docs://public/*'] } } };
+    expect(parseMcpOption(JSON.stringify(setting))).toEqual(setting);
+    expect(describeMcp(setting)).toEqual(['docs=* prompts=summary resources=docs://public/*']);
   });
 });

@@ -26,6 +26,14 @@ describe('the MCP setting in the project settings form', () => {
     expect(parseMcpText('docs\ndocs: x')).toMatchObject({ ok: false, problem: expect.stringContaining('twice') });
   });
 
+  it('keeps prompts and resources through the form, URIs with colons included', () => {
+    const setting = { servers: { docs: { tools: ['search'], prompts: ['summary'], resources: ['docs://public/*', 'file:///a.md'] }, wiki: { tools: '*' as const, prompts: '*' as const } } };
+    const text = mcpText(setting);
+    expect(text).toBe('docs: search; prompts: summary; resources: docs://public/*, file:///a.md\nwiki: *; prompts: *');
+    expect(parseMcpText(text)).toEqual({ ok: true, value: setting });
+    expect(parseMcpText('docs: *; tools: x')).toMatchObject({ ok: false, problem: expect.stringContaining('prompts') });
+  });
+
   it('sends the setting only when it changed, null when emptied', () => {
     const form = formFromProject(project);
     expect(settingsPatch(project, form)).toEqual({ ok: true, value: { patch: {}, clearsQuota: false } });

@@ -7,6 +7,7 @@ import { MAX_NAME, type McpRequest } from './mcp-request.js';
 import type { McpUpstream, McpUpstreams } from './mcp-upstreams.js';
 import { relay } from './relay.js';
 import { admitToolCall } from './tool-admission.js';
+import { judgeNotification } from './message-policy.js';
 import { filterToolsResult, serverAllowance } from './tool-access.js';
 import { upstreamRpc } from './upstream-rpc.js';
 
@@ -70,7 +71,11 @@ export async function postToAggregate(req: McpRequest, upstreams: McpUpstreams, 
   if (current === null || req.finished) return;
   // A notification, or the client's answer to a server's request (which server asked is not known
   // here; the others ignore an answer to nothing): every server of the session gets it.
-  if (method === null || req.rpcId === null) return notifyAll(req, upstreams, current, mcp, message);
+  if (method === null || req.rpcId === null) {
+    const verdict = method === null ? null : judgeNotification(method);
+    if (verdict?.kind === 'refuse') return req.fail(verdict.error, 'policy_blocked');
+    return notifyAll(req, upstreams, current, mcp, message);
+  }
   switch (method) {
     case 'ping':
       return answer(req, {});

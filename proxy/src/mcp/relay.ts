@@ -63,7 +63,7 @@ async function relayBody(req: McpRequest, res: UpstreamAnswer, status: number, t
   }
   if (req.finished) return;
   if (type !== '') headers.push(['content-type', type]);
-  const watch = req.rpcId !== null && (rewrite !== null || req.tool !== null);
+  const watch = rewrite !== null || (req.rpcId !== null && req.tool !== null);
   if (watch && body.length > 0 && type.startsWith('application/json')) {
     try {
       const parsed: unknown = JSON.parse(body.toString('utf8'));

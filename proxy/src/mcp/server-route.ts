@@ -1,17 +1,19 @@
 import { GatewayError, type McpServerAllowance, type ProjectPolicy } from '@gateway/shared';
-import { idOf, methodOf, parseBody, toolNameOf } from './jsonrpc.js';
+import { idOf, methodOf, parseBody, toolNameOf, type RequestId } from './jsonrpc.js';
+import { judgeMessage } from './message-policy.js';
 import { MAX_NAME, type McpRequest } from './mcp-request.js';
 import type { McpUpstream, McpUpstreams } from './mcp-upstreams.js';
 import { relay, type Rewrite } from './relay.js';
 import { admitToolCall } from './tool-admission.js';
-import { filterToolsResult, serverAllowance } from './tool-access.js';
+import { serverAllowance } from './tool-access.js';
 
 /**
  * `/mcp/{server}`: one MCP server behind the project key, Streamable HTTP passed through (the
  * client's session id and protocol version go to the server, the server's come back). The steps:
- * key → server configured → server allowed for the project → (POST) the message read: a tools/call
- * of a tool not allowed is answered here, an allowed one is rate-limited → forwarded with the
- * server's own headers → answer relayed (a tools/list answer filtered to the allowed tools).
+ * key → server configured → server allowed for the project → (POST) each message judged
+ * (message-policy.ts): a tools/call of a tool not allowed is answered here, an allowed one admitted
+ * like a model call; a method, prompt or resource not allowed is answered here → forwarded with the
+ * server's own headers → answer relayed (list answers filtered to what the project may use).
  */
 interface Allowed {
   upstream: McpUpstream;
@@ -55,13 +57,20 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
   const { upstream, policy, allowance } = allowed;
   const body = parseBody(raw);
   if (body === null) return req.fail(new GatewayError('INVALID_REQUEST', 'The body must be a JSON-RPC message or batch.'), 'error');
-  let rewrite: Rewrite | null = null;
   const message = body.message;
+  const filters = new Map<RequestId, (result: Record<string, unknown>) => Record<string, unknown>>();
   if (message === null) {
     req.method = 'batch';
     // One call, one admission and one record: a batch cannot carry a tool call.
     if (body.batch!.some((m) => methodOf(m) === 'tools/call')) {
       return req.fail(new GatewayError('INVALID_REQUEST', 'A JSON-RPC batch may not hold tools/call; send each call on its own.'), 'error');
+    }
+    // Every message of a batch is judged as if sent alone; one refused refuses the batch, so no
+    // part of it reaches the server.
+    for (const m of body.batch!) {
+      const verdict = judgeMessage(m, allowance);
+      if (verdict.kind === 'refuse') return req.fail(new GatewayError(verdict.error.code, `${verdict.error.message} (in a JSON-RPC batch: nothing of it was sent)`), 'policy_blocked');
+      if (verdict.kind === 'filter') filters.set(verdict.id, verdict.filter);
     }
   } else {
     const method = methodOf(message);
@@ -73,11 +82,23 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
       req.tool = tool.slice(0, MAX_NAME);
       const admitted = admitToolCall(req, policy, allowance, tool, tool, upstream.pricePerCall);
       if (!(admitted instanceof Promise ? await admitted : admitted)) return;
-    } else if (method === 'tools/list' && allowance.tools !== '*' && req.rpcId !== null) {
-      const id = req.rpcId;
-      rewrite = (m) => (m.id === id && typeof m.result === 'object' && m.result !== null ? { ...m, result: filterToolsResult(m.result as Record<string, unknown>, allowance) } : m);
+    } else {
+      const verdict = judgeMessage(message, allowance);
+      if (verdict.kind === 'refuse') {
+        // A request is answered in JSON-RPC, as a server would; a notification has no answer, so an HTTP error.
+        if (req.rpcId !== null) return req.refuseCall(verdict.error, verdict.rpcCode);
+        return req.fail(verdict.error, 'policy_blocked');
+      }
+      if (verdict.kind === 'filter') filters.set(verdict.id, verdict.filter);
     }
   }
+  const rewrite: Rewrite | null =
+    filters.size === 0
+      ? null
+      : (m) => {
+          const filter = (typeof m.id === 'string' || typeof m.id === 'number') && !('method' in m) ? filters.get(m.id) : undefined;
+          return filter !== undefined && typeof m.result === 'object' && m.result !== null && !Array.isArray(m.result) ? { ...m, result: filter(m.result as Record<string, unknown>) } : m;
+        };
   const { info } = req;
   await relay(
     req,

@@ -128,6 +128,9 @@ describe('versioned contracts', () => {
     expect(encodeProjectPolicy({ ...base, mcp: null })).not.toContain('mcp');
     expect(decodeProjectPolicy(encodeProjectPolicy(base)).mcp).toBeUndefined();
     expect(() => decodeProjectPolicy(encodeProjectPolicy({ ...base, mcp }).replace('"*"', '"all"'))).toThrow(/mcp.servers.docs.tools/);
+    const opted = { servers: { docs: { tools: '*' as const, prompts: ['summary'], resources: '*' as const } } };
+    expect(decodeProjectPolicy(encodeProjectPolicy({ ...base, mcp: opted })).mcp).toEqual(opted);
+    expect(() => decodeProjectPolicy(encodeProjectPolicy({ ...base, mcp: opted }).replace('["summary"]', '7'))).toThrow(/mcp.servers.docs.prompts/);
   });
 
   it('names quota periods and their time ranges', () => {

@@ -7,6 +7,10 @@ import { ContractError } from './version.js';
  */
 export interface McpServerAllowance {
   tools: '*' | string[];
+  /** Prompts by name; omitted: none (a server's prompts and resources can carry data, so they are opted into). */
+  prompts?: '*' | string[];
+  /** Resources by URI; an entry ending in `*` allows every URI that starts with the rest. Omitted: none. */
+  resources?: '*' | string[];
 }
 
 export interface McpSetting {
@@ -25,10 +29,22 @@ export function decodeMcpSetting(name: string, value: unknown): McpSetting | nul
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) throw new ContractError(name, 'mcp.servers must be an object');
   const out: Record<string, McpServerAllowance> = {};
   for (const [server, allowance] of Object.entries(servers as Record<string, unknown>)) {
-    const tools = (allowance as { tools?: unknown } | null)?.tools;
-    if (tools === '*') out[server] = { tools: '*' };
-    else if (Array.isArray(tools) && tools.every((t) => typeof t === 'string')) out[server] = { tools: tools as string[] };
-    else throw new ContractError(name, `mcp.servers.${server}.tools must be "*" or a list of names`);
+    const fields = allowance as { tools?: unknown; prompts?: unknown; resources?: unknown } | null;
+    const tools = listOrAll(name, `mcp.servers.${server}.tools`, fields?.tools);
+    if (tools === undefined) throw new ContractError(name, `mcp.servers.${server}.tools must be "*" or a list of names`);
+    const entry: McpServerAllowance = { tools };
+    const prompts = listOrAll(name, `mcp.servers.${server}.prompts`, fields?.prompts);
+    if (prompts !== undefined) entry.prompts = prompts;
+    const resources = listOrAll(name, `mcp.servers.${server}.resources`, fields?.resources);
+    if (resources !== undefined) entry.resources = resources;
+    out[server] = entry;
   }
   return { servers: out };
+}
+
+function listOrAll(name: string, field: string, value: unknown): '*' | string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === '*') return '*';
+  if (Array.isArray(value) && value.every((t) => typeof t === 'string')) return value as string[];
+  throw new ContractError(name, `${field} must be "*" or a list of names`);
 }

@@ -203,14 +203,15 @@ export function ProjectSettingsDialog({
               rows={3}
               maxLength={20_000}
               spellcheck={false}
-              placeholder={'docs: *\ntickets: search, get_ticket'}
+              placeholder={'docs: *; prompts: summary; resources: docs://public/*\ntickets: search, get_ticket'}
               value={form.mcp}
               onInput={(e) => set('mcp', e.currentTarget.value)}
               aria-invalid={problems.mcp !== undefined}
               aria-describedby={describedBy('settings-mcp-hint', 'settings-mcp-problem', problems.mcp)}
             />
             <p id="settings-mcp-hint" class="hint">
-              One server per line, with * or the tools its keys may call on /mcp. Empty: no MCP for this project.
+              One server per line, with * or the tools its keys may call on /mcp, then “; prompts: …” and “; resources: …” if they may use those
+              (none unless named; a URI ending in * is a prefix). Empty: no MCP for this project.
             </p>
             <FieldProblem id="settings-mcp-problem" message={problems.mcp} />
           </div>
