@@ -9,6 +9,7 @@ import { exactMatcher } from './answer-matcher.js';
 import { replay } from './replay.js';
 import { Flight, type ResponseCache } from './response-cache.js';
 import { markCache } from './cache-records.js';
+import { answerPolicyVersion } from './policy-version.js';
 import { NAME } from '../http/wire-bytes.js';
 
 /**
@@ -20,6 +21,15 @@ import { NAME } from '../http/wire-bytes.js';
  * waiters answered). A project with the cache off costs a Map lookup and a field read of its
  * policy in `cacheRecall`, a field read in `cacheLookup`, and nothing elsewhere.
  */
+/**
+ * The endpoint and the version of the policy parts that decide an answer (policy-version.ts): what
+ * an entry's name holds beside the project and the question, so a guardrail, cap or allow-list
+ * change leaves every older entry behind.
+ */
+function scope(ctx: RequestContext, policy: ProjectPolicy): string {
+  return `${ctx.endpoint as string}:${answerPolicyVersion(policy)}`;
+}
+
 export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheRecall' | 'cacheLookup' | 'cacheCollect' | 'cacheStore'> {
   // The one mode built; a semantic matcher would be chosen here by `setting.mode` (answer-matcher.ts).
   const matcher = exactMatcher(cache.keys);
@@ -39,7 +49,7 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheRecall' | 'c
     if (setting === undefined || setting === null || ctx.raw === null) return;
     const directives = cacheDirectives(ctx.info.cacheControl);
     if (!directives.read) return;
-    const recalled = matcher.recall(ctx.projectId, ctx.endpoint as string, ctx.raw);
+    const recalled = matcher.recall(ctx.projectId, scope(ctx, policy), ctx.raw);
     if (recalled === null) return;
     const now = Date.now();
     const held = cache.peek(recalled.name, now);
@@ -71,7 +81,7 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheRecall' | 'c
     if (setting === undefined || setting === null) return;
     const directives = cacheDirectives(ctx.info.cacheControl);
     if (!directives.write) return label(ctx, null, 'bypass');
-    const call = new CacheCall(matcher.entryName(ctx.projectId, ctx.endpoint as string, ctx.json, ctx.raw), setting.ttl_seconds * 1000, true);
+    const call = new CacheCall(matcher.entryName(ctx.projectId, scope(ctx, policy), ctx.json, ctx.raw), setting.ttl_seconds * 1000, true);
     ctx.cacheCall = call;
     if (!directives.read) return label(ctx, call, 'miss');
     return find(ctx, call, directives.maxAgeMs, true);
@@ -116,7 +126,7 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheRecall' | 'c
     if (entry.cost_usd !== null) cache.metrics.savedUsd.inc(ctx.projectId, entry.cost_usd);
     markCache(ctx, 'hit', entry.cost_usd);
     // Parsed here and changed by no step since: kept for the next request with these bytes.
-    if (ctx.recalled === null && ctx.raw !== null) matcher.keep(ctx.projectId, ctx.endpoint as string, ctx.raw, { json: ctx.json, parsed: ctx.parsed, embeddings: ctx.embeddings });
+    if (ctx.recalled === null && ctx.raw !== null && ctx.policy !== null) matcher.keep(ctx.projectId, scope(ctx, ctx.policy), ctx.raw, { json: ctx.json, parsed: ctx.parsed, embeddings: ctx.embeddings });
     return replay(ctx, entry, Date.now());
   }
 
