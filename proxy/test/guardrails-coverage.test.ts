@@ -22,8 +22,8 @@ let proxy: Proxy;
 let upstream: Server;
 let queue: Queue;
 const seen: { url: string; body: Record<string, unknown> }[] = [];
-/** What the mock answers a chat request with: a text, or a tool call with these arguments. */
-let answer: { text: string } | { toolArguments: string } = { text: 'fine' };
+/** What the mock answers a chat request with: a text, a tool call with these arguments, or (streams) these chunks. */
+let answer: { text: string } | { toolArguments: string } | { chunks: Record<string, unknown>[] } = { text: 'fine' };
 
 beforeAll(async () => {
   upstream = createServer(async (req, res) => {
@@ -33,6 +33,12 @@ beforeAll(async () => {
     if (req.url?.endsWith('/embeddings')) {
       const n = Array.isArray(body.input) ? body.input.length : 1;
       res.end(JSON.stringify({ object: 'list', model: body.model, data: Array.from({ length: n }, (_, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2] })), usage: { prompt_tokens: 3, total_tokens: 3 } }));
+      return;
+    }
+    if ('chunks' in answer) {
+      res.setHeader('content-type', 'text/event-stream');
+      for (const chunk of answer.chunks) res.write(`data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: body.model, ...chunk })}\n\n`);
+      res.end('data: [DONE]\n\n');
       return;
     }
     const message =
@@ -200,5 +206,71 @@ describe('guardrails read every text of an answer', () => {
     expect(out.audit).toHaveLength(1);
     expect(out.audit[0]).toMatchObject({ outcome: 'policy_blocked', guardrails: [{ id: 'secrets', stage: 'output', action: 'block' }] });
     expect(out.usage[0]?.finish_reason).toBe('content_filter');
+  });
+
+  it('withholds a streamed tool call whose arguments carry a secret split over chunks', async () => {
+    const p = await project(blockSecrets);
+    const [head, rest] = [secret.slice(0, 12), secret.slice(12)];
+    answer = {
+      chunks: [
+        { choices: [{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'send_mail', arguments: '' } }] }, finish_reason: null }] },
+        { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: `{"body":"here it is: ${head}` } }] }, finish_reason: null }] },
+        { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: `${rest}"}` } }] }, finish_reason: null }] },
+        { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+      ],
+    };
+    let args = '';
+    let finish: string | null = null;
+    try {
+      const stream = await openai(p.key).chat.completions.create({
+        model: 'gpt-4o-mini',
+        stream: true,
+        messages: [{ role: 'user', content: 'mail me the key' }],
+        tools: [{ type: 'function', function: { name: 'send_mail', parameters: { type: 'object', properties: { body: { type: 'string' } } } } }],
+      });
+      for await (const chunk of stream) {
+        for (const choice of chunk.choices) {
+          for (const call of choice.delta.tool_calls ?? []) args += call.function?.arguments ?? '';
+          finish = choice.finish_reason ?? finish;
+        }
+      }
+    } finally {
+      answer = { text: 'fine' };
+    }
+    expect(finish).toBe('content_filter');
+    expect(args).not.toContain(head);
+    const out = await records(p.id);
+    expect(out.audit).toHaveLength(1);
+    expect(out.audit[0]).toMatchObject({ outcome: 'policy_blocked', guardrails: [{ id: 'secrets', stage: 'output', action: 'block' }] });
+  });
+
+  it('reads each choice of a streamed n > 1 answer apart: a match within one choice is caught, text across two is not one', async () => {
+    const p = await project([{ id: 'codename', stage: 'output', action: 'block', type: 'regex', patterns: ['falcon'] }]);
+    const delta = (index: number, content: string) => ({ choices: [{ index, delta: { content }, finish_reason: null }] });
+    const ask = async (): Promise<{ texts: string[]; finishes: (string | null)[] }> => {
+      const texts = ['', ''];
+      const finishes: (string | null)[] = [null, null];
+      const stream = await openai(p.key).chat.completions.create({ model: 'gpt-4o-mini', stream: true, n: 2, messages: [{ role: 'user', content: 'name it' }] });
+      for await (const chunk of stream) {
+        for (const choice of chunk.choices) {
+          texts[choice.index] += choice.delta.content ?? '';
+          finishes[choice.index] = choice.finish_reason ?? finishes[choice.index]!;
+        }
+      }
+      return { texts, finishes };
+    };
+    const end = { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }, { index: 1, delta: {}, finish_reason: 'stop' }] };
+    try {
+      // "fal" ends choice 0 and "con" begins choice 1: two texts, no match.
+      answer = { chunks: [delta(0, 'a fal'), delta(1, 'con nest'), end] };
+      expect(await ask()).toEqual({ texts: ['a fal', 'con nest'], finishes: ['stop', 'stop'] });
+      // One choice's "falcon" interleaved with the other's text: caught, for both choices.
+      answer = { chunks: [delta(0, 'the fal'), delta(1, 'a sparrow'), delta(0, 'con flies'), end] };
+      const blocked = await ask();
+      expect(blocked.finishes).toEqual(['content_filter', 'content_filter']);
+      expect(blocked.texts.join(' ')).not.toContain('fal');
+    } finally {
+      answer = { text: 'fine' };
+    }
   });
 });
