@@ -1,14 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 /**
  * Real MCP servers (the official SDK's McpServer over Streamable HTTP) on free ports, for the
  * gateway's tests: one stateful (sessions, SSE answers), one stateless (JSON answers). Each keeps
- * every request's headers and every tool call it ran, so a test can assert on what reached it.
+ * every request's headers, every JSON-RPC message its McpServer was handed, and every tool call,
+ * prompt get, resource read and completion it ran, so a test can assert on what reached it.
+ * Prompts: `summary` (a completable `topic`) and `secret_prompt`; resources: `docs://public/readme`,
+ * `docs://private/keys` and the templates `docs://public/{page}` and `docs://private/{file}`.
  */
 export interface TestMcpServer {
   url: string;
@@ -20,6 +25,14 @@ export interface TestMcpServer {
   cancelled: number;
   /** Calls of `wait` that started. */
   waiting: number;
+  /** Every JSON-RPC message handed to an McpServer (requests, notifications, client answers), in order. */
+  messages: JSONRPCMessage[];
+  /** Prompts got, by name, in order. */
+  prompts: string[];
+  /** Resources read, by URI, in order. */
+  reads: string[];
+  /** Completions answered: `prompt:<name>` or `resource:<uri template>`. */
+  completions: string[];
   close(): Promise<void>;
 }
 
@@ -58,10 +71,88 @@ function tools(server: McpServer, state: TestMcpServer): void {
   });
 }
 
+function prompts(server: McpServer, state: TestMcpServer): void {
+  const topics = ['billing', 'bugs', 'onboarding'];
+  server.registerPrompt(
+    'summary',
+    {
+      description: 'Summarises a topic.',
+      argsSchema: {
+        topic: completable(z.string(), (value) => {
+          state.completions.push('prompt:summary');
+          return topics.filter((t) => t.startsWith(value));
+        }),
+      },
+    },
+    ({ topic }) => {
+      state.prompts.push('summary');
+      return { messages: [{ role: 'user', content: { type: 'text', text: `Summarise ${topic}.` } }] };
+    },
+  );
+  server.registerPrompt('secret_prompt', { description: 'A prompt no scoped test project may get.' }, () => {
+    state.prompts.push('secret_prompt');
+    return { messages: [{ role: 'user', content: { type: 'text', text: 'the secret prompt' } }] };
+  });
+}
+
+function resources(server: McpServer, state: TestMcpServer): void {
+  const read = (uri: URL, text: string) => {
+    state.reads.push(uri.href);
+    return { contents: [{ uri: uri.href, mimeType: 'text/plain', text }] };
+  };
+  server.registerResource('readme', 'docs://public/readme', { description: 'The public readme.', mimeType: 'text/plain' }, (uri) => read(uri, 'public readme'));
+  server.registerResource('keys', 'docs://private/keys', { description: 'Keys no scoped test project may read.', mimeType: 'text/plain' }, (uri) => read(uri, 'private keys'));
+  const pages = ['intro', 'faq'];
+  server.registerResource(
+    'public-page',
+    new ResourceTemplate('docs://public/{page}', {
+      list: async () => ({ resources: [{ uri: 'docs://public/intro', name: 'intro' }] }),
+      complete: {
+        page: (value) => {
+          state.completions.push('resource:docs://public/{page}');
+          return pages.filter((p) => p.startsWith(value));
+        },
+      },
+    }),
+    { description: 'A public page.', mimeType: 'text/plain' },
+    (uri, { page }) => read(uri, `public page ${String(page)}`),
+  );
+  server.registerResource(
+    'private-file',
+    new ResourceTemplate('docs://private/{file}', {
+      list: async () => ({ resources: [{ uri: 'docs://private/salaries', name: 'salaries' }] }),
+      complete: {
+        file: (value) => {
+          state.completions.push('resource:docs://private/{file}');
+          return ['salaries'].filter((f) => f.startsWith(value));
+        },
+      },
+    }),
+    { description: 'A private file.', mimeType: 'text/plain' },
+    (uri, { file }) => read(uri, `private file ${String(file)}`),
+  );
+}
+
 function newServer(state: TestMcpServer): McpServer {
   const server = new McpServer({ name: 'test-tools', version: '1.0.0' });
   tools(server, state);
+  prompts(server, state);
+  resources(server, state);
   return server;
+}
+
+/** Connects the server and keeps every message the transport hands it. */
+async function connected(server: McpServer, transport: StreamableHTTPServerTransport, state: TestMcpServer): Promise<void> {
+  await server.connect(transport);
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    state.messages.push(message);
+    deliver?.(message, extra);
+  };
+}
+
+function newState(): TestMcpServer {
+  return { requests: [], calls: [], cancelled: 0, waiting: 0, messages: [], prompts: [], reads: [], completions: [] } as unknown as TestMcpServer;
 }
 
 async function listen(server: Server): Promise<string> {
@@ -72,7 +163,7 @@ async function listen(server: Server): Promise<string> {
 /** Sessions (Mcp-Session-Id), answers as SSE streams, a server-initiated stream on GET. */
 export async function startStatefulMcpServer(): Promise<TestMcpServer> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
-  const state = { requests: [], calls: [], cancelled: 0, waiting: 0 } as unknown as TestMcpServer;
+  const state = newState();
   const http = createServer((req, res) => {
     state.requests.push({ method: req.method ?? '', headers: req.headers });
     const sid = req.headers['mcp-session-id'];
@@ -87,7 +178,7 @@ export async function startStatefulMcpServer(): Promise<TestMcpServer> {
         if (created.sessionId !== undefined) transports.delete(created.sessionId);
       };
       transport = created;
-      void newServer(state).connect(created).then(() => created.handleRequest(req, res));
+      void connected(newServer(state), created, state).then(() => created.handleRequest(req, res));
       return;
     }
     void transport.handleRequest(req, res);
@@ -103,7 +194,7 @@ export async function startStatefulMcpServer(): Promise<TestMcpServer> {
 
 /** No sessions: a fresh server per request, answers as plain JSON. */
 export async function startStatelessMcpServer(): Promise<TestMcpServer> {
-  const state = { requests: [], calls: [], cancelled: 0, waiting: 0 } as unknown as TestMcpServer;
+  const state = newState();
   const http = createServer((req, res) => {
     state.requests.push({ method: req.method ?? '', headers: req.headers });
     if (req.method !== 'POST') {
@@ -116,7 +207,7 @@ export async function startStatelessMcpServer(): Promise<TestMcpServer> {
       void transport.close();
       void server.close();
     });
-    void server.connect(transport).then(() => transport.handleRequest(req, res));
+    void connected(server, transport, state).then(() => transport.handleRequest(req, res));
   });
   state.url = await listen(http);
   state.close = async () => {

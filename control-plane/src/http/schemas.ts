@@ -15,6 +15,8 @@ export { nameSchema } from './names.js';
  */
 const uuid = { type: 'string', format: 'uuid' } as const;
 const dateTime = { type: 'string', format: 'date-time' } as const;
+/** An MCP allowance list: every tool, prompt or resource of a server, or the ones named. */
+const allOrNames = { anyOf: [{ type: 'string', enum: ['*'] }, { type: 'array', items: { type: 'string' } }] } as const;
 const nullable = <T extends object>(schema: T) => ({ ...schema, type: [(schema as { type: string }).type, 'null'] });
 const endpoint = { type: 'string', enum: GATEWAY_ENDPOINTS, description: 'The gateway API the request came in on.' } as const;
 const keyTags = {
@@ -121,7 +123,7 @@ export const SHARED_SCHEMAS = [
       mcp: {
         type: ['object', 'null'],
         description: 'MCP servers (and tools) the project\'s keys may use through `/mcp`; null means none.',
-        properties: { servers: { type: 'object', additionalProperties: { type: 'object', properties: { tools: { anyOf: [{ type: 'string', enum: ['*'] }, { type: 'array', items: { type: 'string' } }] } } } } },
+        properties: { servers: { type: 'object', additionalProperties: { type: 'object', properties: { tools: allOrNames, prompts: allOrNames, resources: allOrNames } } } },
       },
       cache: cacheSettingAnswer,
       created_at: dateTime,

@@ -48,7 +48,7 @@ export function judgeMessage(message: Record<string, unknown>, allowance: McpSer
     case 'resources/subscribe':
     case 'resources/unsubscribe': {
       const uri = typeof params?.uri === 'string' ? params.uri : null;
-      return uri !== null && allows(allowance.resources, uri) ? PASS : refuse('MCP_NOT_ALLOWED', `The resource \`${(uri ?? '').slice(0, 256)}\` is not allowed for this project.`, RPC.invalidParams);
+      return uri !== null && allowsUri(allowance.resources, uri) ? PASS : refuse('MCP_NOT_ALLOWED', `The resource \`${(uri ?? '').slice(0, 256)}\` is not allowed for this project.`, RPC.invalidParams);
     }
     case 'completion/complete':
       return judgeCompletion(asObject(params?.ref), allowance);
@@ -65,7 +65,7 @@ export function judgeNotification(method: string): Verdict {
 /** Completions read a prompt's or a resource template's arguments: allowed with the thing they complete. */
 function judgeCompletion(ref: Record<string, unknown> | null, allowance: McpServerAllowance): Verdict {
   if (ref?.type === 'ref/prompt' && typeof ref.name === 'string' && allows(allowance.prompts, ref.name)) return PASS;
-  if (ref?.type === 'ref/resource' && typeof ref.uri === 'string' && allows(allowance.resources, ref.uri)) return PASS;
+  if (ref?.type === 'ref/resource' && typeof ref.uri === 'string' && allowsUri(allowance.resources, ref.uri)) return PASS;
   return refuse('MCP_NOT_ALLOWED', 'completion/complete refers to a prompt or resource not allowed for this project.', RPC.invalidParams);
 }
 
@@ -87,6 +87,33 @@ function listed(id: RequestId, allowed: '*' | string[] | undefined, field: strin
       };
     },
   };
+}
+
+/**
+ * Whether a resource URI is on a list. A server resolves the URI it is sent (`..` segments,
+ * `%2e%2e`, the case of the scheme), so `docs://public/faq/../../private/keys` would match the
+ * prefix `docs://public/*` as written and read a private resource: a prefix entry must match the
+ * URI both as sent and as a URL parser resolves it (a URI no parser reads matches no prefix). An
+ * exact entry matches the exact string the operator listed.
+ */
+function allowsUri(allowed: '*' | string[] | undefined, uri: string): boolean {
+  if (allowed === undefined) return false;
+  if (allowed === '*') return true;
+  let resolved: string | null;
+  try {
+    resolved = new URL(uri).href;
+  } catch {
+    resolved = null;
+  }
+  for (const entry of allowed) {
+    if (!entry.endsWith('*')) {
+      if (uri === entry) return true;
+      continue;
+    }
+    const prefix = entry.slice(0, -1);
+    if (resolved !== null && uri.startsWith(prefix) && resolved.startsWith(prefix)) return true;
+  }
+  return false;
 }
 
 /** Whether a name or URI is on a list; an entry ending in `*` is a prefix. Nothing listed: nothing allowed. */

@@ -67,7 +67,14 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
     }
     // Every message of a batch is judged as if sent alone; one refused refuses the batch, so no
     // part of it reaches the server.
+    const ids = new Set<RequestId>();
     for (const m of body.batch!) {
+      // Answers are matched to their filter by id: two requests with one id could swap filters.
+      const id = methodOf(m) === null ? null : idOf(m);
+      if (id !== null) {
+        if (ids.has(id)) return req.fail(new GatewayError('INVALID_REQUEST', `The JSON-RPC batch uses the request id ${JSON.stringify(id).slice(0, 64)} twice; each request needs its own.`), 'error');
+        ids.add(id);
+      }
       const verdict = judgeMessage(m, allowance);
       if (verdict.kind === 'refuse') return req.fail(new GatewayError(verdict.error.code, `${verdict.error.message} (in a JSON-RPC batch: nothing of it was sent)`), 'policy_blocked');
       if (verdict.kind === 'filter') filters.set(verdict.id, verdict.filter);
