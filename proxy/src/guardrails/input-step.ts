@@ -39,8 +39,12 @@ function check(ctx: RequestContext, runtime: GuardrailRuntime, policy: ProjectPo
   const compiled = runtime.compiledFor(policy, guardrails);
   const embeddings = ctx.embeddings;
   const parsed = embeddings === null ? (ctx.parsed as ParsedRequest) : null;
-  // Guarded answers are read in the internal (OpenAI) format: no native pass-through.
-  if (parsed !== null && compiled.output.length > 0) parsed.native = undefined;
+  // Guarded answers are read in the internal (OpenAI) format: no native pass-through, so a body
+  // only the native path could carry is refused now, before anything is counted.
+  if (parsed !== null && compiled.output.length > 0) {
+    if (parsed.untranslatable !== undefined) return ctx.fail(parsed.untranslatable, 'error');
+    parsed.native = undefined;
+  }
   if (compiled.input.length === 0) return;
   const slots = embeddings !== null ? embeddingsSlots(embeddings) : promptSlots((parsed as ParsedRequest).chat as { messages: unknown[] });
   // Each text costs each guard a call whatever its length: a body of countless tiny texts would
@@ -54,6 +58,7 @@ function check(ctx: RequestContext, runtime: GuardrailRuntime, policy: ProjectPo
       if (slots.some((s, i) => s.text !== before[i])) {
         ctx.forward = null;
         if (parsed !== null) {
+          if (parsed.untranslatable !== undefined) return ctx.fail(parsed.untranslatable, 'error');
           parsed.raw = null;
           parsed.native = undefined;
         } else {

@@ -44,7 +44,18 @@ function declaresJson(contentType: string): boolean {
   return type === 'application/json' || type.endsWith('+json');
 }
 
-function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxies): RequestInfo {
+/** Header prefixes of each native protocol's provider API, passed on by a native request (NativeRequest.headers). */
+const PROVIDER_HEADER_PREFIX = 'anthropic-';
+
+function providerHeadersOf(req: HttpRequest): [string, string][] | null {
+  let found: [string, string][] | null = null;
+  req.forEach((name, value) => {
+    if (name.startsWith(PROVIDER_HEADER_PREFIX)) (found ??= []).push([name, value]);
+  });
+  return found;
+}
+
+function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxies, native = false): RequestInfo {
   let apiKey = req.getHeader(NAME.apiKey);
   if (apiKey === '') {
     const match = BEARER.exec(req.getHeader(NAME.authorization));
@@ -64,6 +75,8 @@ function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxie
     contentLength: Number(req.getHeader(NAME.contentLength) || '0'),
     tags: req.getHeader(NAME.gatewayTags),
     cacheControl: req.getHeader(NAME.cacheControl),
+    providerHeaders: native ? providerHeadersOf(req) : null,
+    query: native ? (req.getQuery() ?? '') : '',
   };
 }
 
@@ -104,7 +117,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
   for (const [method, path, endpoint] of routes) {
     const verb = method.toUpperCase();
     app[method](path, (res, req) => {
-      const info = requestInfo(res, req, deps.config.trustProxy);
+      const info = requestInfo(res, req, deps.config.trustProxy, endpoint.native === true);
       const ex = exchange(res, req, info.requestId);
       if (throttle !== null && throttledAway(throttle, deps, ex, info, endpoint.errors)) return;
       const ctx = new RequestContext(deps, ex, info, endpoint);

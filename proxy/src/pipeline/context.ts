@@ -74,6 +74,13 @@ export interface RequestInfo {
   tags: string;
   /** The request's Cache-Control header ('' when none), read by the response cache. */
   cacheControl: string;
+  /**
+   * The client's headers of a provider's own API (`anthropic-*` on /v1/messages), for a native
+   * request to carry; null when there are none or the endpoint has no native path.
+   */
+  providerHeaders: [string, string][] | null;
+  /** The query string as sent ('' when none), for a native request to carry. */
+  query: string;
 }
 
 /**

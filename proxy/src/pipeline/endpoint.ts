@@ -27,6 +27,8 @@ export interface Endpoint {
   /** The inbound API recorded for it (null: the models list, not a model request). */
   readonly name: GatewayEndpoint | null;
   readonly errors: ErrorShape;
+  /** Some provider takes its requests as they came: the client's provider headers and query are read (RequestInfo). */
+  readonly native?: boolean;
   /** How it meters a provider call; null for endpoints that call none (count_tokens, models). */
   readonly meter: Meter | null;
   readonly steps: readonly Step[];

@@ -35,6 +35,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
   const model = (protocol: InboundProtocol): Endpoint => ({
     name: protocol.endpoint,
     errors: protocol,
+    native: protocol.nativeProtocol !== undefined,
     meter: chatUsage,
     steps: present<Step>(
       // authenticate (started with the headers, adopted once the body is in)

@@ -1,5 +1,5 @@
 import type { GatewayError } from '@gateway/shared';
-import type { CompletionResult, NativeRequest, StreamMeta } from '../request/internal-request.js';
+import type { CompletionResult, NativeProtocol, NativeRequest, StreamMeta } from '../request/internal-request.js';
 import type { ChatCompletionBody } from '../request/openai-chat.js';
 
 /**
@@ -34,6 +34,12 @@ export interface ParsedRequest {
   native?: NativeRequest;
   /** The prompt's token estimate, made once by the request path for its reservation. */
   promptTokens?: number;
+  /**
+   * Why the body cannot be translated, when it went unrefused because its route is native (the
+   * internal request then holds what could be read of it, for estimates and guardrails). A step
+   * that would need the translation (guardrails rewriting it) refuses with this.
+   */
+  untranslatable?: GatewayError;
 }
 
 /** Renders one streamed answer, chunk by chunk; one per request. */
@@ -53,8 +59,14 @@ export interface StreamWriter {
 
 export interface InboundProtocol extends ErrorShape {
   readonly endpoint: Endpoint;
-  /** Validates the client's parsed body; throws INVALID_REQUEST (with `param`) on the first problem. */
-  parse(body: unknown, raw: Buffer): ParsedRequest;
+  /** The protocol some provider speaks natively, when one does (a route of such providers is native). */
+  readonly nativeProtocol?: NativeProtocol;
+  /**
+   * Validates the client's parsed body; throws INVALID_REQUEST (with `param`) on the first problem.
+   * `nativeRoute(model)` says whether every provider of the model's route takes the body as it
+   * came: then what the translation cannot carry is the provider's to judge, not refused here.
+   */
+  parse(body: unknown, raw: Buffer, nativeRoute?: (model: string) => boolean): ParsedRequest;
   /** The answer's body in this protocol (`model` is the id the client asked for); a native answer goes as it is. */
   render(result: CompletionResult, request: ParsedRequest): Buffer;
   /** `native`: the provider streams this protocol's own frames, forwarded as they are. */

@@ -1,6 +1,6 @@
 import type { ModelEntry, ProviderConfig, ProviderTypeInfo } from '@gateway/shared';
 import type { Cancel } from './cancel.js';
-import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, StreamResult } from '../request/internal-request.js';
+import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, NativeProtocol, StreamResult } from '../request/internal-request.js';
 
 // The internal request's types live in request/; re-exported here so adapters import one module.
 export type {
@@ -10,6 +10,7 @@ export type {
   EmbeddingsInput,
   EmbeddingsRequest,
   EmbeddingsResult,
+  NativeProtocol,
   NativeRequest,
   StreamMeta,
   StreamResult,
@@ -45,6 +46,12 @@ export interface ProviderAdapter {
   embed?(request: EmbeddingsRequest, cancel: Cancel): Promise<EmbeddingsResult>;
   /** Requests waiting for a connection to the provider (0 for adapters without a pool). */
   queueDepth?(): number;
+  /**
+   * Whether the provider is sent a request of this inbound protocol as it came (the native path)
+   * for this model; absent: never. A route all of whose targets do is a native route: the gateway
+   * reads only the fields it needs and leaves the rest to the provider.
+   */
+  speaksNatively?(protocol: NativeProtocol, entry: ModelEntry): boolean;
   close(): Promise<void>;
 }
 

@@ -41,9 +41,17 @@ export interface Usage {
  * provider speaks natively: an adapter of that protocol sends it as it came (model name mapped,
  * key swapped) and answers in it, marking the result `native`.
  */
+export type NativeProtocol = 'anthropic-messages';
+
 export interface NativeRequest {
-  protocol: 'anthropic-messages';
+  protocol: NativeProtocol;
   body: Readonly<Record<string, unknown>>;
+  /**
+   * The client's headers of the provider's own API (`anthropic-beta`, `anthropic-version`, …) and
+   * its query string, set by the provider step: a native request carries them as it came.
+   */
+  headers?: readonly (readonly [string, string])[] | null;
+  query?: string;
 }
 
 export interface CompletionResult {

@@ -1,5 +1,5 @@
 import { Errors, type ModelEntry, type ProvidersConfig, type RouteConfig } from '@gateway/shared';
-import type { ProviderAdapter } from '../providers/adapter.js';
+import type { NativeProtocol, ProviderAdapter } from '../providers/adapter.js';
 import { createAdapter } from '../providers/registry.js';
 import { TargetHealth } from './target-health.js';
 import { unknownModel } from './model-suggest.js';
@@ -25,6 +25,8 @@ export interface CoolingLog {
 export class Route {
   /** How many targets one client request may try. */
   readonly attempts: number;
+  /** Protocols every target of the route is sent as they came (`ProviderAdapter.speaksNatively`). */
+  private readonly nativeProtocols = new Map<NativeProtocol, boolean>();
   private readonly weights: number[] | null;
   private readonly totalWeight: number;
 
@@ -36,6 +38,19 @@ export class Route {
     this.attempts = Math.min(config?.attempts ?? targets.length, Math.max(targets.length, 1));
     this.weights = config?.strategy === 'weighted' && config.weights !== null ? targets.map((t) => config.weights?.[t.adapter.name] ?? 0) : null;
     this.totalWeight = this.weights?.reduce((a, b) => a + b, 0) ?? 0;
+  }
+
+  /**
+   * Whether every target of the route takes a request of `protocol` as it came: then a body the
+   * translation could not carry still goes (the provider judges it), whichever target is drawn.
+   */
+  nativeFor(protocol: NativeProtocol): boolean {
+    let native = this.nativeProtocols.get(protocol);
+    if (native === undefined) {
+      native = this.targets.length > 0 && this.targets.every((t) => t.adapter.speaksNatively?.(protocol, t.entry) === true);
+      this.nativeProtocols.set(protocol, native);
+    }
+    return native;
   }
 
   /**

@@ -15,12 +15,20 @@ import type { Step } from '../endpoint.js';
 /** The protocol's parse (validation included) into the internal request; made once per endpoint. */
 export function parseWith(protocol: InboundProtocol): Step {
   return (ctx) => {
-    const parsed = ctx.recalled?.parsed ?? protocol.parse(ctx.json, ctx.raw as Buffer);
+    const parsed = ctx.recalled?.parsed ?? protocol.parse(ctx.json, ctx.raw as Buffer, nativeRoute(ctx, protocol));
     ctx.parsed = parsed;
     ctx.model = parsed.model;
     ctx.forward = parsed.raw;
     ctx.route = ctx.deps.router.route(parsed.model);
   };
+}
+
+/** Whether a model's route is native for the protocol; undefined for a protocol no provider speaks. */
+function nativeRoute(ctx: RequestContext, protocol: InboundProtocol): ((model: string) => boolean) | undefined {
+  const native = protocol.nativeProtocol;
+  if (native === undefined) return undefined;
+  // An unknown model is answered 404 here, as the route step would.
+  return (model) => ctx.deps.router.route(model).nativeFor(native);
 }
 
 export function parseEmbeddings(ctx: RequestContext): void {
@@ -32,7 +40,8 @@ export function parseEmbeddings(ctx: RequestContext): void {
 
 /** A Messages request to count: parsed as one, its model served, its prompt estimated. */
 export function parseCountTokens(ctx: RequestContext): void {
-  const parsed = parseMessagesRequest(ctx.json, ctx.raw as Buffer, 'count');
+  // A body POST /v1/messages would send on as it came is counted from what the gateway reads of it.
+  const parsed = parseMessagesRequest(ctx.json, ctx.raw as Buffer, 'count', (model) => ctx.deps.router.route(model).nativeFor('anthropic-messages'));
   ctx.parsed = parsed;
   ctx.model = parsed.model;
   ctx.deps.router.route(parsed.model);

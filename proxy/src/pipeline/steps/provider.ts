@@ -1,7 +1,7 @@
 import { Errors, GatewayError } from '@gateway/shared';
 import { Cancel } from '../../providers/cancel.js';
 import { providerTextOf } from '../../providers/upstream-error.js';
-import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, StreamResult, EmbeddingsResult } from '../../request/internal-request.js';
+import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, StreamResult, EmbeddingsResult, NativeRequest } from '../../request/internal-request.js';
 import type { ParsedRequest } from '../../protocols/protocol.js';
 import type { Route, Target } from '../../routing/model-router.js';
 import type { RequestContext } from '../context.js';
@@ -28,13 +28,19 @@ export function callModel(ctx: RequestContext): Promise<void> {
     stream: parsed.stream,
     clientWantsUsage: parsed.wantsUsage,
     requestId: ctx.info.requestId,
-    ...(parsed.native === undefined ? {} : { native: parsed.native }),
+    ...(parsed.native === undefined ? {} : { native: withClientParts(parsed.native, ctx) }),
   };
   return attempt<CompletionResult | StreamResult>(ctx, cancel, (target) => {
     const request = target.entry.upstream === base.model ? base : { ...base, upstreamModel: target.entry.upstream };
     begin(ctx, target, request);
     return base.stream ? target.adapter.stream(request, cancel) : target.adapter.complete(request, cancel);
   });
+}
+
+/** A native request carries the client's provider headers and query string (RequestInfo). */
+function withClientParts(native: NativeRequest, ctx: RequestContext): NativeRequest {
+  const { providerHeaders, query } = ctx.info;
+  return providerHeaders === null && query === '' ? native : { ...native, headers: providerHeaders, query };
 }
 
 /** An embeddings request, over the model's providers that have embeddings. */

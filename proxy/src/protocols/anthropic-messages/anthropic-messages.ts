@@ -17,8 +17,9 @@ const PASS_THROUGH: StreamWriter = { start: () => '', chunk: (frame) => frame, e
 
 export const anthropicMessages: InboundProtocol = {
   endpoint: 'messages',
-  parse: (body: unknown, raw: Buffer) => {
-    const parsed = parseMessagesRequest(body, raw);
+  nativeProtocol: 'anthropic-messages',
+  parse: (body: unknown, raw: Buffer, nativeRoute?: (model: string) => boolean) => {
+    const parsed = parseMessagesRequest(body, raw, 'create', nativeRoute);
     // Onto the parsed object itself: V8 gives properties added after an object spread a slow path.
     return Object.assign(parsed, { native: { protocol: 'anthropic-messages' as const, body: parsed.anthropic } });
   },

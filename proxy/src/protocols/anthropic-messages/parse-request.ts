@@ -1,4 +1,6 @@
+import { GatewayError } from '@gateway/shared';
 import type { ParsedRequest } from '../protocol.js';
+import { scanMessagesRequest } from './scan-request.js';
 import { checkDepth, invalid, isObject, optionalNumber, present, requireObject, requireString, unsupported } from './request-fields.js';
 import { cacheControlOf, carried, carry } from './cache-hints.js';
 import { translateMessages, translateSystem } from './translate-messages.js';
@@ -42,7 +44,26 @@ const ANTHROPIC_ONLY: Record<string, string> = {
 const MAX_MODEL = 256;
 const MAX_USER_ID = 256;
 
-export function parseMessagesRequest(body: unknown, raw: Buffer, purpose: MessagesPurpose = 'create'): MessagesRequest {
+/**
+ * `nativeRoute(model)`: every provider of the model's route takes the body as it came. Then a body
+ * the translation refuses still goes, read only for what the gateway needs (scan-request.ts), its
+ * refusal kept as `untranslatable` for a step that would need the translation after all.
+ */
+export function parseMessagesRequest(body: unknown, raw: Buffer, purpose: MessagesPurpose = 'create', nativeRoute?: (model: string) => boolean): MessagesRequest {
+  try {
+    return translateRequest(body, raw, purpose);
+  } catch (err) {
+    if (nativeRoute === undefined || !(err instanceof GatewayError) || !isObject(body) || typeof body.model !== 'string' || !nativeRoute(body.model)) throw err;
+    const maxTokens = maxTokensOf(body.max_tokens, purpose);
+    if (present(body.stream) && typeof body.stream !== 'boolean') throw invalid('stream', 'must be a boolean');
+    const { chat, model, stream } = scanMessagesRequest(body, maxTokens);
+    const user = endUserOf(body.metadata);
+    if (user !== null) chat.user = user;
+    return { chat, raw: null, model, stream, wantsUsage: true, maxTokens, anthropic: body, anthropicRaw: raw, untranslatable: err };
+  }
+}
+
+function translateRequest(body: unknown, raw: Buffer, purpose: MessagesPurpose): MessagesRequest {
   if (!isObject(body)) throw invalid('body', 'The body must be a JSON object.');
   for (const field of Object.keys(body)) {
     if (!FIELDS.has(field)) throw unsupported(field, ANTHROPIC_ONLY[field] ?? 'not a Messages API field this gateway serves');
@@ -104,7 +125,29 @@ function userId(value: unknown): string | null {
   if (!present(value)) return null;
   const metadata = requireObject(value, 'metadata');
   if (!present(metadata.user_id)) return null;
-  return requireString(metadata.user_id, 'metadata.user_id', { max: MAX_USER_ID });
+  return endUser(requireString(metadata.user_id, 'metadata.user_id', { max: MAX_USER_ID }));
+}
+
+/** The end user of a body the translation refused: read as `userId` does, never refusing. */
+function endUserOf(value: unknown): string | null {
+  if (!isObject(value) || typeof value.user_id !== 'string' || value.user_id.length > MAX_USER_ID) return null;
+  return endUser(value.user_id);
+}
+
+/**
+ * Claude Code sends `user_id` as a JSON object in a string (`{"device_id":…,"account_uuid":…,
+ * "session_id":…}`): its session is the end user, and the device and account ids stay out of the
+ * records. Any other string is the end user as it is.
+ */
+function endUser(userId: string): string {
+  if (!userId.startsWith('{')) return userId;
+  try {
+    const parsed: unknown = JSON.parse(userId);
+    if (isObject(parsed) && typeof parsed.session_id === 'string' && parsed.session_id !== '') return parsed.session_id;
+  } catch {
+    // Not JSON after all: the string is the id.
+  }
+  return userId;
 }
 
 /** Extended thinking has no form in the internal request; turning it off asks for nothing. */

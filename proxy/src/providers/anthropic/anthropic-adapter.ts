@@ -1,5 +1,5 @@
 import { Errors, sseData, type ModelEntry, type ProviderConfig } from '@gateway/shared';
-import type { AdapterFactory, ChatRequest, CompletionResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
+import type { AdapterFactory, ChatRequest, CompletionResult, NativeProtocol, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
 import { transportError } from '../upstream-error.js';
@@ -30,6 +30,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   readonly models: readonly ModelEntry[];
   private readonly connection: ProviderConnection;
   private readonly path: string;
+  private readonly headers: Record<string, string>;
   private readonly defaultMaxTokens: number;
 
   constructor(config: ProviderConfig) {
@@ -42,6 +43,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     const origin = url.origin;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'anthropic-version': ANTHROPIC_VERSION };
     if (config.api_key !== null) headers['x-api-key'] = config.api_key;
+    this.headers = headers;
     this.connection = new ProviderConnection(config, origin, headers);
   }
 
@@ -128,8 +130,24 @@ export class AnthropicAdapter implements ProviderAdapter {
     return this.connection.queueDepth();
   }
 
+  speaksNatively(protocol: NativeProtocol): boolean {
+    return protocol === 'anthropic-messages';
+  }
+
+  /**
+   * A native request goes with the client's query string and its `anthropic-*` headers (betas, a
+   * newer API version): the features the client asked Anthropic for reach Anthropic. A translated
+   * one is written for the pinned version and sent with it.
+   */
   private send(payload: Buffer, cancel: Cancel, request: ChatRequest): Promise<UpstreamResponse> {
-    return this.connection.post(this.path, payload, cancel, request, (status, text, res) => anthropicStatusError(this.name, status, text, res.header('retry-after')));
+    const native = request.native;
+    const path = native?.query ? `${this.path}${this.path.includes('?') ? '&' : '?'}${native.query}` : this.path;
+    let headers = this.headers;
+    if (native?.headers) {
+      headers = { ...headers };
+      for (const [name, value] of native.headers) if (name.startsWith('anthropic-')) headers[name] = value;
+    }
+    return this.connection.post(path, payload, cancel, request, (status, text, res) => anthropicStatusError(this.name, status, text, res.header('retry-after')), headers);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { ModelEntry, ProviderConfig } from '@gateway/shared';
 import { Errors } from '@gateway/shared';
-import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../adapter.js';
+import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, NativeProtocol, ProviderAdapter, StreamResult } from '../adapter.js';
 import { DEFAULT_MAX_TOKENS } from '../anthropic/anthropic-options.js';
 import type { Cancel } from '../cancel.js';
 import { ProviderConnection } from '../provider-connection.js';
@@ -79,6 +79,11 @@ export class VertexAdapter implements ProviderAdapter {
   stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
     const { path, publisher } = this.routes.get(request.upstreamModel) ?? this.route(request.upstreamModel);
     return publisher === 'anthropic' ? this.anthropic.stream(path, request, cancel) : this.gemini.stream(path, request, cancel);
+  }
+
+  /** Claude models take Anthropic's Messages body as it came (vertex-anthropic.ts). */
+  speaksNatively(protocol: NativeProtocol, entry: ModelEntry): boolean {
+    return protocol === 'anthropic-messages' && (this.routes.get(entry.upstream) ?? this.route(entry.upstream)).publisher === 'anthropic';
   }
 
   /** Embeddings of Google's embedding models; Claude models have none (refused 400, naming the model). */
