@@ -252,6 +252,12 @@ describe('official SDKs through the gateway to Vertex AI', () => {
     const final = await stream.finalMessage();
     expect(final.role).toBe('assistant');
     expect(vertex.lastRequest()?.path).toMatch(/:streamRawPredict$/);
+    // Fields only Anthropic's API knows, and the client's betas, reach the Claude model as they came.
+    await anthropic.messages.create({ model: 'claude-vertex', max_tokens: 32, messages: [{ role: 'user', content: 'Hi' }], context_management: { edits: [] } } as Anthropic.MessageCreateParamsNonStreaming, {
+      headers: { 'anthropic-beta': 'context-management-2025-06-27' },
+    });
+    expect(vertex.lastRequest()?.body).toMatchObject({ context_management: { edits: [] } });
+    expect(vertex.lastRequest()?.headers['anthropic-beta']).toBe('context-management-2025-06-27');
   });
 
   it('anthropic SDK: /v1/messages to Bedrock and to a Gemini model on Vertex, translated', async () => {

@@ -32,7 +32,7 @@ interface Route {
   name: string;
 }
 /** What a request carries that the provider may be sent beside it (trace context). */
-type Traced = { traceHeaders?: Record<string, string> };
+type Traced = { traceHeaders?: Record<string, string>; native?: ChatRequest['native'] };
 
 export class VertexAdapter implements ProviderAdapter {
   readonly type = 'vertex';
@@ -110,10 +110,15 @@ export class VertexAdapter implements ProviderAdapter {
   private sendWith(token: string, path: string, publisher: Publisher, payload: Buffer, cancel: Cancel, request: Traced): Promise<UpstreamResponse> {
     // The header set is made once per token, not per request; a traced request gets a copy.
     if (this.tokenHeaders.token !== token) this.tokenHeaders = { token, headers: { ...this.fixedHeaders, authorization: `Bearer ${token}` } };
+    let headers = this.tokenHeaders.headers;
+    // A native Claude request takes the client's betas with it (Vertex reads anthropic-beta; the
+    // version is the body's anthropic_version, and the query string is Vertex's own).
+    const betas = request.native?.headers?.find(([name]) => name === 'anthropic-beta');
+    if (publisher === 'anthropic' && betas !== undefined) headers = { ...headers, 'anthropic-beta': betas[1] };
     return this.connection.post(path, payload, cancel, request, (status, text, res) => {
       if (status === 401) this.tokens.refused(token);
       return vertexStatusError(this.name, publisher, status, text, res.header('retry-after'));
-    }, this.tokenHeaders.headers);
+    }, headers);
   }
 
   queueDepth(): number {
