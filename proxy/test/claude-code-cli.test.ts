@@ -28,6 +28,8 @@ let h: Harness;
 let key: TestKey;
 const seen: WireRequest[] = [];
 const NOTE = 'the gateway carried this note';
+/** The directory the CLI runs in (the tool call reads its note.txt). */
+let workDir = '';
 
 function sse(res: ServerResponse, events: [string, unknown][]): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -45,11 +47,10 @@ function answer(req: WireRequest, res: ServerResponse): void {
   const id = `msg_${seen.length}`;
   const start: [string, unknown] = ['message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: req.body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 1 } } }];
   if (result === undefined) {
-    const cwd = String(process.env.GW_CLAUDE_CWD);
     return sse(res, [
       start,
       ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_read_1', name: 'Read', input: {} } }],
-      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify({ file_path: join(cwd, 'note.txt') }) } }],
+      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify({ file_path: join(workDir, 'note.txt') }) } }],
       ['content_block_stop', { type: 'content_block_stop', index: 0 }],
       ['message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 20 } }],
       ['message_stop', { type: 'message_stop' }],
@@ -115,7 +116,7 @@ describe('Claude Code through the gateway', () => {
     const home = join(cwd, '.home');
     mkdirSync(home);
     writeFileSync(join(cwd, 'note.txt'), `${NOTE}\n`);
-    process.env.GW_CLAUDE_CWD = cwd;
+    workDir = cwd;
     const run = await runClaude('What does note.txt say?', cwd, home);
     expect(run.code, run.stderr + run.stdout).toBe(0);
     const result = JSON.parse(run.stdout) as { result: string; is_error: boolean; num_turns: number };
