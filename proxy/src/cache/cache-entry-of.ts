@@ -11,16 +11,19 @@ import { ChunkAssembler } from './chunk-assembler.js';
  * The entry a finished miss leaves, or why it leaves none. Only a complete, successful answer is
  * stored: not an error, not a stream cut short (client gone, key revoked, provider failed), not an
  * answer withheld (`content_filter`, from the provider or an output guardrail), not one over the
- * size bound. What is stored is what the client received: a stream's chunks as the respond step
+ * size bound, not a Response a provider stored itself. What is stored is what the client received: a stream's chunks as the respond step
  * sent them, after the output guardrails.
  */
-export type Unstored = 'incomplete' | 'filtered' | 'too_large' | 'error';
+export type Unstored = 'incomplete' | 'filtered' | 'too_large' | 'error' | 'stateful';
 
 export function cacheEntryOf(ctx: RequestContext, call: CacheCall, maxBytes: number, now: number): CacheEntry | Unstored {
   const usage = ctx.usage;
   if (ctx.outcome !== 'success' || ctx.status !== 200 || ctx.revoked || usage === undefined || ctx.result === null || ctx.provider === null) return 'error';
   if (usage.finishReason === 'content_filter') return 'filtered';
   const result = ctx.result;
+  // A provider's own Response names a response it stored (its id, for previous_response_id): an
+  // answer to replay would name one that is not this request's.
+  if (ctx.endpoint === 'responses' && 'native' in result && result.native === true) return 'stateful';
   let kind: CacheEntryKind;
   let body: Buffer;
   if (ctx.endpoint === 'embeddings') {

@@ -44,13 +44,16 @@ function declaresJson(contentType: string): boolean {
   return type === 'application/json' || type.endsWith('+json');
 }
 
-/** Header prefixes of each native protocol's provider API, passed on by a native request (NativeRequest.headers). */
-const PROVIDER_HEADER_PREFIX = 'anthropic-';
-
+/**
+ * The client's headers of the native protocols' provider APIs, passed on by a native request
+ * (NativeRequest.headers): every `anthropic-*` header, and OpenAI's `openai-beta` (not its
+ * account headers, `openai-organization` and `openai-project`, which would choose whose account
+ * the operator's key bills). Each adapter takes its own provider's.
+ */
 function providerHeadersOf(req: HttpRequest): [string, string][] | null {
   let found: [string, string][] | null = null;
   req.forEach((name, value) => {
-    if (name.startsWith(PROVIDER_HEADER_PREFIX)) (found ??= []).push([name, value]);
+    if (name.startsWith('anthropic-') || name === 'openai-beta') (found ??= []).push([name, value]);
   });
   return found;
 }

@@ -41,11 +41,13 @@ export interface Usage {
  * provider speaks natively: an adapter of that protocol sends it as it came (model name mapped,
  * key swapped) and answers in it, marking the result `native`.
  */
-export type NativeProtocol = 'anthropic-messages';
+export type NativeProtocol = 'anthropic-messages' | 'openai-responses';
 
 export interface NativeRequest {
   protocol: NativeProtocol;
   body: Readonly<Record<string, unknown>>;
+  /** The client's bytes, for an adapter that sends them unchanged when the model keeps its name. */
+  raw?: Buffer;
   /**
    * The client's headers of the provider's own API (`anthropic-beta`, `anthropic-version`, …) and
    * its query string, set by the provider step: a native request carries them as it came.

@@ -134,14 +134,15 @@ export function defaultProviders(env: Env): ProvidersConfig {
   ];
   // A real provider joins the default only when its key is in the environment; the base URLs of
   // anthropic and gemini are their adapters' defaults.
-  const hosted: { key: string | undefined; name: string; type: string; base_url: string | null; models: string[] }[] = [
-    { key: env.OPENAI_API_KEY, name: 'openai', type: 'openai', base_url: env.OPENAI_BASE_URL || 'https://api.openai.com/v1', models: ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'o4-mini'] },
+  // OpenAI itself serves the Responses API: /v1/responses goes to it as it came (`responses: native`).
+  const hosted: { key: string | undefined; name: string; type: string; base_url: string | null; models: string[]; settings?: Record<string, string> }[] = [
+    { key: env.OPENAI_API_KEY, name: 'openai', type: 'openai', base_url: env.OPENAI_BASE_URL || 'https://api.openai.com/v1', models: ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'o4-mini'], settings: { responses: 'native' } },
     { key: env.ANTHROPIC_API_KEY, name: 'anthropic', type: 'anthropic', base_url: 'https://api.anthropic.com', models: ['claude-opus-4-1', 'claude-sonnet-4-5', 'claude-haiku-4-5'] },
     { key: env.GEMINI_API_KEY, name: 'gemini', type: 'gemini', base_url: 'https://generativelanguage.googleapis.com', models: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite'] },
   ];
   for (const h of hosted) {
     if (!h.key) continue;
-    providers.push({ name: h.name, type: h.type, base_url: h.base_url, api_key: h.key, models: h.models.map(plainModel), ...DEFAULTS, options: {} });
+    providers.push({ name: h.name, type: h.type, base_url: h.base_url, api_key: h.key, models: h.models.map(plainModel), ...DEFAULTS, options: {}, ...(h.settings === undefined ? {} : { settings: h.settings }) });
   }
   return { source: 'built-in default', providers, routes: {}, cooldown: DEFAULT_COOLDOWN, mcp_servers: [] };
 }

@@ -1,4 +1,5 @@
 import type { InboundProtocol } from '../../protocols/protocol.js';
+import type { NativeProtocol } from '../../request/internal-request.js';
 import { validateEmbeddingsRequest } from '../../protocols/openai-embeddings/validate-embeddings.js';
 import { parseMessagesRequest } from '../../protocols/anthropic-messages/parse-request.js';
 import { estimatePromptTokens } from '../../policy/token-estimate.js';
@@ -27,8 +28,16 @@ export function parseWith(protocol: InboundProtocol): Step {
 function nativeRoute(ctx: RequestContext, protocol: InboundProtocol): ((model: string) => boolean) | undefined {
   const native = protocol.nativeProtocol;
   if (native === undefined) return undefined;
-  // An unknown model is answered 404 here, as the route step would.
-  return (model) => ctx.deps.router.route(model).nativeFor(native);
+  return (model) => routeIsNative(ctx, model, native);
+}
+
+/** An unknown model is no native route: the body's own fault is answered first, the model's 404 after it. */
+function routeIsNative(ctx: RequestContext, model: string, protocol: NativeProtocol): boolean {
+  try {
+    return ctx.deps.router.route(model).nativeFor(protocol);
+  } catch {
+    return false;
+  }
 }
 
 export function parseEmbeddings(ctx: RequestContext): void {
@@ -41,7 +50,7 @@ export function parseEmbeddings(ctx: RequestContext): void {
 /** A Messages request to count: parsed as one, its model served, its prompt estimated. */
 export function parseCountTokens(ctx: RequestContext): void {
   // A body POST /v1/messages would send on as it came is counted from what the gateway reads of it.
-  const parsed = parseMessagesRequest(ctx.json, ctx.raw as Buffer, 'count', (model) => ctx.deps.router.route(model).nativeFor('anthropic-messages'));
+  const parsed = parseMessagesRequest(ctx.json, ctx.raw as Buffer, 'count', (model) => routeIsNative(ctx, model, 'anthropic-messages'));
   ctx.parsed = parsed;
   ctx.model = parsed.model;
   ctx.deps.router.route(parsed.model);

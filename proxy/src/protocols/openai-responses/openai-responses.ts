@@ -1,23 +1,28 @@
 import type { GatewayError } from '@gateway/shared';
-import type { InboundProtocol, ParsedRequest } from '../protocol.js';
+import type { InboundProtocol, ParsedRequest, StreamWriter } from '../protocol.js';
 import { parseResponsesRequest, type ResponsesRequest } from './parse-request.js';
 import { renderResponse } from './render-response.js';
 import { ResponseStreamWriter } from './response-stream.js';
 
 /**
- * OpenAI's Responses API (`POST /v1/responses`), stateless: the request is translated into a chat
- * completion for whichever provider serves the model, and the answer rendered back as a Response
- * object or its event stream. Errors have the OpenAI shape, as on chat completions.
+ * OpenAI's Responses API (`POST /v1/responses`): to a provider that serves it (`responses:
+ * native`), the client's body as it came and the provider's answer as it was sent; to any other,
+ * translated into a chat completion (stateless) and the answer rendered back as a Response object
+ * or its event stream. Errors have the OpenAI shape, as on chat completions.
  */
 function echoOf(request: ParsedRequest): Readonly<Record<string, unknown>> {
   return (request as Partial<ResponsesRequest>).echo ?? {};
 }
 
+/** A provider's own Response event stream, forwarded frame by frame. */
+const PASS_THROUGH: StreamWriter = { start: () => '', chunk: (frame) => frame, end: () => '' };
+
 export const openAiResponses: InboundProtocol = {
   endpoint: 'responses',
-  parse: (body: unknown) => parseResponsesRequest(body),
-  render: (result, request) => renderResponse(result, request.model, echoOf(request)),
-  streamWriter: (request) => new ResponseStreamWriter(request.model, echoOf(request)),
+  nativeProtocol: 'openai-responses',
+  parse: (body: unknown, raw: Buffer, nativeRoute?: (model: string) => boolean) => parseResponsesRequest(body, raw, nativeRoute),
+  render: (result, request) => (result.native === true ? result.body : renderResponse(result, request.model, echoOf(request))),
+  streamWriter: (request, _requestId, native) => (native ? PASS_THROUGH : new ResponseStreamWriter(request.model, echoOf(request))),
   errorBody: (err: GatewayError) => err.toJSON(),
   // Only used when no writer exists; the writer's own `error` numbers the event in its stream.
   streamError: (err: GatewayError) =>

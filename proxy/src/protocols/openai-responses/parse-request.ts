@@ -1,4 +1,6 @@
+import { GatewayError } from '@gateway/shared';
 import type { ParsedRequest } from '../protocol.js';
+import { scanResponsesRequest } from './scan-request.js';
 import { clip, invalid, isObject, isSet, optionalBoolean, optionalNumber, optionalPositiveInt, optionalString } from './checks.js';
 import { inputMessages } from './input-items.js';
 import { parseToolChoice, parseTools } from './tools.js';
@@ -41,7 +43,26 @@ const INCLUDABLE = new Set(['reasoning.encrypted_content']);
 
 const REASONING_EFFORTS = new Set(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
 
-export function parseResponsesRequest(body: unknown): ResponsesRequest {
+/**
+ * The request as the internal one, with the client's body kept for a provider that speaks the
+ * Responses API (`native`). `nativeRoute(model)`: every provider of the model's route does; then a
+ * body the translation refuses still goes, read only for what the gateway needs
+ * (scan-request.ts), its refusal kept as `untranslatable`.
+ */
+export function parseResponsesRequest(body: unknown, raw?: Buffer, nativeRoute?: (model: string) => boolean): ResponsesRequest {
+  let parsed: ResponsesRequest;
+  try {
+    parsed = translateRequest(body);
+  } catch (err) {
+    if (nativeRoute === undefined || !(err instanceof GatewayError) || !isObject(body) || typeof body.model !== 'string' || !nativeRoute(body.model)) throw err;
+    const { chat, model, stream, maxTokens } = scanResponsesRequest(body);
+    parsed = { chat, raw: null, model, stream, wantsUsage: true, maxTokens, echo: {}, untranslatable: err };
+  }
+  if (isObject(body)) parsed.native = raw === undefined ? { protocol: 'openai-responses', body } : { protocol: 'openai-responses', body, raw };
+  return parsed;
+}
+
+function translateRequest(body: unknown): ResponsesRequest {
   if (!isObject(body)) throw invalid('body', 'The body must be a JSON object.');
   for (const field of Object.keys(body)) {
     if (!ACCEPTED.has(field)) throw invalid(field, `Unknown parameter: \`${clip(field)}\`.`);

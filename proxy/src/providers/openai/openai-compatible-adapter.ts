@@ -1,11 +1,12 @@
 import { Errors, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
-import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
+import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, NativeProtocol, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { readOpenAiEmbeddings } from './embeddings-read.js';
 import { inspectChunk, newStreamMeta } from '../stream-inspector.js';
 import { providerStatusError, streamErrorEvent, transportError } from '../upstream-error.js';
 import type { UpstreamResponse } from '../upstream-request.js';
 import { scanCompletion } from './completion-scan.js';
+import { nativeResponse, nativeResponseEvents } from './responses-native.js';
 import { mapFinishReason } from './finish-reason.js';
 import { limitNeedsMove, moveLimit, tokenLimitField, tokenLimitOption, type TokenLimitField } from './token-limit-field.js';
 import { ProviderConnection } from '../provider-connection.js';
@@ -42,6 +43,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   readonly name: string;
   readonly models: readonly ModelEntry[];
   private readonly connection: ProviderConnection;
+  private readonly headers: Record<string, string>;
   private readonly limitOption: TokenLimitField | null;
   /** The token-limit field of each configured model, decided once at start (token-limit-field.ts). */
   private readonly limitFields: ReadonlyMap<string, TokenLimitField | null>;
@@ -52,7 +54,8 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     this.limitOption = tokenLimitOption(config.name, config.options);
     this.limitFields = new Map(config.models.map((m) => [m.upstream, tokenLimitField(m.upstream, this.limitOption)]));
     const origin = endpoint.origin;
-    this.connection = new ProviderConnection(config, origin, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...endpoint.headers });
+    this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...endpoint.headers };
+    this.connection = new ProviderConnection(config, origin, this.headers);
   }
 
   /** The request path (with its query) of an operation for a model. */
@@ -68,12 +71,51 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     return providerStatusError(this.name, status, bodyText, res.header('retry-after'));
   }
 
+  /**
+   * The path of the provider's own Responses API when the entry asks for it (`responses: native`):
+   * then a /v1/responses request goes there as it came; null (the default): it is translated.
+   */
+  protected responsesPath(): string | null {
+    return null;
+  }
+
+  speaksNatively(protocol: NativeProtocol): boolean {
+    return protocol === 'openai-responses' && this.responsesPath() !== null;
+  }
+
+  /** The client's Responses body for the provider's own Responses API, or null when this request is translated. */
+  private nativeResponses(request: ChatRequest): { path: string; payload: Buffer; beta: string | null } | null {
+    const native = request.native;
+    const path = native?.protocol === 'openai-responses' ? this.responsesPath() : null;
+    if (path === null || native === undefined) return null;
+    // A limit the project's cap gave a request that set none (caps.ts) goes with it.
+    const capped = typeof request.body.max_tokens === 'number' && (native.body.max_output_tokens === undefined || native.body.max_output_tokens === null) ? request.body.max_tokens : null;
+    // The client's bytes when nothing changes them; re-serialised only to name the provider's model or add that limit.
+    const payload =
+      request.upstreamModel === request.model && native.raw !== undefined && capped === null
+        ? native.raw
+        : Buffer.from(JSON.stringify({ ...native.body, model: request.upstreamModel, ...(capped === null ? {} : { max_output_tokens: capped }) }));
+    const beta = native.headers?.find(([name]) => name === 'openai-beta')?.[1] ?? null;
+    return { path, payload, beta };
+  }
+
   /** A rewrite of the stream's chunks for the provider's departures from OpenAI's shape; none by default. */
   protected chunkRewrite(): ChunkRewrite | null {
     return null;
   }
 
   async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
+    const responses = this.nativeResponses(request);
+    if (responses !== null) {
+      const res = await this.send(responses.path, responses.payload, cancel, request, responses.beta);
+      let body: Buffer;
+      try {
+        body = await res.body();
+      } catch (err) {
+        throw transportError(this.name, err, cancel.aborted);
+      }
+      return nativeResponse(this.name, body);
+    }
     const res = await this.send(this.path(request.upstreamModel, 'chat/completions'), this.payload(request), cancel, request);
     let body: Buffer;
     try {
@@ -92,6 +134,12 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   }
 
   async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
+    const responses = this.nativeResponses(request);
+    if (responses !== null) {
+      const res = await this.send(responses.path, responses.payload, cancel, request, responses.beta);
+      const meta = newStreamMeta();
+      return { meta, events: nativeResponseEvents(res, this.name, meta, cancel), native: true };
+    }
     const res = await this.send(this.path(request.upstreamModel, 'chat/completions'), this.payload(request), cancel, request);
     const meta = newStreamMeta();
     return { meta, events: this.events(res, meta, request.clientWantsUsage, cancel, this.chunkRewrite()) };
@@ -163,8 +211,10 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     return this.connection.queueDepth();
   }
 
-  private send(path: string, payload: Buffer, cancel: Cancel, request: { traceHeaders?: Record<string, string> } | null): Promise<UpstreamResponse> {
-    return this.connection.post(path, payload, cancel, request, (status, text, res) => this.statusError(status, text, res));
+  /** `beta`: the client's `openai-beta` header, which a native Responses request carries. */
+  private send(path: string, payload: Buffer, cancel: Cancel, request: { traceHeaders?: Record<string, string> } | null, beta: string | null = null): Promise<UpstreamResponse> {
+    const headers = beta === null ? undefined : { ...this.headers, 'openai-beta': beta };
+    return this.connection.post(path, payload, cancel, request, (status, text, res) => this.statusError(status, text, res), headers);
   }
 
   async close(): Promise<void> {
