@@ -332,6 +332,32 @@ describe('operations endpoints and headers', () => {
     expect((await fetch(`${h.url}/v1/models`)).status).toBe(401);
   });
 
+  it('answers HEAD without a body, so the client reads the next answer whole', async () => {
+    const agent = new (await import('node:http')).Agent({ keepAlive: true, maxSockets: 1 });
+    const one = (method: string, path: string) =>
+      new Promise<{ status: number; body: string; length: string | undefined }>((resolve, reject) => {
+        const req = httpRequest(`${h.url}${path}`, { method, agent }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body, length: res.headers['content-length'] }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const head = await one('HEAD', '/');
+      expect(head.status).toBe(404);
+      expect(head.body).toBe('');
+      expect(Number(head.length)).toBeGreaterThan(0);
+      // The same agent: a body after the HEAD answer would be read as this one's start.
+      const get = await one('GET', '/healthz');
+      expect(get).toMatchObject({ status: 200, body: '{"status":"ok"}' });
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it('answers health and readiness, and Prometheus metrics on METRICS_PORT only', async () => {
     expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${h.url}/readyz`)).status).toBe(200);

@@ -49,7 +49,7 @@ export class Exchange {
     return !this.ended;
   }
 
-  send(status: number, contentType: string, body: string | Buffer, retryAfter?: number, closeConnection = false): void {
+  send(status: number, contentType: string, body: string | Buffer, retryAfter?: number, closeConnection = false, headOnly = false): void {
     if (this.ended) return;
     this.resumeBody();
     this.ended = true;
@@ -59,7 +59,11 @@ export class Exchange {
       if (retryAfter !== undefined) this.res.writeHeader(NAME.retryAfter, String(retryAfter));
       if (this.cors !== null) this.writeHeaders(this.cors);
       if (this.extraHeaders !== null) this.writeHeaders(this.extraHeaders);
-      this.res.end(body, closeConnection);
+      // The answer to a HEAD has the headers a GET would, and no body (a body would be read as the
+      // next response). uWebSockets.js cannot reuse a connection after a bodiless answer, so it
+      // says `connection: close` and the client opens another.
+      if (headOnly) this.res.endWithoutBody(Buffer.byteLength(body), true);
+      else this.res.end(body, closeConnection);
     });
   }
 

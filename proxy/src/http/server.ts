@@ -152,7 +152,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     const shape = errorShapes.get(url);
     const err = shape !== undefined ? Errors.methodNotAllowed(method.toUpperCase(), url) : Errors.noRoute(method.toUpperCase(), url);
     const ex = exchange(res, req, requestIdFrom(req.getHeader('x-request-id') || undefined));
-    ex.send(err.status, 'application/json', (shape ?? endpoints.chatCompletions.errors).errorBody(err));
+    ex.send(err.status, 'application/json', (shape ?? endpoints.chatCompletions.errors).errorBody(err), undefined, false, method === 'head');
   });
 
   return new Promise((resolve, reject) => {
