@@ -2,6 +2,7 @@ import { Agent, fetch as streamFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeInvalidation, type Invalidation } from '@gateway/shared';
 import { startHarness, type Harness } from './harness.js';
+import { eventually } from '../../test-support/processes.js';
 
 /**
  * The invalidation log and its internal stream: every deletion is in the log with the deleting
@@ -169,6 +170,41 @@ describe('GET /internal/v1/invalidations', () => {
       expect((await stale.next((m) => m.kind === 'stream.reset' || m.kind === 'stream.alive', 'the opening line')).kind).toBe('stream.reset');
     } finally {
       stale.close();
+    }
+  });
+});
+
+describe('a stream whose log read fails', () => {
+  let c: Harness;
+  beforeAll(async () => {
+    c = await startHarness('invstream-fail', { env: { INTERNAL_TOKEN: TOKEN }, captureLogs: true });
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  it('stays open and goes on from the same position once the log reads again', async () => {
+    const project = await c.api('POST', '/v1/projects', { token: c.adminToken, body: { name: 'held' } });
+    const key = await newKey(c, project.body.id);
+    const stream = await openStream(c.base);
+    try {
+      await stream.next((m) => m.kind === 'stream.alive', 'the opening heartbeat');
+      // The stream's query fails (as when PostgreSQL drops the connection it runs on) for as
+      // long as the table is away; a notification wakes the stream to read it.
+      await c.sql`alter table invalidation_log rename to invalidation_log_away`;
+      try {
+        await c.sql`select pg_notify('gateway_invalidations', '')`;
+        await eventually(() => c.logs.some((line) => line.includes('invalidation stream cannot read the log')), 'a failed read of the log');
+      } finally {
+        await c.sql`alter table invalidation_log_away rename to invalidation_log`;
+      }
+      await eventually(() => c.logs.some((line) => line.includes('invalidation stream reads the log again')), 'the log read again');
+      // The same stream, not a new one, carries the next deletion.
+      expect((await c.api('DELETE', `/v1/projects/${project.body.id}/keys/${key.id}`, { token: c.adminToken })).status).toBe(204);
+      const deleted = await stream.next((m) => m.kind === 'key.deleted' && m.key_id === key.id, 'the deletion after the failed reads');
+      expect(deleted.key_hash).toBe(key.hash);
+    } finally {
+      stream.close();
     }
   });
 });

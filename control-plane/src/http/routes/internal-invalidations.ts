@@ -44,6 +44,8 @@ export function registerInternalInvalidationRoutes(app: FastifyInstance, ctx: Ap
     let pumping = false;
     let again = false;
     let closed = false;
+    // The last read of the log failed: no heartbeat until one succeeds (each tick tries again).
+    let failing = false;
     const pump = async (): Promise<void> => {
       if (pumping) {
         again = true;
@@ -60,18 +62,30 @@ export function registerInternalInvalidationRoutes(app: FastifyInstance, ctx: Ap
             cursor = entries[entries.length - 1]!.id;
           }
         } while (again && !closed);
+        if (failing) {
+          // At warn, as the failure was (the route logs nothing below warn): the pair shows how long it lasted.
+          req.log.warn({ after: cursor }, 'invalidation stream reads the log again');
+          // At once, not at the next tick: the proxy has heard nothing since the reads failed.
+          if (!closed) res.write(mark('stream.alive', cursor));
+        }
+        failing = false;
       } catch (err) {
-        // Postgres away: the proxy keeps its other channel; cut the stream so it reconnects (to
-        // this replica or another) and resumes from the last id it got.
-        req.log.warn({ err: { message: (err as Error).message } }, 'invalidation stream cannot read the log');
-        socket.destroy();
+        // One failed query (a connection PostgreSQL dropped, the pool being replaced) does not end
+        // the stream: cutting it made every proxy reconnect and report the channel lost. The next
+        // wake or tick reads again from the same cursor, so nothing is missed; meanwhile no
+        // heartbeat goes out, so a stream whose reads keep failing reads as lost on the proxy
+        // (after its staleness bound) rather than as live and empty.
+        if (!failing) req.log.warn({ err: { message: (err as Error).message } }, 'invalidation stream cannot read the log; trying again');
+        failing = true;
       } finally {
         pumping = false;
       }
     };
     const unsubscribe = ctx.invalidations.subscribe(() => void pump());
     const heartbeat = setInterval(() => {
-      if (!pumping && !closed) res.write(mark('stream.alive', cursor));
+      if (pumping || closed) return;
+      if (failing) void pump();
+      else res.write(mark('stream.alive', cursor));
     }, HEARTBEAT_MS);
     res.on('close', () => {
       // The proxy went away (its side closed): the response never ends by itself, so the socket
