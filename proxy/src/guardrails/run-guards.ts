@@ -1,7 +1,6 @@
 import type { GuardrailDecision } from '@gateway/shared';
 import type { Masker } from '@gateway/shared/guardrails';
-import type { RequestContext } from '../pipeline/context.js';
-import { extrasOf } from '../pipeline/request-extras.js';
+import { extrasOf, type RequestExtras } from '../pipeline/request-extras.js';
 import { callModeration, callWebhook, type RemoteVerdict } from './remote.js';
 import type { Guard, GuardrailRuntime } from './runtime.js';
 
@@ -14,8 +13,16 @@ export interface Slot {
 /** How the checks ended: passed (masks applied), blocked by a guardrail, or one could not check. */
 export type GuardOutcome = null | { kind: 'block'; id: string; reason: string | null } | { kind: 'unavailable'; id: string };
 
+/** What guards run for: a model request (its context) or an MCP tool call; decisions go to its audit event. */
+export interface GuardSubject {
+  readonly projectId: string;
+  readonly keyId: string;
+  readonly model: string | null;
+  extras: RequestExtras | null;
+}
+
 /** The decision in the request's audit event and the guardrail's counter. */
-export function decide(ctx: RequestContext, runtime: GuardrailRuntime, decision: GuardrailDecision): void {
+export function decide(ctx: GuardSubject, runtime: GuardrailRuntime, decision: GuardrailDecision): void {
   const list = (extrasOf(ctx).guardrails ??= []);
   if (list.some((d) => d.id === decision.id && d.stage === decision.stage && d.action === decision.action)) return;
   list.push(decision);
@@ -27,7 +34,7 @@ export function decide(ctx: RequestContext, runtime: GuardrailRuntime, decision:
  * pii), waiting only at a remote one (webhook, moderation). Masks change the slots as they go, so
  * a later guard sees the masked text.
  */
-export function runGuards(ctx: RequestContext, runtime: GuardrailRuntime, guards: readonly Guard[], slots: readonly Slot[], stage: 'input' | 'output', masker: Masker, from = 0): GuardOutcome | Promise<GuardOutcome> {
+export function runGuards(ctx: GuardSubject, runtime: GuardrailRuntime, guards: readonly Guard[], slots: readonly Slot[], stage: 'input' | 'output', masker: Masker, from = 0): GuardOutcome | Promise<GuardOutcome> {
   for (let i = from; i < guards.length; i++) {
     const { g, detect } = guards[i]!;
     if (detect === null) return remote(ctx, runtime, guards, slots, stage, masker, i);
@@ -46,7 +53,7 @@ export function runGuards(ctx: RequestContext, runtime: GuardrailRuntime, guards
   return null;
 }
 
-async function remote(ctx: RequestContext, runtime: GuardrailRuntime, guards: readonly Guard[], slots: readonly Slot[], stage: 'input' | 'output', masker: Masker, i: number): Promise<GuardOutcome> {
+async function remote(ctx: GuardSubject, runtime: GuardrailRuntime, guards: readonly Guard[], slots: readonly Slot[], stage: 'input' | 'output', masker: Masker, i: number): Promise<GuardOutcome> {
   const g = guards[i]!.g;
   const facts = { stage, texts: slots.map((s) => s.text), projectId: ctx.projectId, keyId: ctx.keyId, model: ctx.model ?? '' };
   let verdict: RemoteVerdict;

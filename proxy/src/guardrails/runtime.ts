@@ -13,6 +13,8 @@ export interface Guard {
 export interface CompiledGuards {
   input: Guard[];
   output: Guard[];
+  /** The input guards that also read MCP tool calls' arguments (`mcp: true`). */
+  mcp: Guard[];
   /** Characters of a stream held back; Infinity when a remote guard must see the whole answer. */
   window: number;
 }
@@ -53,7 +55,8 @@ export class GuardrailRuntime {
       const remote = output.some((o) => o.detect === null);
       const windows = output.map((o) => o.g.stream_window ?? STREAM_WINDOW_DEFAULT);
       const window = remote ? Infinity : Math.max(0, ...windows);
-      found = { input: guardrails.filter((g) => appliesTo(g, 'input')).map(guard), output, window };
+      const input = guardrails.filter((g) => appliesTo(g, 'input')).map(guard);
+      found = { input, output, window, mcp: input.filter((i) => i.g.mcp === true) };
       this.compiled.set(policy, found);
     }
     return found;

@@ -183,7 +183,7 @@ async function callTool(req: McpRequest, upstreams: McpUpstreams, current: Aggre
   req.tool = (known ? tool : name).slice(0, MAX_NAME);
   // A tool of no server in the session is refused as one not allowed: nothing is sent anywhere.
   const allowance = known ? serverAllowance(policy.mcp, server) : null;
-  if (!(await admitToolCall(req, policy, allowance, tool, name, upstream?.pricePerCall ?? null))) return;
+  if (!(await admitToolCall(req, policy, allowance, tool, name, upstream?.pricePerCall ?? null, message))) return;
   const forwarded = JSON.stringify({ ...message, params: { ...(message.params as Record<string, unknown>), name: tool } });
   await relay(req, upstream!, { method: 'POST', sessionId: s!.sessionId, protocolVersion: s!.protocolVersion, accept: req.info.accept || 'application/json, text/event-stream', body: forwarded, traceparent: req.trace?.traceparent, cancel: req.cancel }, null);
 }

@@ -1,4 +1,4 @@
-import type { AuditEvent, AuditOutcome, KeyRecord, UsageRecord } from '@gateway/shared';
+import type { AuditEvent, AuditOutcome, GuardrailDecision, KeyRecord, UsageRecord } from '@gateway/shared';
 
 /**
  * The records of an MCP request (DESIGN §7): one audit event for every request on `/mcp`
@@ -21,7 +21,7 @@ export type ToolAnswer = 'result' | 'error' | null;
 
 const MAX_USER_AGENT = 512;
 
-export function mcpAuditEvent(req: McpFacts, key: KeyRecord | null, outcome: AuditOutcome, status: number, errorCode: string | null, timestamp: number, latencyMs: number): AuditEvent {
+export function mcpAuditEvent(req: McpFacts, key: KeyRecord | null, outcome: AuditOutcome, status: number, errorCode: string | null, timestamp: number, latencyMs: number, guardrails: GuardrailDecision[] | null = null): AuditEvent {
   const { info } = req;
   return {
     id: req.id,
@@ -43,6 +43,7 @@ export function mcpAuditEvent(req: McpFacts, key: KeyRecord | null, outcome: Aud
     attempts: req.reached ? 1 : 0,
     providers: req.reached ? [req.server] : [],
     mcp: { server: req.server, tool: req.tool, method: req.method },
+    ...(guardrails === null ? {} : { guardrails }),
   };
 }
 

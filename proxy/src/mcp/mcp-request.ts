@@ -6,6 +6,7 @@ import type { Exchange } from '../http/exchange.js';
 import { NANOS_PER_USD, type BudgetHold } from '../policy/budget-leases.js';
 import type { Reservation } from '../policy/quota-leases.js';
 import { Cancel } from '../providers/cancel.js';
+import type { RequestExtras } from '../pipeline/request-extras.js';
 import type { ToolTrace } from '../tracing/request-trace.js';
 import { gatewayErrorMessage, type RequestId } from './jsonrpc.js';
 import { KeyCheck } from './key-check.js';
@@ -55,6 +56,10 @@ export class McpRequest implements Revocable, McpFacts {
   /** What a tools/call holds of the project's quota and budgets until it ends (tool-admission.ts). */
   quotaHold: Reservation | null = null;
   budgetHold: BudgetHold | null = null;
+  /** Guardrail decisions for the audit event (tool-guardrails.ts); null until a guard decided something. */
+  extras: RequestExtras | null = null;
+  /** A guardrail masked the tool call's arguments: the message goes re-serialised, not as its bytes. */
+  argumentsMasked = false;
 
   constructor(
     readonly deps: GatewayDeps,
@@ -76,6 +81,11 @@ export class McpRequest implements Revocable, McpFacts {
 
   get projectId(): string {
     return this.key?.project_id ?? '';
+  }
+
+  /** What a guard (a webhook's payload) is told the request is for: the tool. */
+  get model(): string | null {
+    return this.tool;
   }
 
   /**
@@ -191,7 +201,7 @@ export class McpRequest implements Revocable, McpFacts {
     if (this.quotaHold !== null) this.deps.quotas.settle(this.quotaHold, 0);
     if (this.budgetHold !== null) this.deps.budgets.settle(this.budgetHold, charged ? Math.round((this.upstream?.pricePerCall ?? 0) * NANOS_PER_USD) : 0);
     const key = this.key ?? this.auth.known;
-    records.pushAudit(mcpAuditEvent(this, key, outcome, status, errorCode, timestamp, latencyMs));
+    records.pushAudit(mcpAuditEvent(this, key, outcome, status, errorCode, timestamp, latencyMs, this.extras?.guardrails ?? null));
     if (charged && this.key !== null && this.tool !== null) {
       records.pushUsage(mcpUsageRecord(this, this.key, this.tool, this.answer, this.streamed, this.upstream?.pricePerCall ?? null, timestamp, latencyMs));
     }

@@ -87,7 +87,7 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
       const tool = toolNameOf(message);
       if (tool === null) return req.fail(new GatewayError('INVALID_REQUEST', 'tools/call needs params.name.', { param: 'params.name' }), 'error');
       req.tool = tool.slice(0, MAX_NAME);
-      const admitted = admitToolCall(req, policy, allowance, tool, tool, upstream.pricePerCall);
+      const admitted = admitToolCall(req, policy, allowance, tool, tool, upstream.pricePerCall, message);
       if (!(admitted instanceof Promise ? await admitted : admitted)) return;
     } else {
       const verdict = judgeMessage(message, allowance);
@@ -110,7 +110,16 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
   await relay(
     req,
     upstream,
-    { method: 'POST', sessionId: info.sessionId, protocolVersion: info.protocolVersion, accept: info.accept || 'application/json, text/event-stream', body: raw, traceparent: req.trace?.traceparent, cancel: req.cancel },
+    {
+      method: 'POST',
+      sessionId: info.sessionId,
+      protocolVersion: info.protocolVersion,
+      accept: info.accept || 'application/json, text/event-stream',
+      // The client's bytes, unless a guardrail masked the call's arguments.
+      body: req.argumentsMasked && message !== null ? JSON.stringify(message) : raw,
+      traceparent: req.trace?.traceparent,
+      cancel: req.cancel,
+    },
     rewrite,
   );
 }

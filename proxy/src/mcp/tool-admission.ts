@@ -5,17 +5,18 @@ import { applicableRules } from '../pipeline/steps/budgets.js';
 import { RPC } from './jsonrpc.js';
 import type { McpRequest } from './mcp-request.js';
 import { toolAllowed } from './tool-access.js';
+import { guardToolCall } from './tool-guardrails.js';
 
 /**
  * A tools/call's admission: the tool on the project's list (else a JSON-RPC error, and the server
- * never sees the call), then the rate limits, which count tool calls as requests (no tokens), then
+ * never sees the call), then the guardrails that read tool arguments (tool-guardrails.ts), then the rate limits, which count tool calls as requests (no tokens), then
  * the project's quota and budgets as for a model call: a project past its token quota makes no
  * more calls (a call is admitted against one token and settled at none), and a priced tool's
  * `price_per_call` is reserved in every budget that applies and settled when the call ends
  * (McpRequest.finish). The call's `execute_tool` span (tracing on) starts first, so a refusal is
  * traced too. False: refused and answered. A promise only when a check waits on Redis.
  */
-export function admitToolCall(req: McpRequest, policy: ProjectPolicy, allowance: McpServerAllowance | null, tool: string, shownName: string, price: number | null): boolean | Promise<boolean> {
+export function admitToolCall(req: McpRequest, policy: ProjectPolicy, allowance: McpServerAllowance | null, tool: string, shownName: string, price: number | null, message: Record<string, unknown>): boolean | Promise<boolean> {
   const tracer = req.deps.tracer;
   if (tracer !== null) {
     const { info } = req;
@@ -35,6 +36,13 @@ export function admitToolCall(req: McpRequest, policy: ProjectPolicy, allowance:
     req.refuseCall(new GatewayError('TOOL_NOT_ALLOWED', `The tool \`${shownName}\` is not allowed for this project.`, { param: 'params.name' }), RPC.invalidParams);
     return false;
   }
+  const guarded = guardToolCall(req, policy, message);
+  if (guarded instanceof Promise) return guarded.then((ok) => ok && limits(req, policy, price));
+  return guarded && limits(req, policy, price);
+}
+
+/** The rate limits, then the quota and budgets (after the guardrails: a refused call counts nothing). */
+function limits(req: McpRequest, policy: ProjectPolicy, price: number | null): boolean | Promise<boolean> {
   const rate = req.deps.rateLimiter.check(policy, req.keyId, 0, Date.now());
   const spends = policy.quota_tokens !== null || policy.budgets !== undefined;
   if (rate === null) return spends ? spend(req, policy, price) : true;

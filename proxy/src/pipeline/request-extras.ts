@@ -16,7 +16,7 @@ export interface RequestExtras {
   guardrails: GuardrailDecision[] | null;
 }
 
-/** The request's extras, created on first use. */
-export function extrasOf(ctx: RequestContext): RequestExtras {
+/** The request's extras, created on first use (a model request's, or an MCP request's guardrail decisions). */
+export function extrasOf(ctx: Pick<RequestContext, 'extras'>): RequestExtras {
   return (ctx.extras ??= { tags: null, endUser: null, cache: null, savedUsd: null, guardrails: null });
 }

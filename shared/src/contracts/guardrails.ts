@@ -21,6 +21,8 @@ interface GuardrailBase {
    * chunks is seen whole before any of it leaves (output stage; default STREAM_WINDOW_DEFAULT).
    */
   stream_window?: number;
+  /** An input guard that also reads the arguments of MCP tool calls (`tools/call` on /mcp and /mcp/{server}). */
+  mcp?: boolean;
 }
 
 export interface RegexGuardrail extends GuardrailBase {

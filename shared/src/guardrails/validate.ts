@@ -52,8 +52,10 @@ export function checkGuardrails(value: unknown): { guardrails: Guardrail[] } | G
     if (!(GUARDRAIL_TYPES as readonly string[]).includes(g.type as string)) return problem(`type must be one of ${GUARDRAIL_TYPES.join(', ')}`);
     const type = g.type as (typeof GUARDRAIL_TYPES)[number];
     for (const field of Object.keys(g)) {
-      if (!['id', 'stage', 'action', 'type', 'stream_window', ...FIELDS[type]].includes(field)) return problem(`unknown field ${field} for type ${type}`);
+      if (!['id', 'stage', 'action', 'type', 'stream_window', 'mcp', ...FIELDS[type]].includes(field)) return problem(`unknown field ${field} for type ${type}`);
     }
+    if (g.mcp !== undefined && typeof g.mcp !== 'boolean') return problem('mcp must be true or false');
+    if (g.mcp === true && g.stage === 'output') return problem('mcp applies to input guards (stage input or both): it reads the arguments of MCP tool calls');
     if (g.stream_window !== undefined && !(Number.isInteger(g.stream_window) && (g.stream_window as number) >= 16 && (g.stream_window as number) <= STREAM_WINDOW_MAX)) {
       return problem(`stream_window must be an integer from 16 to ${STREAM_WINDOW_MAX}`);
     }
@@ -113,7 +115,7 @@ function typeProblem(type: (typeof GUARDRAIL_TYPES)[number], g: Obj): string | n
 }
 
 function normalise(type: (typeof GUARDRAIL_TYPES)[number], g: Obj): Guardrail {
-  const base = { id: g.id, stage: g.stage, action: g.action, ...(g.stream_window === undefined ? {} : { stream_window: g.stream_window }) };
+  const base = { id: g.id, stage: g.stage, action: g.action, ...(g.stream_window === undefined ? {} : { stream_window: g.stream_window }), ...(g.mcp === true ? { mcp: true } : {}) };
   switch (type) {
     case 'regex':
       return { ...base, type, patterns: g.patterns, ...(g.label === undefined ? {} : { label: g.label }) } as Guardrail;
