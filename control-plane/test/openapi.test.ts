@@ -63,11 +63,11 @@ it('describes the record fields of batch version 2 and the usage summary', async
   expect(usage.properties.tokens?.required).toEqual(['input', 'output', 'total', 'cached', 'cache_write']);
   expect(usage.properties.cost_usd?.type).toEqual(['number', 'null']);
   expect(usage.properties.finish_reason?.enum).toContain('other');
-  expect(usage.properties.endpoint?.enum).toEqual(['chat.completions', 'messages', 'responses', 'embeddings', 'mcp']);
+  expect(usage.properties.endpoint?.enum).toEqual(['chat.completions', 'messages', 'messages.count_tokens', 'responses', 'embeddings', 'mcp']);
   const audit = schemas.AuditEvent!;
   expect(audit.required).toEqual(expect.arrayContaining(['endpoint', 'attempts', 'providers']));
   expect(audit.properties.providers?.type).toBe('array');
-  expect(audit.properties.endpoint?.enum).toEqual(['chat.completions', 'messages', 'responses', 'embeddings', 'mcp', null]);
+  expect(audit.properties.endpoint?.enum).toEqual(['chat.completions', 'messages', 'messages.count_tokens', 'responses', 'embeddings', 'mcp', null]);
   expect(audit.properties.mcp?.type).toEqual(['object', 'null']);
   const summary = schemas.UsageSummary!;
   expect(summary.required).toEqual(['data', 'totals']);

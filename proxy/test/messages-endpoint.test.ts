@@ -121,7 +121,7 @@ describe('errors in Anthropic\'s shape, status kept', () => {
     expect((await expectError(await post({ ...hello, top_k: 10 }), 400, 'invalid_request_error')).message).toMatch(/^top_k: not supported/);
     expect((await expectError(await post('{"model":'), 400, 'invalid_request_error')).message).toMatch(/not valid JSON/);
     const { audit, usage } = await recordsOf(requestId);
-    expect(audit).toEqual([expect.objectContaining({ outcome: 'error', status: 400, error_code: 'INVALID_REQUEST', model: null })]);
+    expect(audit).toEqual([expect.objectContaining({ outcome: 'error', status: 400, error_code: 'INVALID_REQUEST', model: 'claude-mock' })]);
     expect(usage).toEqual([]);
   });
 
@@ -249,8 +249,17 @@ describe('POST /v1/messages/count_tokens', () => {
     expect(Object.keys(body)).toEqual(['input_tokens']);
     expect(body.input_tokens).toBeGreaterThan(0);
     const { audit, usage } = await recordsOf(requestId);
-    expect(audit).toEqual([expect.objectContaining({ outcome: 'success', status: 200, model: 'claude-mock', provider: null, key_id: key.id })]);
+    expect(audit).toEqual([expect.objectContaining({ outcome: 'success', status: 200, model: 'claude-mock', provider: null, key_id: key.id, endpoint: 'messages.count_tokens' })]);
     expect(usage).toEqual([]);
+  });
+
+  it('audits a refused body with the model it named', async () => {
+    for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+      const res = await post({ model: 'claude-mock', max_tokens: 10, temperature: 7, messages: [{ role: 'user', content: 'x' }] }, {}, path);
+      expect(res.status).toBe(400);
+      const { audit } = await recordsOf(res.headers.get('x-request-id')!);
+      expect(audit).toEqual([expect.objectContaining({ outcome: 'error', status: 400, model: 'claude-mock', endpoint: path === '/v1/messages' ? 'messages' : 'messages.count_tokens' })]);
+    }
   });
 
   it('grows with the prompt', async () => {

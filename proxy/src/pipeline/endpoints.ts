@@ -100,8 +100,8 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
     },
     // Counted by the gateway itself: no provider, no quota, no rate limit spent.
     countTokens: {
-      // Not a model request: recorded without an endpoint, as the models list is.
-      name: null,
+      // Audited on its own endpoint; no provider is called, so nothing is metered.
+      name: 'messages.count_tokens',
       errors: anthropicMessages,
       meter: null,
       steps: [refuseWhileDraining, checkKey, readBody, authenticate, parseJson, parseCountTokens, projectPolicy, modelAllowed, respondTokenCount],

@@ -59,6 +59,8 @@ export const CONTENT_EVENT = 'gen_ai.client.inference.operation.details';
 export const OPERATION: Record<GatewayEndpoint, string> = {
   'chat.completions': 'chat',
   messages: 'chat',
+  // No model runs: a custom operation name, as the convention allows.
+  'messages.count_tokens': 'count_tokens',
   responses: 'chat',
   embeddings: 'embeddings',
   mcp: 'execute_tool',

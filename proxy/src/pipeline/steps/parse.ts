@@ -16,12 +16,20 @@ import type { Step } from '../endpoint.js';
 /** The protocol's parse (validation included) into the internal request; made once per endpoint. */
 export function parseWith(protocol: InboundProtocol): Step {
   return (ctx) => {
+    // Named before the body is judged: a refused body's audit event still says which model it asked for.
+    ctx.model = modelNamed(ctx.json);
     const parsed = ctx.recalled?.parsed ?? protocol.parse(ctx.json, ctx.raw as Buffer, nativeRoute(ctx, protocol));
     ctx.parsed = parsed;
     ctx.model = parsed.model;
     ctx.forward = parsed.raw;
     ctx.route = ctx.deps.router.route(parsed.model);
   };
+}
+
+/** The body's `model` when it is a string (bounded as records are), else null. */
+function modelNamed(json: unknown): string | null {
+  const model = typeof json === 'object' && json !== null ? (json as { model?: unknown }).model : undefined;
+  return typeof model === 'string' && model !== '' ? model.slice(0, 256) : null;
 }
 
 /** Whether a model's route is native for the protocol; undefined for a protocol no provider speaks. */
@@ -41,6 +49,7 @@ function routeIsNative(ctx: RequestContext, model: string, protocol: NativeProto
 }
 
 export function parseEmbeddings(ctx: RequestContext): void {
+  ctx.model = modelNamed(ctx.json);
   const body = ctx.recalled?.embeddings ?? validateEmbeddingsRequest(ctx.json);
   ctx.embeddings = body;
   ctx.model = body.model;
@@ -49,6 +58,7 @@ export function parseEmbeddings(ctx: RequestContext): void {
 
 /** A Messages request to count: parsed as one, its model served, its prompt estimated. */
 export function parseCountTokens(ctx: RequestContext): void {
+  ctx.model = modelNamed(ctx.json);
   // A body POST /v1/messages would send on as it came is counted from what the gateway reads of it.
   const parsed = parseMessagesRequest(ctx.json, ctx.raw as Buffer, 'count', (model) => routeIsNative(ctx, model, 'anthropic-messages'));
   ctx.parsed = parsed;
