@@ -76,7 +76,7 @@ beforeAll(async () => {
     type: anthropic
     base_url: ${upstream.baseUrl}
     api_key: sk-ant-provider-secret-0123456789
-    models: [claude-opus-5-5, claude-sonnet-5, claude-haiku-4-5]
+    models: ["claude-*"]
 `,
   );
   key = await projectTestKey(h.redis, h.keys);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseProvidersFile } from '@gateway/shared';
 import { PROVIDER_TYPES } from '../providers/registry.js';
-import { ModelRouter } from './model-router.js';
+import { ModelRouter, upstreamOf } from './model-router.js';
 
 const router = (routes = '') =>
   new ModelRouter(
@@ -20,6 +20,38 @@ ${routes}`,
 const names = (targets: readonly { adapter: { name: string } }[]) => targets.map((t) => t.adapter.name);
 
 describe('ModelRouter', () => {
+  it('serves ids by a wildcard entry, the longest prefix first, an exact id before any', () => {
+    const r = new ModelRouter(
+      parseProvidersFile(
+        `providers:
+  - { name: anthropic, type: mock, models: ["claude-*", claude-pinned] }
+  - { name: bedrock, type: mock, models: [{ id: "claude-opus-*", upstream: "us.anthropic.claude-opus-*" }] }
+`,
+        'p.yaml',
+        {},
+        PROVIDER_TYPES,
+      ),
+    );
+    const served = (model: string) => {
+      const target = r.route(model).plan(0)[0]!;
+      return [target.adapter.name, upstreamOf(target.entry, model)];
+    };
+    expect(served('claude-sonnet-5')).toEqual(['anthropic', 'claude-sonnet-5']);
+    expect(served('claude-opus-5-5')).toEqual(['bedrock', 'us.anthropic.claude-opus-5-5']);
+    expect(served('claude-pinned')).toEqual(['anthropic', 'claude-pinned']);
+    expect(() => r.route('claude-')).toThrow(/not served/);
+    expect(() => r.route('gpt-5')).toThrow(/not served/);
+    // A pattern is no model to pick from the list.
+    expect(JSON.parse(r.modelsList).data.map((m: { id: string }) => m.id)).toEqual(['claude-pinned']);
+  });
+
+  it('refuses a * anywhere but at the end of an id, and an upstream pattern for a plain id', () => {
+    const parse = (models: string) => () => parseProvidersFile(`providers:\n  - { name: a, type: mock, models: ${models} }\n`, 'p.yaml', {}, PROVIDER_TYPES);
+    expect(parse('["cl*ude"]')).toThrow(/may only end a model id/);
+    expect(parse('[{ id: "claude-*", upstream: "x" }]')).toThrow(/must end in "\*" too/);
+    expect(parse('[{ id: claude, upstream: "x-*" }]')).toThrow(/only for an id that does/);
+  });
+
   it('makes a fallback chain in file order, and maps the upstream name', () => {
     const r = router();
     expect(names(r.route('m').plan(0))).toEqual(['a', 'b', 'c']);

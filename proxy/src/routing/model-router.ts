@@ -91,8 +91,16 @@ export class Route {
   }
 }
 
+/** The id a provider is sent for a target's model: the entry's, or for a wildcard entry (`claude-*`) the asked id under its `upstream` prefix. */
+export function upstreamOf(entry: ModelEntry, model: string): string {
+  if (!entry.id.endsWith('*')) return entry.upstream;
+  return entry.upstream.slice(0, -1) + model.slice(entry.id.length - 1);
+}
+
 export class ModelRouter {
   private readonly routes = new Map<string, Route>();
+  /** Wildcard ids (`claude-*`), longest prefix first: a model with no exact id takes the first that matches. */
+  private readonly wildcards: { prefix: string; id: string }[] = [];
   /**
    * The same routes restricted to providers with embeddings (same order, weights and health);
    * null for a model none of whose providers has them.
@@ -123,7 +131,16 @@ export class ModelRouter {
       const embedding = targets.filter((t) => t.adapter.embed !== undefined);
       this.embeddingRoutes.set(id, embedding.length === 0 ? null : embedding.length === targets.length ? (this.routes.get(id) as Route) : new Route(id, embedding, config.routes[id]));
     }
+    for (const id of this.routes.keys()) if (id.endsWith('*')) this.wildcards.push({ prefix: id.slice(0, -1), id });
+    this.wildcards.sort((a, b) => b.prefix.length - a.prefix.length);
     this.modelsList = this.listOf(null);
+  }
+
+  /** The route id serving a model: its own, else the longest wildcard whose prefix it has. */
+  private idOf(model: string): string {
+    if (this.routes.has(model) || this.wildcards.length === 0) return model;
+    for (const w of this.wildcards) if (model.length > w.prefix.length && model.startsWith(w.prefix)) return w.id;
+    return model;
   }
 
   /** The models list restricted to a project's allow-list (serialised per call: allow-lists are rare). */
@@ -134,21 +151,22 @@ export class ModelRouter {
   private listOf(allowed: readonly string[] | null): string {
     const data = [];
     for (const [id, route] of this.routes) {
-      if (allowed !== null && !allowed.includes(id)) continue;
+      // A wildcard names no model a client could pick from a list.
+      if (id.endsWith('*') || (allowed !== null && !allowed.includes(id))) continue;
       data.push({ id, object: 'model', created: 0, owned_by: route.targets[0]!.adapter.name });
     }
     return JSON.stringify({ object: 'list', data });
   }
 
   route(model: string): Route {
-    const route = this.routes.get(model);
+    const route = this.routes.get(this.idOf(model));
     if (route === undefined) throw unknownModel(model, this.routes.keys());
     return route;
   }
 
   /** The route of an embeddings request: only the model's providers that have embeddings. */
   embeddingsRoute(model: string): Route {
-    const route = this.embeddingRoutes.get(model);
+    const route = this.embeddingRoutes.get(this.idOf(model));
     if (route === undefined) return this.route(model);
     if (route === null) throw Errors.modelHasNoEmbeddings(model);
     return route;

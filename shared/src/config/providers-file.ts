@@ -354,6 +354,7 @@ function parsePreset(value: unknown, where: string, type: string, info: Provider
 function parseModel(value: unknown, at: string): ModelEntry {
   if (typeof value === 'string') {
     if (value.length === 0 || value.length > 256) throw new ConfigError(`${at} must be a non-empty string`);
+    checkWildcard(value, value, `${at} (${value})`);
     return plainModel(value);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError(`${at} must be a model id or { id, upstream, price }`);
@@ -364,9 +365,25 @@ function parseModel(value: unknown, at: string): ModelEntry {
   if (typeof m.id !== 'string' || m.id.length === 0 || m.id.length > 256) throw new ConfigError(`${at}: "id" must be a non-empty string`);
   const upstream = m.upstream ?? m.id;
   if (typeof upstream !== 'string' || upstream.length === 0 || upstream.length > 256) throw new ConfigError(`${at} (${m.id}): "upstream" must be a non-empty string`);
+  checkWildcard(m.id, upstream, `${at} (${m.id})`);
   const entry: ModelEntry = { id: m.id, upstream, price: parsePrice(m.price, `${at} (${m.id}): "price"`) };
   if (m.max_output_tokens !== undefined) entry.max_output_tokens = positiveInt(m.max_output_tokens, DEFAULT_MAX_OUTPUT_TOKENS, `${at} (${m.id}): "max_output_tokens"`);
   return entry;
+}
+
+/**
+ * A model id ending in `*` (`claude-*`) serves every id with that prefix, sent upstream as the
+ * client asked for it, or with the prefix of `upstream` (`upstream: "anthropic.claude-*"`) in place
+ * of the id's. A `*` anywhere else is refused: it would read as a pattern it is not.
+ */
+function checkWildcard(id: string, upstream: string, at: string): void {
+  const star = id.indexOf('*');
+  if (star >= 0 && star !== id.length - 1) throw new ConfigError(`${at}: "*" may only end a model id (a prefix match such as claude-*)`);
+  if (id.endsWith('*')) {
+    if (upstream.indexOf('*') !== upstream.length - 1) throw new ConfigError(`${at}: the "upstream" of a wildcard id must end in "*" too (the rest of the asked id goes there)`);
+  } else if (upstream.includes('*')) {
+    throw new ConfigError(`${at}: "upstream" may end in "*" only for an id that does`);
+  }
 }
 
 function parsePrice(value: unknown, at: string): ModelPrice | null {

@@ -3,7 +3,7 @@ import { Cancel } from '../../providers/cancel.js';
 import { providerTextOf } from '../../providers/upstream-error.js';
 import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, StreamResult, EmbeddingsResult, NativeRequest } from '../../request/internal-request.js';
 import type { ParsedRequest } from '../../protocols/protocol.js';
-import type { Route, Target } from '../../routing/model-router.js';
+import { upstreamOf, type Route, type Target } from '../../routing/model-router.js';
 import type { RequestContext } from '../context.js';
 import { CLIENT_CLOSED } from '../exits.js';
 import { tryTargets, type Served } from './failover.js';
@@ -31,7 +31,8 @@ export function callModel(ctx: RequestContext): Promise<void> {
     ...(parsed.native === undefined ? {} : { native: withClientParts(parsed.native, ctx) }),
   };
   return attempt<CompletionResult | StreamResult>(ctx, cancel, (target) => {
-    const request = target.entry.upstream === base.model ? base : { ...base, upstreamModel: target.entry.upstream };
+    const upstream = upstreamOf(target.entry, base.model);
+    const request = upstream === base.model ? base : { ...base, upstreamModel: upstream };
     begin(ctx, target, request);
     return base.stream ? target.adapter.stream(request, cancel) : target.adapter.complete(request, cancel);
   });
@@ -49,7 +50,8 @@ export function callEmbeddings(ctx: RequestContext): Promise<void> {
   const body = ctx.embeddings as EmbeddingsBody;
   const base: EmbeddingsRequest = { body, raw: ctx.raw as Buffer, model: body.model, upstreamModel: body.model, requestId: ctx.info.requestId };
   return attempt<EmbeddingsResult>(ctx, cancel, (target) => {
-    const request = target.entry.upstream === base.model ? base : { ...base, upstreamModel: target.entry.upstream };
+    const upstream = upstreamOf(target.entry, base.model);
+    const request = upstream === base.model ? base : { ...base, upstreamModel: upstream };
     begin(ctx, target, request);
     // Never thrown: the route holds only providers with embeddings (ModelRouter.embeddingsRoute).
     if (target.adapter.embed === undefined) throw new GatewayError('INTERNAL', `Provider ${target.adapter.name} has no embeddings.`);
