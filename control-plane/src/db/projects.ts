@@ -20,6 +20,7 @@ interface ProjectRow {
   mcp: McpSetting | null;
   max_n: number | null;
   cache: CacheSetting | null;
+  model_aliases: Record<string, string> | null;
   created_at: Date;
 }
 
@@ -38,9 +39,11 @@ export interface ProjectInput {
   max_n?: number | null;
   /** Null: back to the default (off). */
   cache?: CacheSetting | null;
+  /** Null: none. */
+  model_aliases?: Record<string, string> | null;
 }
 
-const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, max_n, cache, created_at';
+const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, max_n, cache, model_aliases, created_at';
 const P_COLUMNS = COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
 
 function toProject(row: ProjectRow): Project {
@@ -58,6 +61,7 @@ function toProject(row: ProjectRow): Project {
     created_at: row.created_at.toISOString(),
     // Shown only when set, as older answers had no such field.
     ...(row.max_n === null ? {} : { max_n: row.max_n }),
+    ...(row.model_aliases === null ? {} : { model_aliases: row.model_aliases }),
   };
 }
 
@@ -73,6 +77,7 @@ export function policyOf(project: Project): Omit<ProjectPolicy, 'v'> {
     mcp: project.mcp,
     max_n: project.max_n ?? null,
     cache: project.cache,
+    model_aliases: project.model_aliases ?? null,
   };
 }
 
@@ -88,6 +93,7 @@ function columnsOf(input: ProjectInput): Record<string, string | number | string
   // postgres.js serialises it with the jsonb column's own serialiser.
   if (input.mcp !== undefined) values.mcp = input.mcp as JSONValue | null;
   if (input.cache !== undefined) values.cache = input.cache as JSONValue | null;
+  if (input.model_aliases !== undefined) values.model_aliases = input.model_aliases as JSONValue | null;
   for (const [field, value] of Object.entries(input.rate_limits ?? {})) if (value !== undefined) values[field] = value as number | null;
   return values;
 }

@@ -37,10 +37,11 @@ export interface UsageRow {
   end_user: string | null;
   cache_hit: boolean;
   saved_usd: string | null;
+  requested_model: string | null;
 }
 
 const COLUMNS =
-  'ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens, total_tokens, cached_tokens, cost_usd, latency_ms, finish_reason, provider_finish_reason, stream, endpoint, cache_write_tokens, tags, end_user, cache_hit, saved_usd';
+  'ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens, total_tokens, cached_tokens, cost_usd, latency_ms, finish_reason, provider_finish_reason, stream, endpoint, cache_write_tokens, tags, end_user, cache_hit, saved_usd, requested_model';
 
 /** Dollars as JSON numbers: a double holds numeric(20, 10)'s costs to well under a millionth of a cent. */
 export function dollars(value: string | null): number | null {
@@ -67,6 +68,7 @@ function toUsageRecord(row: UsageRow): StoredUsageRecord {
     end_user: row.end_user,
     cache_hit: row.cache_hit,
     saved_usd: dollars(row.saved_usd),
+    requested_model: row.requested_model,
   };
 }
 

@@ -120,6 +120,7 @@ export const SHARED_SCHEMAS = [
       allowed_models: { type: ['array', 'null'], items: { type: 'string' }, description: 'Models the project may use; null means all.' },
       max_tokens_cap: { type: ['integer', 'null'], description: 'Largest max_tokens a request may ask for; null means none.' },
       max_n: { type: ['integer', 'null'], description: 'Most completions (`n`) one request may ask for; absent or null: the default, 8.' },
+      model_aliases: { type: ['object', 'null'], additionalProperties: { type: 'string' }, description: 'Model id asked for → model id served; absent or null: none.' },
       mcp: {
         type: ['object', 'null'],
         description: 'MCP servers (and tools) the project\'s keys may use through `/mcp`; null means none.',
@@ -191,6 +192,7 @@ export const SHARED_SCHEMAS = [
       'end_user',
       'cache_hit',
       'saved_usd',
+      'requested_model',
     ],
     properties: {
       id: uuid,
@@ -211,6 +213,7 @@ export const SHARED_SCHEMAS = [
       end_user: endUser,
       cache_hit: { type: 'boolean', description: "Answered from the gateway's response cache: no provider call, tokens 0, `cost_usd` 0." },
       saved_usd: { ...dollars, description: 'On a cache hit, what the provider call behind the answer cost; else null.' },
+      requested_model: { type: ['string', 'null'], description: "The model id the client asked for when the project's `model_aliases` served `model` instead; else null." },
     },
   },
   {

@@ -100,7 +100,7 @@ function insertUsage(q: Q, rows: UsageRows) {
     with ins as (
       insert into usage_records (ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens,
                                  total_tokens, cached_tokens, cost_usd, latency_ms, finish_reason, provider_finish_reason,
-                                 stream, endpoint, cache_write_tokens, tags, end_user, cache_hit, saved_usd)
+                                 stream, endpoint, cache_write_tokens, tags, end_user, cache_hit, saved_usd, requested_model)
       select * from unnest(
         ${plainArray(rows.ts)}::int8[], ${plainArray(rows.id)}::uuid[], ${textArray(rows.requestId)}::text[],
         ${plainArray(rows.projectId)}::uuid[], ${plainArray(rows.keyId)}::uuid[], ${textArray(rows.model)}::text[],
@@ -109,7 +109,7 @@ function insertUsage(q: Q, rows: UsageRows) {
         ${plainArray(rows.latencyMs)}::int4[], ${textArray(rows.finishReason)}::text[], ${textArray(rows.providerFinishReason)}::text[],
         ${boolArray(rows.stream)}::bool[], ${textArray(rows.endpoint)}::text[], ${plainArray(rows.cacheWriteTokens)}::int4[],
         ${textArray(rows.tags)}::jsonb[], ${textArray(rows.endUser)}::text[], ${boolArray(rows.cacheHit)}::bool[],
-        ${plainArray(rows.savedUsd)}::numeric[])
+        ${plainArray(rows.savedUsd)}::numeric[], ${textArray(rows.requestedModel)}::text[])
       on conflict do nothing
       returning project_id, total_tokens, ts
     )

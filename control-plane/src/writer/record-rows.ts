@@ -54,6 +54,7 @@ export interface UsageRows {
   endUser: (string | null)[];
   cacheHit: boolean[];
   savedUsd: (number | null)[];
+  requestedModel: (string | null)[];
 }
 
 export interface AuditRows {
@@ -257,6 +258,7 @@ export function emptyUsageRows(): UsageRows {
     endUser: [],
     cacheHit: [],
     savedUsd: [],
+    requestedModel: [],
   };
 }
 
@@ -315,6 +317,7 @@ export function addUsageRows(rows: UsageRows, records: readonly unknown[], v: Re
         endUser: v4 ? endUser(r.end_user) : null,
         cacheHit: v4 && r.cache_hit !== undefined ? r.cache_hit : false,
         savedUsd: v4 ? cost(r.saved_usd, 'saved_usd') : null,
+        requestedModel: v >= 5 ? nullableText(r.requested_model, 'requested_model') : null,
       };
       if (typeof v4Fields.cacheHit !== 'boolean') throw new Invalid('cache_hit is not a boolean');
       const v2Fields = {
@@ -354,6 +357,7 @@ export function addUsageRows(rows: UsageRows, records: readonly unknown[], v: Re
       rows.endUser.push(v4Fields.endUser);
       rows.cacheHit.push(v4Fields.cacheHit);
       rows.savedUsd.push(v4Fields.savedUsd);
+      rows.requestedModel.push(v4Fields.requestedModel);
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       rejected.push({ table: 'usage_records', id: idOf(raw), reason: err.message });

@@ -35,6 +35,7 @@ function record(timestamp: number, model: string, input: number, output: number)
     end_user: null,
     cache_hit: false,
     saved_usd: null,
+    requested_model: null,
   };
 }
 

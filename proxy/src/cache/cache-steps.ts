@@ -1,7 +1,7 @@
 import type { CacheEntry, ProjectPolicy } from '@gateway/shared';
 import type { RequestContext } from '../pipeline/context.js';
 import type { Seams } from '../pipeline/seams.js';
-import { modelAllowed, projectPolicy, rateLimit } from '../pipeline/steps/admission.js';
+import { modelServed, projectPolicy, rateLimit } from '../pipeline/steps/admission.js';
 import { CacheCall, type CacheResult } from './cache-call.js';
 import { cacheDirectives } from './cache-control.js';
 import { cacheEntryOf } from './cache-entry-of.js';
@@ -115,7 +115,7 @@ export function cacheSeams(cache: ResponseCache): Pick<Seams, 'cacheRecall' | 'c
   /** A hit still needs the model allowed and a request's room in the rate limits; no quota or budget is touched. */
   function hit(ctx: RequestContext, call: CacheCall, entry: CacheEntry): void | Promise<void> {
     label(ctx, call, 'hit');
-    modelAllowed(ctx);
+    modelServed(ctx);
     if (ctx.finished) return;
     const limited = rateLimit(ctx);
     if (limited !== undefined) return limited.then(() => (ctx.finished ? undefined : served(ctx, entry)));

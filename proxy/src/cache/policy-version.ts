@@ -6,7 +6,7 @@ const canonicalize = createRequire(import.meta.url)('canonicalize') as (input: u
 
 /**
  * The version of the parts of a project's policy that decide what an answer may be: its
- * guardrails, the max_tokens cap, the most completions, the model allow-list. It is part of every
+ * guardrails, the max_tokens cap, the most completions, the model allow-list and aliases. It is part of every
  * cache entry's name, so an answer stored under one version is unreachable under the next, on
  * every proxy at once (each reads the new policy when told of the change) and whether the miss that
  * stores it was still in flight or not: nothing has to be found and deleted. Computed once per
@@ -17,7 +17,7 @@ const versions = new WeakMap<ProjectPolicy, string>();
 export function answerPolicyVersion(policy: ProjectPolicy): string {
   let version = versions.get(policy);
   if (version === undefined) {
-    const parts = { guardrails: policy.guardrails ?? null, max_tokens_cap: policy.max_tokens_cap, max_n: policy.max_n ?? null, allowed_models: policy.allowed_models };
+    const parts = { guardrails: policy.guardrails ?? null, max_tokens_cap: policy.max_tokens_cap, max_n: policy.max_n ?? null, allowed_models: policy.allowed_models, model_aliases: policy.model_aliases ?? null };
     // 72 bits: a name segment, not a secret; enough that two settings of one project never meet.
     version = hash('sha256', canonicalize(parts) ?? '', 'base64url').slice(0, 12);
     versions.set(policy, version);

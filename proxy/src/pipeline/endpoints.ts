@@ -4,7 +4,7 @@ import { openAiChat } from '../protocols/openai-chat/openai-chat.js';
 import { openAiResponses } from '../protocols/openai-responses/openai-responses.js';
 import type { Endpoint, Step } from './endpoint.js';
 import { present, type Seams } from './seams.js';
-import { estimateChat, estimateEmbeddings, maxTokensCap, modelAllowed, projectPolicy, quota, rateLimit } from './steps/admission.js';
+import { estimateChat, estimateEmbeddings, maxTokensCap, modelServed, projectPolicy, quota, rateLimit } from './steps/admission.js';
 import { authenticate, checkKey } from './steps/authenticate.js';
 import { parseJson, readBody, refuseWhileDraining } from './steps/body.js';
 import { countRequest, endTrace, settle, writeRecords } from './steps/closing.js';
@@ -52,7 +52,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
       seams.guardrailsIn,
       // admission
       projectPolicy,
-      modelAllowed,
+      modelServed,
       maxTokensCap,
       estimateChat,
       rateLimit,
@@ -88,7 +88,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
         seams.cacheLookup,
         seams.guardrailsIn,
         projectPolicy,
-        modelAllowed,
+        modelServed,
         estimateEmbeddings,
         rateLimit,
         quota,
@@ -104,7 +104,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
       name: 'messages.count_tokens',
       errors: anthropicMessages,
       meter: null,
-      steps: [refuseWhileDraining, checkKey, readBody, authenticate, parseJson, parseCountTokens, projectPolicy, modelAllowed, respondTokenCount],
+      steps: [refuseWhileDraining, checkKey, readBody, authenticate, parseJson, parseCountTokens, projectPolicy, modelServed, respondTokenCount],
       closing,
     },
     models: {

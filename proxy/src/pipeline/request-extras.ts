@@ -3,7 +3,8 @@ import type { RequestContext } from './context.js';
 
 /**
  * What the optional steps learnt about a request for its records: cost-attribution tags, the
- * client's end user, what the response cache did and what guardrails decided. Most requests learn
+ * client's end user, what the response cache did, what guardrails decided and the model an alias
+ * replaced. Most requests learn
  * none of it, so the object exists only once a step has something to say (`extrasOf`), and a
  * request without it has records exactly as before.
  */
@@ -14,9 +15,11 @@ export interface RequestExtras {
   /** On a cache hit: what the provider call that produced the answer cost. */
   savedUsd: number | null;
   guardrails: GuardrailDecision[] | null;
+  /** The model id the client asked for, when the project's model_aliases served another. */
+  requestedModel: string | null;
 }
 
 /** The request's extras, created on first use (a model request's, or an MCP request's guardrail decisions). */
 export function extrasOf(ctx: Pick<RequestContext, 'extras'>): RequestExtras {
-  return (ctx.extras ??= { tags: null, endUser: null, cache: null, savedUsd: null, guardrails: null });
+  return (ctx.extras ??= { tags: null, endUser: null, cache: null, savedUsd: null, guardrails: null, requestedModel: null });
 }

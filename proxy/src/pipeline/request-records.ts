@@ -120,6 +120,7 @@ export function usageRecord(call: RequestIdentity, key: KeyRecord, model: string
   if (extras !== null) {
     if (extras.tags !== null) record.tags = extras.tags;
     if (extras.endUser !== null) record.end_user = extras.endUser;
+    if (extras.requestedModel !== null) record.requested_model = extras.requestedModel;
     if (extras.cache === 'hit') {
       record.cache_hit = true;
       record.saved_usd = extras.savedUsd;

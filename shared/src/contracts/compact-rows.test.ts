@@ -67,6 +67,7 @@ describe('compact rows carry the attribution fields of batch version 4', () => {
       end_user: 'user-42',
       cache_hit: true,
       saved_usd: 0.00125,
+      requested_model: 'claude-opus-9',
     };
     const audit: AuditEvent = {
       ...base,
@@ -85,6 +86,7 @@ describe('compact rows carry the attribution fields of batch version 4', () => {
     delete plainUsage.end_user;
     delete plainUsage.cache_hit;
     delete plainUsage.saved_usd;
+    delete plainUsage.requested_model;
 
     const writer = new CompactRowsWriter();
     writer.add(audit, usage);
@@ -100,6 +102,7 @@ describe('compact rows carry the attribution fields of batch version 4', () => {
     expect(usageOut).toEqual([usage, plainUsage]);
     expect(Object.keys(auditOut[2]!)).not.toContain('tags');
     expect(Object.keys(usageOut[1]!)).not.toContain('cache_hit');
+    expect(Object.keys(usageOut[1]!)).not.toContain('requested_model');
   });
 });
 

@@ -37,8 +37,9 @@ import type { UsageRecord } from './usage-record.js';
  *          32: attribution) then
  *          num cached, (u8 0 | u8 1 f64) cost_usd, dict provider_finish_reason, dict endpoint,
  *          num cache_write, each when present; attribution (version 4): u8 has (1: tags, 2: end_user,
- *          4: cache_hit, 8: saved_usd) then dict tags, dict end_user, (u8 0 | u8 1 f64) saved_usd,
- *          each when present (cache_hit is the bit itself)
+ *          4: cache_hit, 8: saved_usd, 16: requested_model, version 5) then dict tags, dict end_user,
+ *          (u8 0 | u8 1 f64) saved_usd, dict requested_model, each when present (cache_hit is the
+ *          bit itself)
  *
  * Version 4 rows are version 3 rows that may set the bits added with it; a version 3 reader stops
  * at the version, never misreads (record-batch.ts).
@@ -311,7 +312,7 @@ export class CompactRowsWriter {
     this.num(t.total);
     this.dict(u.finish_reason);
     this.u8(u.stream ? 1 : 0);
-    const attribution = u.tags !== undefined || u.end_user !== undefined || u.cache_hit === true || u.saved_usd !== undefined;
+    const attribution = u.tags !== undefined || u.end_user !== undefined || u.cache_hit === true || u.saved_usd !== undefined || u.requested_model !== undefined;
     const present =
       (t.cached !== undefined ? 1 : 0) |
       (u.cost_usd !== undefined ? 2 : 0) |
@@ -332,7 +333,7 @@ export class CompactRowsWriter {
     if (u.endpoint !== undefined) this.dict(u.endpoint);
     if (t.cache_write !== undefined) this.num(t.cache_write);
     if (attribution) {
-      this.u8((u.tags !== undefined ? 1 : 0) | (u.end_user !== undefined ? 2 : 0) | (u.cache_hit === true ? 4 : 0) | (u.saved_usd !== undefined ? 8 : 0));
+      this.u8((u.tags !== undefined ? 1 : 0) | (u.end_user !== undefined ? 2 : 0) | (u.cache_hit === true ? 4 : 0) | (u.saved_usd !== undefined ? 8 : 0) | (u.requested_model !== undefined ? 16 : 0));
       if (u.tags !== undefined) this.dict(u.tags);
       if (u.end_user !== undefined) this.dict(u.end_user);
       if (u.saved_usd !== undefined) {
@@ -342,6 +343,7 @@ export class CompactRowsWriter {
           this.f64(u.saved_usd);
         }
       }
+      if (u.requested_model !== undefined) this.dict(u.requested_model);
     }
   }
 }
@@ -493,6 +495,7 @@ export function readCompactRows(dictionary: readonly unknown[], rows: Uint8Array
         if ((has & 2) !== 0) record.end_user = dict();
         if ((has & 4) !== 0) record.cache_hit = true;
         if ((has & 8) !== 0) record.saved_usd = u8() === 0 ? null : f64();
+        if ((has & 16) !== 0) record.requested_model = dict();
       }
       usage.push(record);
     }

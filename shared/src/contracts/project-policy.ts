@@ -44,7 +44,12 @@ export interface ProjectPolicy {
   guardrails?: Guardrail[] | null;
   /** The response cache (cache-setting.ts); projected only when on: null or absent is off. */
   cache?: CacheSetting | null;
+  /** Model id asked for → model id served; null or absent: none. Projected only when set. */
+  model_aliases?: Readonly<Record<string, string>> | null;
 }
+
+/** Most aliases one project may set (checked by the API, trusted by the proxy). */
+export const MAX_MODEL_ALIASES = 1000;
 
 /** The most completions one request may ask for when the project sets no max_n. */
 export const DEFAULT_MAX_N = 8;
@@ -54,11 +59,11 @@ const NAME = 'ProjectPolicy';
 export const NO_RATE_LIMITS: RateLimits = { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null };
 
 export function encodeProjectPolicy(policy: Omit<ProjectPolicy, 'v'>): string {
-  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp, max_n, cache } = policy;
+  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp, max_n, cache, model_aliases } = policy;
   // Added without a version bump: a proxy that predates MCP ignores the field and serves no /mcp,
   // one that predates the response cache ignores `cache` and simply never caches.
   const cached = cache !== undefined && cache !== null && cache.mode !== 'off' ? { cache } : {};
-  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}), ...(max_n != null ? { max_n } : {}), ...cached });
+  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}), ...(max_n != null ? { max_n } : {}), ...cached, ...(model_aliases ? { model_aliases } : {}) });
 }
 
 function limit(obj: Record<string, unknown>, field: string): number | null {
@@ -79,6 +84,10 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
   }
   const mcp = decodeMcpSetting(NAME, obj.mcp);
   const cache = decodeCacheSetting(NAME, obj.cache);
+  const aliases = obj.model_aliases;
+  if (aliases !== null && aliases !== undefined && !(typeof aliases === 'object' && !Array.isArray(aliases) && Object.values(aliases).every((m) => typeof m === 'string'))) {
+    throw new ContractError(NAME, 'model_aliases must map model ids to model ids, or be null');
+  }
   return {
     v: 1,
     id: expectString(NAME, obj, 'id'),
@@ -95,6 +104,7 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
     ...(mcp === null ? {} : { mcp }),
     ...(obj.max_n == null ? {} : { max_n: limit(obj, 'max_n') }),
     ...(cache === null ? {} : { cache }),
+    ...(aliases === null || aliases === undefined ? {} : { model_aliases: aliases as Record<string, string> }),
   };
 }
 

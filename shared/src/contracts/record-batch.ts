@@ -25,16 +25,18 @@ import { ContractError, expectObject, expectVersion } from './version.js';
  * - 4: version 3 rows that may carry what version 4 added: usage records' tokens.cache_write,
  *   tags, end_user, cache_hit and saved_usd; audit events' tags, end_user, cache and guardrails
  *   (compact-rows.ts). A writer that knows only 3 refuses the batch rather than misreading it.
+ * - 5: version 4 rows that may carry a usage record's requested_model (the model id a project's
+ *   alias replaced). A writer that knows only 4 refuses the batch rather than misreading it.
  *
  * Upgrade writers before proxies: a writer refuses a version it does not know, and the batch is
  * retried until a writer that knows it takes it (docs/pipeline.md).
  */
-export type RecordBatchVersion = 1 | 2 | 3 | 4;
+export type RecordBatchVersion = 1 | 2 | 3 | 4 | 5;
 
 /** What proxies write. */
-export const RECORD_BATCH_VERSION = 4;
+export const RECORD_BATCH_VERSION = 5;
 /** What writers read. */
-export const RECORD_BATCH_VERSIONS: readonly RecordBatchVersion[] = [1, 2, 3, 4];
+export const RECORD_BATCH_VERSIONS: readonly RecordBatchVersion[] = [1, 2, 3, 4, 5];
 
 export interface RecordBatch {
   v: RecordBatchVersion;

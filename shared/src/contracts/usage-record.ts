@@ -58,11 +58,13 @@ export interface UsageRecord {
   cache_hit?: boolean;
   /** On a cache hit, what the provider call that produced the answer cost (batch version 4). Absent: null. */
   saved_usd?: number | null;
+  /** The model id the client asked for, when the project's `model_aliases` served `model` instead (batch version 4). Absent: null. */
+  requested_model?: string | null;
 }
 
 /** A usage record as Postgres holds it and the management API serves it: every field present. */
 export interface StoredUsageRecord
-  extends Omit<UsageRecord, 'tokens' | 'cost_usd' | 'provider_finish_reason' | 'endpoint' | 'tags' | 'end_user' | 'cache_hit' | 'saved_usd'> {
+  extends Omit<UsageRecord, 'tokens' | 'cost_usd' | 'provider_finish_reason' | 'endpoint' | 'tags' | 'end_user' | 'cache_hit' | 'saved_usd' | 'requested_model'> {
   tokens: Required<UsageTokens>;
   cost_usd: number | null;
   provider_finish_reason: string | null;
@@ -71,6 +73,7 @@ export interface StoredUsageRecord
   end_user: string | null;
   cache_hit: boolean;
   saved_usd: number | null;
+  requested_model: string | null;
 }
 
 /** Maps a provider's finish reason (OpenAI, Anthropic or Gemini spelling) onto the gateway's set. */

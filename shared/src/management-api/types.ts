@@ -83,6 +83,8 @@ export interface Project {
   max_tokens_cap: number | null;
   /** Most completions (`n`) one request may ask for; null: the default, 8. */
   max_n?: number | null;
+  /** Model id asked for → model id served; absent: none. */
+  model_aliases?: Record<string, string> | null;
   /** MCP servers and tools the project's keys may use; null: none. */
   mcp: McpSetting | null;
   /** The response cache: mode off (the default) or exact, and the entries' life. */

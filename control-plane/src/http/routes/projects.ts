@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { MAX_MODEL_ALIASES } from '@gateway/shared';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
@@ -54,6 +55,13 @@ const policyProperties = {
   max_tokens_cap: { type: ['integer', 'null'], minimum: 1, maximum: 2_147_483_647, description: 'Largest max_tokens a request may ask for; injected when a request sets none.' },
   mcp: mcpSettingSchema,
   max_n: { type: ['integer', 'null'], minimum: 1, maximum: 128, description: 'Most completions (`n`) one request may ask for; null means the default, 8.' },
+  model_aliases: {
+    type: ['object', 'null'],
+    maxProperties: MAX_MODEL_ALIASES,
+    propertyNames: { minLength: 1, maxLength: 256 },
+    additionalProperties: { type: 'string', minLength: 1, maxLength: 256 },
+    description: 'Model ids the project\'s clients ask for → the model ids they are served (an agent\'s default model sent to a cheaper one); null means none. Replaced as a whole.',
+  },
   cache: cacheSettingSchema,
 } as const;
 

@@ -4,6 +4,7 @@ import type { Reservation } from '../../policy/quota-leases.js';
 import { estimatePromptTokens } from '../../policy/token-estimate.js';
 import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
 import type { RequestContext } from '../context.js';
+import { extrasOf } from '../request-extras.js';
 import type { ParsedRequest } from '../../protocols/protocol.js';
 import type { EmbeddingsBody } from '../../request/internal-request.js';
 
@@ -37,6 +38,39 @@ export function projectPolicy(ctx: RequestContext): void | Promise<void> {
 
 function unreadable(ctx: RequestContext): void {
   ctx.fail(Errors.policyUnreadable(), 'error');
+}
+
+/**
+ * The model the project serves for the one asked (its `model_aliases`: an agent's default sent to
+ * another model), routed, then the allow-list on the model served. The client's answer keeps the
+ * id it asked for; the records name the served one and keep the asked one (`requested_model`).
+ */
+export function modelServed(ctx: RequestContext): void {
+  const aliases = (ctx.policy as ProjectPolicy).model_aliases;
+  const asked = ctx.model as string;
+  const served = aliases !== undefined && aliases !== null && Object.hasOwn(aliases, asked) ? aliases[asked] : undefined;
+  if ((served === undefined || served === asked) && ctx.route === null) {
+    // No provider serves the id asked for, and no alias sends it elsewhere: 404, naming what is served.
+    try {
+      ctx.route = ctx.endpoint === 'embeddings' ? ctx.deps.router.embeddingsRoute(asked) : ctx.deps.router.route(asked);
+    } catch (err) {
+      return ctx.fail(err as GatewayError, 'error');
+    }
+  }
+  if (served !== undefined && served !== asked) {
+    try {
+      ctx.route = ctx.endpoint === 'embeddings' ? ctx.deps.router.embeddingsRoute(served) : ctx.deps.router.route(served);
+    } catch (err) {
+      // The alias names a model no provider serves: the project's setting, not the client's request.
+      return ctx.fail(err as GatewayError, 'error');
+    }
+    const parsed = ctx.parsed;
+    // A body only a native route could carry, aliased to a model that would translate it.
+    if (parsed?.untranslatable !== undefined && parsed.native !== undefined && !ctx.route.nativeFor(parsed.native.protocol)) return ctx.fail(parsed.untranslatable, 'error');
+    extrasOf(ctx).requestedModel = asked;
+    ctx.model = served;
+  }
+  modelAllowed(ctx);
 }
 
 /** Whether the project may use the model: 403 MODEL_NOT_ALLOWED if not. */

@@ -31,7 +31,8 @@ export function callModel(ctx: RequestContext): Promise<void> {
     ...(parsed.native === undefined ? {} : { native: withClientParts(parsed.native, ctx) }),
   };
   return attempt<CompletionResult | StreamResult>(ctx, cancel, (target) => {
-    const upstream = upstreamOf(target.entry, base.model);
+    // The model served (an alias's, model-served step), under this provider's name for it.
+    const upstream = upstreamOf(target.entry, ctx.model ?? base.model);
     const request = upstream === base.model ? base : { ...base, upstreamModel: upstream };
     begin(ctx, target, request);
     return base.stream ? target.adapter.stream(request, cancel) : target.adapter.complete(request, cancel);
@@ -50,7 +51,7 @@ export function callEmbeddings(ctx: RequestContext): Promise<void> {
   const body = ctx.embeddings as EmbeddingsBody;
   const base: EmbeddingsRequest = { body, raw: ctx.raw as Buffer, model: body.model, upstreamModel: body.model, requestId: ctx.info.requestId };
   return attempt<EmbeddingsResult>(ctx, cancel, (target) => {
-    const upstream = upstreamOf(target.entry, base.model);
+    const upstream = upstreamOf(target.entry, ctx.model ?? base.model);
     const request = upstream === base.model ? base : { ...base, upstreamModel: upstream };
     begin(ctx, target, request);
     // Never thrown: the route holds only providers with embeddings (ModelRouter.embeddingsRoute).
