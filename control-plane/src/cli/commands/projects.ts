@@ -19,6 +19,7 @@ const POLICY_OPTIONS: Options = {
   mcp: { type: 'string', value: "<'srv[=tool,…];…'|none>", help: 'MCP servers (and tools) the keys may use; none: no MCP (docs/mcp.md)' },
   cache: { type: 'string', value: '<off|exact>', help: 'the response cache: exact replays answers to identical requests (docs/caching.md)' },
   'cache-ttl': { type: 'string', value: '<seconds>', help: 'how long a cached answer is served (with --cache; default 3600)' },
+  'model-aliases': { type: 'string', value: "<'asked=served;…'|none>", help: 'model ids the clients ask for, served by others (replaces the whole setting)' },
 };
 
 const RATE_LIMITS = [
@@ -49,12 +50,30 @@ function policyBody(ctx: CommandContext): Record<string, unknown> {
   if (cap !== undefined) body.max_tokens_cap = cap;
   const mcp = text(ctx, 'mcp');
   if (mcp !== undefined) body.mcp = parseMcpOption(mcp);
+  const aliases = text(ctx, 'model-aliases');
+  if (aliases !== undefined) body.model_aliases = parseAliases(aliases);
   const cache = choice(ctx, 'cache', ['off', 'exact'] as const);
   const ttl = integer(ctx, 'cache-ttl', 1);
   // The API replaces the setting as a whole: a TTL alone would silently switch the cache off.
   if (ttl !== undefined && cache === undefined) throw new UsageError('give --cache with --cache-ttl');
   if (cache !== undefined) body.cache = { mode: cache, ...(ttl === undefined ? {} : { ttl_seconds: ttl }) };
   return body;
+}
+
+/** `--model-aliases 'claude-opus-5-5=claude-sonnet-5;gpt-6=gpt-5-mini'`, or `none`. */
+export function parseAliases(value: string): Record<string, string> | null {
+  if (value.trim() === 'none') return null;
+  const aliases: Record<string, string> = {};
+  for (const part of value.split(';')) {
+    if (part.trim() === '') continue;
+    const eq = part.indexOf('=');
+    const asked = eq < 0 ? '' : part.slice(0, eq).trim();
+    const served = eq < 0 ? '' : part.slice(eq + 1).trim();
+    if (asked === '' || served === '') throw new UsageError(`--model-aliases: "${part.trim()}" is not asked=served`);
+    aliases[asked] = served;
+  }
+  if (Object.keys(aliases).length === 0) throw new UsageError("--model-aliases: give 'asked=served;…' or none");
+  return aliases;
 }
 
 export const projectCommands: CommandSpec[] = [
