@@ -165,6 +165,7 @@ describe('usage and audit lists', () => {
       end_user: null,
       cache_hit: false,
       saved_usd: null,
+      requested_model: null,
     });
     expect(res.body.data.find((r: { id: string }) => r.id === priced?.id)).toMatchObject({ cost_usd: 0.0058, tokens: { cached: 1 } });
     const other = res.body.data.find((r: { finish_reason: string }) => r.finish_reason === 'other');
