@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decodeRecordBatch } from '@gateway/shared';
+import { decodeRecordBatch, RECORD_BATCH_VERSION } from '@gateway/shared';
 import { encodeBatch, OutgoingBatch } from './outgoing-batch.js';
 import { auditEvent, batchOf, requestIds, usageRecord } from './record-fixtures.case.js';
 
@@ -35,7 +35,7 @@ describe('OutgoingBatch', () => {
     batch.add(audit, usage);
     expect(batch.size).toBe(2);
     const decoded = decodeRecordBatch(encodeBatch(batch));
-    expect(decoded.v).toBe(4);
+    expect(decoded.v).toBe(RECORD_BATCH_VERSION);
     expect(decoded.audit).toEqual([audit]);
     expect(decoded.usage).toEqual([usage]);
     // A row's two records go together.
