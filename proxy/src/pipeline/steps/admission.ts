@@ -49,28 +49,31 @@ export function modelServed(ctx: RequestContext): void {
   const aliases = (ctx.policy as ProjectPolicy).model_aliases;
   const asked = ctx.model as string;
   const served = aliases !== undefined && aliases !== null && Object.hasOwn(aliases, asked) ? aliases[asked] : undefined;
-  if ((served === undefined || served === asked) && ctx.route === null) {
-    // No provider serves the id asked for, and no alias sends it elsewhere: 404, naming what is served.
-    try {
-      ctx.route = ctx.endpoint === 'embeddings' ? ctx.deps.router.embeddingsRoute(asked) : ctx.deps.router.route(asked);
-    } catch (err) {
-      return ctx.fail(err as GatewayError, 'error');
-    }
-  }
   if (served !== undefined && served !== asked) {
-    try {
-      ctx.route = ctx.endpoint === 'embeddings' ? ctx.deps.router.embeddingsRoute(served) : ctx.deps.router.route(served);
-    } catch (err) {
-      // The alias names a model no provider serves: the project's setting, not the client's request.
-      return ctx.fail(err as GatewayError, 'error');
-    }
-    const parsed = ctx.parsed;
-    // A body only a native route could carry, aliased to a model that would translate it.
-    if (parsed?.untranslatable !== undefined && parsed.native !== undefined && !ctx.route.nativeFor(parsed.native.protocol)) return ctx.fail(parsed.untranslatable, 'error');
+    // An alias to a model no provider serves is the project's setting: answered as that model would be.
+    if (!routeTo(ctx, served)) return;
     extrasOf(ctx).requestedModel = asked;
     ctx.model = served;
+  } else if (ctx.route === null && !routeTo(ctx, asked)) {
+    // No provider serves the id asked for, and no alias sends it elsewhere: 404, naming what is served.
+    return;
   }
+  // A body only a native route carries (parse judged it by the aliases this proxy held then),
+  // served by a route that would translate it.
+  const parsed = ctx.parsed;
+  if (parsed?.untranslatable !== undefined && parsed.native !== undefined && ctx.route !== null && !ctx.route.nativeFor(parsed.native.protocol)) return ctx.fail(parsed.untranslatable, 'error');
   modelAllowed(ctx);
+}
+
+/** The model's route onto the request; false when no provider serves it (answered). */
+function routeTo(ctx: RequestContext, model: string): boolean {
+  try {
+    ctx.route = ctx.endpoint === 'embeddings' ? ctx.deps.router.embeddingsRoute(model) : ctx.deps.router.route(model);
+    return true;
+  } catch (err) {
+    ctx.fail(err as GatewayError, 'error');
+    return false;
+  }
 }
 
 /** Whether the project may use the model: 403 MODEL_NOT_ALLOWED if not. */
