@@ -19,6 +19,8 @@ type Obj = Record<string, unknown>;
 
 interface Piece {
   track: string;
+  /** The choice it belongs to (its track ends when that choice finishes). */
+  choice: number;
   text: string;
   /** Where the text lives in the chunk, so a mask can rewrite it. */
   holder: Obj;
@@ -37,8 +39,6 @@ interface Track {
   held: string;
   /** The end of what was released, as long as the window: a match reaching into it started there. */
   tail: string;
-  /** Its choice finished: no more text will come, so nothing of it waits for a window. */
-  ended: boolean;
 }
 
 /** What a chunk carries: its pieces of text, the choices it finishes, the choices it names. */
@@ -56,7 +56,7 @@ function read(chunk: Obj | null, choicesSeen: Set<number>): { pieces: Piece[]; f
     if (typeof delta === 'object' && delta !== null) {
       for (const field of ['content', 'refusal']) {
         const text = delta[field];
-        if (typeof text === 'string' && text !== '') pieces.push({ track: `${index}:${field}`, text, holder: delta, field });
+        if (typeof text === 'string' && text !== '') pieces.push({ track: `${index}:${field}`, choice: index, text, holder: delta, field });
       }
       const calls = delta.tool_calls;
       if (Array.isArray(calls)) {
@@ -66,7 +66,7 @@ function read(chunk: Obj | null, choicesSeen: Set<number>): { pieces: Piece[]; f
           const args = fn?.arguments;
           if (typeof args !== 'string' || args === '') continue;
           const callIndex = typeof call?.index === 'number' ? call.index : k;
-          pieces.push({ track: `${index}:call:${callIndex}`, text: args, holder: fn!, field: 'arguments' });
+          pieces.push({ track: `${index}:call:${callIndex}`, choice: index, text: args, holder: fn!, field: 'arguments' });
         }
       }
     }
@@ -88,7 +88,7 @@ export async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntim
   const trackOf = (name: string): Track => {
     let track = tracks.get(name);
     if (track === undefined) {
-      track = { held: '', tail: '', ended: false };
+      track = { held: '', tail: '' };
       tracks.set(name, track);
     }
     return track;
@@ -135,7 +135,8 @@ export async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntim
   const releasable = (h: Held): boolean => {
     for (const piece of h.pieces) {
       const track = tracks.get(piece.track)!;
-      if (track.ended) continue;
+      // Its choice finished: no more text will come, so nothing of it waits for a window.
+      if (endedChoices.has(piece.choice)) continue;
       let own = 0;
       for (const p of h.pieces) if (p.track === piece.track) own += p.text.length;
       if (track.held.length - own < window) return false;
@@ -163,7 +164,6 @@ export async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntim
     if (chunk !== null) last = chunk;
     const { pieces, finished } = read(chunk, choicesSeen);
     for (const index of finished) endedChoices.add(index);
-    for (const [name, track] of tracks) if (!track.ended && endedChoices.has(Number(name.slice(0, name.indexOf(':'))))) track.ended = true;
     if (pieces.length === 0 && held.length === 0) {
       yield data;
       continue;
@@ -173,7 +173,6 @@ export async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntim
     for (const piece of pieces) {
       const track = trackOf(piece.track);
       track.held += piece.text;
-      if (endedChoices.has(Number(piece.track.slice(0, piece.track.indexOf(':'))))) track.ended = true;
       touched.add(piece.track);
     }
     // With a remote guard the whole stream is held and checked once, at its end: a webhook or
