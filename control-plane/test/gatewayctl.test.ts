@@ -270,6 +270,7 @@ describe('projects', () => {
       max_tokens_cap: 4096,
       mcp: { servers: { docs: { tools: '*' }, tickets: { tools: ['search', 'get_ticket'] } } },
       cache: { mode: 'exact', ttl_seconds: 600 },
+      unsupported_params: 'drop',
       created_at: expect.any(String),
     });
     expect((await h.api('GET', `/v1/projects/${created.id}`, { token: h.adminToken })).body).toEqual(created);

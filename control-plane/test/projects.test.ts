@@ -68,6 +68,7 @@ describe('projects', () => {
       max_tokens_cap: null,
       mcp: null,
       cache: { mode: 'off', ttl_seconds: 3600 },
+      unsupported_params: 'drop',
       created_at: expect.any(String),
     });
     const id = created.body.id as string;

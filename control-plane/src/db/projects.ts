@@ -1,5 +1,5 @@
 import type { Project } from '@gateway/shared';
-import { CACHE_OFF, type CacheSetting, type McpSetting, type ProjectPolicy, type QuotaPeriod, type RateLimits } from '@gateway/shared';
+import { CACHE_OFF, type CacheSetting, type McpSetting, type ProjectPolicy, type QuotaPeriod, type RateLimits, type UnsupportedParams } from '@gateway/shared';
 import type { ProjectRole } from '../auth/permissions.js';
 import type { JSONValue } from 'postgres';
 import { one, type Queryable } from './connect.js';
@@ -21,6 +21,7 @@ interface ProjectRow {
   max_n: number | null;
   cache: CacheSetting | null;
   model_aliases: Record<string, string> | null;
+  unsupported_params: UnsupportedParams | null;
   created_at: Date;
 }
 
@@ -41,9 +42,11 @@ export interface ProjectInput {
   cache?: CacheSetting | null;
   /** Null: none. */
   model_aliases?: Record<string, string> | null;
+  /** Null: back to the default (drop). */
+  unsupported_params?: UnsupportedParams | null;
 }
 
-const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, max_n, cache, model_aliases, created_at';
+const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, max_n, cache, model_aliases, unsupported_params, created_at';
 const P_COLUMNS = COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
 
 function toProject(row: ProjectRow): Project {
@@ -58,6 +61,8 @@ function toProject(row: ProjectRow): Project {
     max_tokens_cap: row.max_tokens_cap,
     mcp: row.mcp,
     cache: row.cache ?? { ...CACHE_OFF },
+    // Always shown, the default when unset (as `cache` is).
+    unsupported_params: row.unsupported_params ?? 'drop',
     created_at: row.created_at.toISOString(),
     // Shown only when set, as older answers had no such field.
     ...(row.max_n === null ? {} : { max_n: row.max_n }),
@@ -78,6 +83,7 @@ export function policyOf(project: Project): Omit<ProjectPolicy, 'v'> {
     max_n: project.max_n ?? null,
     cache: project.cache,
     model_aliases: project.model_aliases ?? null,
+    unsupported_params: project.unsupported_params ?? null,
   };
 }
 
@@ -90,6 +96,7 @@ function columnsOf(input: ProjectInput): Record<string, string | number | string
   if (input.allowed_models !== undefined) values.allowed_models = input.allowed_models;
   if (input.max_tokens_cap !== undefined) values.max_tokens_cap = input.max_tokens_cap;
   if (input.max_n !== undefined) values.max_n = input.max_n;
+  if (input.unsupported_params !== undefined) values.unsupported_params = input.unsupported_params;
   // postgres.js serialises it with the jsonb column's own serialiser.
   if (input.mcp !== undefined) values.mcp = input.mcp as JSONValue | null;
   if (input.cache !== undefined) values.cache = input.cache as JSONValue | null;

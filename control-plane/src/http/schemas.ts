@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { cacheSettingAnswer } from './cache-setting-schema.js';
-import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, CACHE_OUTCOMES, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS, GUARDRAIL_ACTIONS } from '@gateway/shared';
+import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, CACHE_OUTCOMES, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS, GUARDRAIL_ACTIONS, UNSUPPORTED_PARAMS_MODES } from '@gateway/shared';
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
 import { WEBHOOK_SCHEMAS } from './webhook-schemas.js';
 import { BUDGET_SCHEMAS } from './budget-schemas.js';
@@ -100,7 +100,7 @@ export const SHARED_SCHEMAS = [
   {
     $id: 'Project',
     type: 'object',
-    required: ['id', 'name', 'quota_tokens', 'quota_period', 'used_tokens', 'rate_limits', 'allowed_models', 'max_tokens_cap', 'cache', 'created_at'],
+    required: ['id', 'name', 'quota_tokens', 'quota_period', 'used_tokens', 'rate_limits', 'allowed_models', 'max_tokens_cap', 'cache', 'unsupported_params', 'created_at'],
     properties: {
       id: uuid,
       name: { type: 'string' },
@@ -121,6 +121,11 @@ export const SHARED_SCHEMAS = [
       max_tokens_cap: { type: ['integer', 'null'], description: 'Largest max_tokens a request may ask for; null means none.' },
       max_n: { type: ['integer', 'null'], description: 'Most completions (`n`) one request may ask for; absent or null: the default, 8.' },
       model_aliases: { type: ['object', 'null'], additionalProperties: { type: 'string' }, description: 'Model id asked for → model id served; absent or null: none.' },
+      unsupported_params: {
+        type: 'string',
+        enum: [...UNSUPPORTED_PARAMS_MODES],
+        description: 'A parameter with no counterpart in a request translated between protocols: `drop` (the default: dropped, named in `x-gateway-dropped-params`) or `refuse` (400 `UNSUPPORTED_PARAMETER`).',
+      },
       mcp: {
         type: ['object', 'null'],
         description: 'MCP servers (and tools) the project\'s keys may use through `/mcp`; null means none.',

@@ -133,6 +133,22 @@ describe('versioned contracts', () => {
     expect(() => decodeProjectPolicy(encodeProjectPolicy({ ...base, mcp: opted }).replace('["summary"]', '7'))).toThrow(/mcp.servers.docs.prompts/);
   });
 
+  it("carries a project's unsupported_params only when refuse, and refuses another value", () => {
+    const base = { id: 'p', quota_tokens: null, quota_period: 'total' as const, rate_limits: { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null }, allowed_models: null, max_tokens_cap: null };
+    const refusing = encodeProjectPolicy({ ...base, unsupported_params: 'refuse' });
+    expect(decodeProjectPolicy(refusing)).toEqual({ v: 1, ...base, unsupported_params: 'refuse' });
+    // Drop is the default: not written, so a proxy that predates the setting reads the same policy.
+    expect(encodeProjectPolicy({ ...base, unsupported_params: 'drop' })).toBe(encodeProjectPolicy(base));
+    expect(encodeProjectPolicy({ ...base, unsupported_params: null })).not.toContain('unsupported_params');
+    expect(decodeProjectPolicy(encodeProjectPolicy(base)).unsupported_params).toBeUndefined();
+    expect(decodeProjectPolicy(refusing.replace('"refuse"', '"drop"')).unsupported_params).toBe('drop');
+    expect(decodeProjectPolicy(refusing.replace('"refuse"', 'null')).unsupported_params).toBeUndefined();
+    for (const bad of ['"reject"', '"REFUSE"', '""', 'true', '1', '["refuse"]']) {
+      expect(() => decodeProjectPolicy(refusing.replace('"refuse"', bad)), bad).toThrow(ContractError);
+      expect(() => decodeProjectPolicy(refusing.replace('"refuse"', bad)), bad).toThrow(/unsupported_params must be drop, refuse or null/);
+    }
+  });
+
   it('names quota periods and their time ranges', () => {
     const now = Date.UTC(2026, 10, 22, 12);
     expect(quotaPeriodId('total', now)).toBe('total');

@@ -46,7 +46,17 @@ export interface ProjectPolicy {
   cache?: CacheSetting | null;
   /** Model id asked for → model id served; null or absent: none. Projected only when set. */
   model_aliases?: Readonly<Record<string, string>> | null;
+  /**
+   * What a request translated between protocols does with a parameter that has no counterpart and
+   * only tunes the answer: `drop` it (named in x-gateway-dropped-params) or `refuse` the request
+   * (400 UNSUPPORTED_PARAMETER). Null or absent: drop. Projected only when `refuse`.
+   */
+  unsupported_params?: 'drop' | 'refuse' | null;
 }
+
+/** The values of a project's `unsupported_params` setting; the first is the default. */
+export const UNSUPPORTED_PARAMS_MODES = ['drop', 'refuse'] as const;
+export type UnsupportedParams = (typeof UNSUPPORTED_PARAMS_MODES)[number];
 
 /** Most aliases one project may set (checked by the API, trusted by the proxy). */
 export const MAX_MODEL_ALIASES = 1000;
@@ -59,11 +69,12 @@ const NAME = 'ProjectPolicy';
 export const NO_RATE_LIMITS: RateLimits = { key_rpm: null, key_tpm: null, project_rpm: null, project_tpm: null };
 
 export function encodeProjectPolicy(policy: Omit<ProjectPolicy, 'v'>): string {
-  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp, max_n, cache, model_aliases } = policy;
+  const { id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, mcp, max_n, cache, model_aliases, unsupported_params } = policy;
   // Added without a version bump: a proxy that predates MCP ignores the field and serves no /mcp,
-  // one that predates the response cache ignores `cache` and simply never caches.
+  // one that predates the response cache ignores `cache` and simply never caches; absent
+  // `unsupported_params` is drop, so only refuse is written.
   const cached = cache !== undefined && cache !== null && cache.mode !== 'off' ? { cache } : {};
-  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}), ...(max_n != null ? { max_n } : {}), ...cached, ...(model_aliases ? { model_aliases } : {}) });
+  return JSON.stringify({ v: 1, id, quota_tokens, quota_period, rate_limits, allowed_models, max_tokens_cap, ...(mcp ? { mcp } : {}), ...(max_n != null ? { max_n } : {}), ...cached, ...(model_aliases ? { model_aliases } : {}), ...(unsupported_params === 'refuse' ? { unsupported_params } : {}) });
 }
 
 function limit(obj: Record<string, unknown>, field: string): number | null {
@@ -88,6 +99,10 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
   if (aliases !== null && aliases !== undefined && !(typeof aliases === 'object' && !Array.isArray(aliases) && Object.values(aliases).every((m) => typeof m === 'string'))) {
     throw new ContractError(NAME, 'model_aliases must map model ids to model ids, or be null');
   }
+  const unsupported = obj.unsupported_params;
+  if (unsupported !== null && unsupported !== undefined && unsupported !== 'drop' && unsupported !== 'refuse') {
+    throw new ContractError(NAME, 'unsupported_params must be drop, refuse or null');
+  }
   return {
     v: 1,
     id: expectString(NAME, obj, 'id'),
@@ -105,6 +120,7 @@ export function decodeProjectPolicy(raw: string): ProjectPolicy {
     ...(obj.max_n == null ? {} : { max_n: limit(obj, 'max_n') }),
     ...(cache === null ? {} : { cache }),
     ...(aliases === null || aliases === undefined ? {} : { model_aliases: aliases as Record<string, string> }),
+    ...(unsupported === null || unsupported === undefined ? {} : { unsupported_params: unsupported }),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { ServedModel } from '../config/served-models.js';
-import type { QuotaPeriod, RateLimits } from '../contracts/project-policy.js';
+import type { QuotaPeriod, RateLimits, UnsupportedParams } from '../contracts/project-policy.js';
 import type { AccountRole, ProjectRole } from './roles.js';
 import type { McpSetting } from '../contracts/mcp-setting.js';
 import type { CacheSetting } from '../contracts/cache-setting.js';
@@ -85,6 +85,12 @@ export interface Project {
   max_n?: number | null;
   /** Model id asked for → model id served; absent: none. */
   model_aliases?: Record<string, string> | null;
+  /**
+   * A parameter with no counterpart in a translated request: dropped (named in
+   * x-gateway-dropped-params) or the request refused (400 UNSUPPORTED_PARAMETER). Every answer
+   * shows it, `drop` when unset; optional only so a Project written before the field still types.
+   */
+  unsupported_params?: UnsupportedParams;
   /** MCP servers and tools the project's keys may use; null: none. */
   mcp: McpSetting | null;
   /** The response cache: mode off (the default) or exact, and the entries' life. */

@@ -20,6 +20,7 @@ const POLICY_OPTIONS: Options = {
   cache: { type: 'string', value: '<off|exact>', help: 'the response cache: exact replays answers to identical requests (docs/caching.md)' },
   'cache-ttl': { type: 'string', value: '<seconds>', help: 'how long a cached answer is served (with --cache; default 3600)' },
   'model-aliases': { type: 'string', value: "<'asked=served;…'|none>", help: 'model ids the clients ask for, served by others (replaces the whole setting)' },
+  'unsupported-params': { type: 'string', value: '<drop|refuse>', help: 'a parameter a translated request cannot carry: drop it (the default) or refuse the request' },
 };
 
 const RATE_LIMITS = [
@@ -52,6 +53,8 @@ function policyBody(ctx: CommandContext): Record<string, unknown> {
   if (mcp !== undefined) body.mcp = parseMcpOption(mcp);
   const aliases = text(ctx, 'model-aliases');
   if (aliases !== undefined) body.model_aliases = parseAliases(aliases);
+  const unsupported = choice(ctx, 'unsupported-params', ['drop', 'refuse'] as const);
+  if (unsupported !== undefined) body.unsupported_params = unsupported;
   const cache = choice(ctx, 'cache', ['off', 'exact'] as const);
   const ttl = integer(ctx, 'cache-ttl', 1);
   // The API replaces the setting as a whole: a TTL alone would silently switch the cache off.

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { MAX_MODEL_ALIASES } from '@gateway/shared';
+import { MAX_MODEL_ALIASES, UNSUPPORTED_PARAMS_MODES } from '@gateway/shared';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
@@ -61,6 +61,12 @@ const policyProperties = {
     propertyNames: { minLength: 1, maxLength: 256 },
     additionalProperties: { type: 'string', minLength: 1, maxLength: 256 },
     description: 'Model ids the project\'s clients ask for → the model ids they are served (an agent\'s default model sent to a cheaper one); null means none. Replaced as a whole.',
+  },
+  unsupported_params: {
+    type: ['string', 'null'],
+    enum: [...UNSUPPORTED_PARAMS_MODES, null],
+    description:
+      'A request translated between protocols, with a parameter that has no counterpart and only tunes the answer: `drop` it (named in `x-gateway-dropped-params`) or `refuse` the request (400 `UNSUPPORTED_PARAMETER`); null means the default, drop.',
   },
   cache: cacheSettingSchema,
 } as const;
