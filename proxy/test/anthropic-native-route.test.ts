@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeGuardrailSet, encodeProjectPolicy, NO_RATE_LIMITS } from '@gateway/shared';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
 import { sendJson, startWireMock, type RunningWireMock, type WireRequest } from '../../test-support/wire-mock.js';
+import { answerChat } from './chat-wire-answer.js';
 import { startHarness, type Harness } from './harness.js';
 
 /**
@@ -11,8 +12,9 @@ import { startHarness, type Harness } from './harness.js';
  * the client sent it, fields the gateway does not know or cannot translate included (what Claude
  * Code sends: context_management, adaptive thinking, output_config.effort, a system message among
  * the messages), with the client's `anthropic-*` headers and query string. A route that could
- * draw a provider of another protocol refuses such a body at parse, the same way every time,
- * before any provider is called.
+ * draw a provider of another protocol answers such a body the same way every time: translated
+ * where drawn to the other protocol (what only tunes dropped and named), refused at parse before
+ * any provider is called when the translation cannot carry it.
  */
 let anthropic: RunningWireMock;
 let openai: RunningWireMock;
@@ -35,7 +37,7 @@ function message(req: WireRequest, res: ServerResponse): void {
 
 beforeAll(async () => {
   anthropic = await startWireMock(message);
-  openai = await startWireMock((_req, res) => sendJson(res, 500, { error: { message: 'never called', type: 'server_error' } }));
+  openai = await startWireMock((req, res) => answerChat(req, res, { text: 'done' }, { prompt_tokens: 12, completion_tokens: 1 }));
   h = await startHarness(
     'anthropic-native-route',
     `providers:
@@ -151,14 +153,36 @@ describe('a native /v1/messages route', () => {
     expect((await client.messages.create({ model: 'claude-agent-1', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] })).content).toEqual([{ type: 'text', text: 'done' }]);
   });
 
-  it('refuses the same body the same way on a route that may draw a provider of another protocol, calling none', async () => {
-    const before = { anthropic: anthropic.requests(), openai: openai.requests() };
-    for (let i = 0; i < 8; i++) {
+  it('answers the same body the same way on a route that may draw a provider of another protocol, naming what the translation dropped', async () => {
+    const drawn = { anthropic: 0, openai: 0 };
+    for (let i = 0; i < 16; i++) {
+      const before = { anthropic: anthropic.requests(), openai: openai.requests() };
       const res = await fetch(`${h.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key.key }, body: JSON.stringify(agentTurn('mixed')) });
+      expect(res.status).toBe(200);
+      const answer = (await res.json()) as { type: string; content: { type: string; text: string }[] };
+      expect(answer).toMatchObject({ type: 'message', content: [{ type: 'text', text: 'done' }] });
+      if (openai.requests() > before.openai) {
+        drawn.openai++;
+        // Translated: what only tunes the answer was left out, and said so.
+        expect(res.headers.get('x-gateway-dropped-params')).toBe('context_management');
+        expect(openai.lastRequest()?.body).toMatchObject({ reasoning_effort: 'high' });
+      } else {
+        drawn.anthropic++;
+        expect(res.headers.get('x-gateway-dropped-params')).toBeNull();
+      }
+    }
+    expect(drawn.anthropic + drawn.openai).toBe(16);
+  });
+
+  it('refuses a body the translation cannot carry the same way on such a route, calling none', async () => {
+    const before = { anthropic: anthropic.requests(), openai: openai.requests() };
+    const body = { ...agentTurn('mixed'), tools: [...agentTurn('mixed').tools, { type: 'web_search_20250305', name: 'web_search' }] };
+    for (let i = 0; i < 8; i++) {
+      const res = await fetch(`${h.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key.key }, body: JSON.stringify(body) });
       expect(res.status).toBe(400);
       const err = (await res.json()) as { error: { type: string; message: string } };
       expect(err.error.type).toBe('invalid_request_error');
-      expect(err.error.message).toContain('context_management');
+      expect(err.error.message).toContain('tools.1.type');
     }
     expect({ anthropic: anthropic.requests(), openai: openai.requests() }).toEqual(before);
   });
@@ -168,9 +192,10 @@ describe('a native /v1/messages route', () => {
     await h.redis.set(h.keys.projectPolicy(guarded.projectId), encodeProjectPolicy({ id: guarded.projectId, quota_tokens: null, quota_period: 'total', rate_limits: NO_RATE_LIMITS, allowed_models: null, max_tokens_cap: null }));
     await h.redis.set(h.keys.projectGuardrails(guarded.projectId), encodeGuardrailSet(guarded.projectId, [{ id: 'words', stage: 'output', type: 'regex', action: 'block', patterns: ['secret'] }]));
     const before = anthropic.requests();
-    const res = await fetch(`${h.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': guarded.key }, body: JSON.stringify(agentTurn('claude-agent-1')) });
+    const serverTool = { ...agentTurn('claude-agent-1'), tools: [{ type: 'web_search_20250305', name: 'web_search' }] };
+    const res = await fetch(`${h.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': guarded.key }, body: JSON.stringify(serverTool) });
     expect(res.status).toBe(400);
-    expect(await res.text()).toContain('context_management');
+    expect(await res.text()).toContain('tools.0.type');
     expect(anthropic.requests()).toBe(before);
     // A body the translation carries is served, guarded.
     const plain = await fetch(`${h.url}/v1/messages`, {

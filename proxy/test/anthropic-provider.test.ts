@@ -140,10 +140,26 @@ describe('official openai SDK through the gateway to an Anthropic provider', () 
   });
 
   it('refuses a field Anthropic cannot honour, naming it', async () => {
+    const before = upstream.requests();
     const err = await apiError(client.chat.completions.create({ model: 'claude-text', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_object' } }));
     expect(err.status).toBe(400);
-    expect(err.code).toBe('INVALID_REQUEST');
+    expect(err.code).toBe('UNSUPPORTED_PARAMETER');
+    expect(err.type).toBe('invalid_request_error');
     expect(err.param).toBe('response_format');
+    // Refused at admission: Anthropic never hears of it.
+    expect(upstream.requests()).toBe(before);
+  });
+
+  it('drops a field that only tunes the answer, naming it in x-gateway-dropped-params', async () => {
+    const { data, response } = await client.chat.completions
+      .create({ model: 'claude-text', messages: [{ role: 'user', content: 'x' }], seed: 7, frequency_penalty: 0.5 })
+      .withResponse();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-gateway-dropped-params')).toBe('seed,frequency_penalty');
+    expect(data.choices[0]?.message.content).toBe('Hello there');
+    const sent = upstream.lastRequest()?.body as Record<string, unknown>;
+    expect(sent).not.toHaveProperty('seed');
+    expect(sent).not.toHaveProperty('frequency_penalty');
   });
 
   it('records usage with the provider token counts, streams included', async () => {

@@ -217,10 +217,19 @@ describe('official @anthropic-ai/sdk through POST /v1/messages', () => {
     const noKey = new Anthropic({ apiKey: 'gw_thisKeyDoesNotExistAnywhere0000000000000', baseURL: h.url, maxRetries: 0 });
     await expect(noKey.messages.create({ model: 'claude-mock', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
     await expect(client.messages.create({ model: 'claude-nowhere', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
-    const topK = { top_k: 5 };
-    const bad = client.messages.create({ model: 'claude-mock', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], ...topK });
+    // A tool Anthropic's API runs itself cannot be routed: still refused, naming the field.
+    const bad = client.messages.create({ model: 'claude-mock', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'web_search_20250305', name: 'web_search' }] });
     await expect(bad).rejects.toBeInstanceOf(Anthropic.BadRequestError);
-    await expect(bad).rejects.toMatchObject({ status: 400, error: { type: 'error', error: { type: 'invalid_request_error' } } });
+    await expect(bad).rejects.toMatchObject({ status: 400, error: { type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(/^tools\.0\.type: not supported/) } } });
+  });
+
+  it('answers a body with a field that only tunes the answer, naming what it dropped', async () => {
+    // top_k has no counterpart in the internal request: left out and named, no longer refused.
+    const topK = { top_k: 5 };
+    const { data, response } = await client.messages.create({ model: 'claude-mock', max_tokens: 50, messages: [{ role: 'user', content: 'tuned' }], ...topK }).withResponse();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-gateway-dropped-params')).toBe('top_k');
+    expect(textOf(data)).toContain('You said: tuned');
   });
 
   it('leaves one audit event per request and a usage record for each one a provider answered', async () => {

@@ -114,9 +114,12 @@ describe('official openai SDK through the gateway to Gemini', () => {
   });
 
   it('refuses a field Gemini cannot honour with 400 naming it', async () => {
+    const before = upstream.requests();
     const err = await client.chat.completions.create({ model: 'gemini-fast', messages: [{ role: 'user', content: 'x' }], logprobs: true }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('logprobs');
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('UNSUPPORTED_PARAMETER');
+    expect(upstream.requests()).toBe(before);
   });
 
   it('sends the provider its own key and never the client key', async () => {
@@ -127,10 +130,14 @@ describe('official openai SDK through the gateway to Gemini', () => {
   });
 
   it('records usage with the provider token counts and finish reasons, streams included', async () => {
-    const { usage, raw } = await h.records();
+    const { usage, audit, raw } = await h.records();
     const served = usage.filter((u) => u.finish_reason !== 'error');
-    // Refused by the provider, or by the adapter before anything was sent: recorded as errors.
-    expect(usage.filter((u) => u.finish_reason === 'error').map((u) => u.model).sort()).toEqual(['gemini-busy', 'gemini-fast', 'gemini-refuses']);
+    // Refused by the provider: recorded as errors.
+    expect(usage.filter((u) => u.finish_reason === 'error').map((u) => u.model).sort()).toEqual(['gemini-busy', 'gemini-refuses']);
+    // Refused at admission (logprobs), before any provider was called: audited, never billed.
+    const refused = audit.filter((a) => a.error_code === 'UNSUPPORTED_PARAMETER');
+    expect(refused).toEqual([expect.objectContaining({ outcome: 'error', status: 400, model: 'gemini-fast' })]);
+    expect(usage.some((u) => u.id === refused[0]?.id)).toBe(false);
     expect(served.filter((u) => u.stream).length).toBeGreaterThanOrEqual(2);
     for (const u of served) {
       expect(u.provider).toBe('google');

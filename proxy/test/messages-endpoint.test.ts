@@ -118,11 +118,18 @@ describe('errors in Anthropic\'s shape, status kept', () => {
     const err = await expectError(res, 400, 'invalid_request_error');
     expect(err.message).toBe('max_tokens: Field required');
     expect((await expectError(await post({ ...hello, temperature: 1.5 }), 400, 'invalid_request_error')).message).toMatch(/^temperature: /);
-    expect((await expectError(await post({ ...hello, top_k: 10 }), 400, 'invalid_request_error')).message).toMatch(/^top_k: not supported/);
+    expect((await expectError(await post({ ...hello, container: 'container_01' }), 400, 'invalid_request_error')).message).toMatch(/^container: not supported/);
     expect((await expectError(await post('{"model":'), 400, 'invalid_request_error')).message).toMatch(/not valid JSON/);
     const { audit, usage } = await recordsOf(requestId);
     expect(audit).toEqual([expect.objectContaining({ outcome: 'error', status: 400, error_code: 'INVALID_REQUEST', model: 'claude-mock' })]);
     expect(usage).toEqual([]);
+  });
+
+  it('answers a field that only tunes the answer, naming it as dropped', async () => {
+    const res = await post({ ...hello, top_k: 10 });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-dropped-params')).toBe('top_k');
+    expect(((await res.json()) as { type: string }).type).toBe('message');
   });
 
   it('404 not_found_error for a model no provider serves', async () => {

@@ -92,7 +92,6 @@ describe('refusals and errors in the OpenAI error shape', () => {
     ['conversation', { ...hello, conversation: 'conv_1' }, 'conversation', /stateless/],
     ['background', { ...hello, background: true }, 'background', /background/],
     ['an include value', { ...hello, include: ['message.output_text.logprobs'] }, 'include', /logprobs/],
-    ['an unknown parameter', { ...hello, seed: 4 }, 'seed', /Unknown parameter/],
   ];
   for (const [what, body, param, message] of refusals) {
     it(`answers 400 INVALID_REQUEST naming ${param} for ${what}, and audits it`, async () => {
@@ -106,6 +105,19 @@ describe('refusals and errors in the OpenAI error shape', () => {
       expect(usage).toHaveLength(0);
     });
   }
+
+  it('answers 200 for unknown parameters, dropping them and naming each in x-gateway-dropped-params, and audits a success', async () => {
+    const requestId = 'resp-dropped-unknown';
+    const res = await post({ ...hello, seed: 4, frequency_penalty: 0.5, client_metadata: { app: 'x' }, context_management: [{ type: 'compaction' }] }, { 'x-request-id': requestId });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-dropped-params')).toBe('seed,frequency_penalty,client_metadata,context_management');
+    const body = (await res.json()) as { object: string; status: string };
+    expect(body).toMatchObject({ object: 'response', status: 'completed' });
+    const { audit, usage } = await recordsOf(requestId);
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ outcome: 'success', status: 200, key_id: key.id });
+    expect(usage).toHaveLength(1);
+  });
 
   it('answers no key, an unknown model and provider failures with their status and code', async () => {
     await expectError(await post(hello, { 'x-api-key': '' }), 401, 'UNAUTHORIZED');
@@ -259,7 +271,7 @@ const BREAKERS: ((body: Record<string, unknown>, pick: <T>(list: readonly T[]) =
   (b, pick) => ({ ...b, temperature: pick([-1, 2.5, '1', {}, [], true]) }),
   (b, pick) => ({ ...b, top_p: pick([-0.1, 1.5, '1', {}]) }),
   (b, pick) => ({ ...b, max_output_tokens: pick([0, -5, 1.5, '10', 1e20, {}, true]) }),
-  (b, pick) => ({ ...b, text: pick([5, 'x', [], { format: 5 }, { format: { type: 'xml' } }, { format: { type: 'json_schema' } }, { format: { type: 'json_schema', name: 'a b', schema: {} } }, { format: { type: 'json_schema', name: 'a', schema: 5 } }, { foo: 1 }, { verbosity: 'loud' }]) }),
+  (b, pick) => ({ ...b, text: pick([5, 'x', [], { format: 5 }, { format: { type: 'xml' } }, { format: { type: 'json_schema' } }, { format: { type: 'json_schema', name: 'a b', schema: {} } }, { format: { type: 'json_schema', name: 'a', schema: 5 } }, { foo: 1, format: { type: 'json_schema', name: 'a', schema: {}, strict: 'yes' } }, { verbosity: 'loud' }]) }),
   (b, pick) => ({ ...b, reasoning: pick([5, 'high', [], { effort: 'max!' }, { effort: 5 }, { summary: 5 }]) }),
   (b, pick) => ({ ...b, metadata: pick([5, 'x', [1], { a: 5 }, { a: null }, { a: 'v'.repeat(600) }]) }),
   (b, pick) => ({ ...b, store: pick([true, 'false', 1, {}]) }),
@@ -275,7 +287,9 @@ const BREAKERS: ((body: Record<string, unknown>, pick: <T>(list: readonly T[]) =
   (b, pick) => ({ ...b, include: pick(['x', 5, [5], ['bogus'], ['file_search_call.results'], {}]) }),
   (b, pick) => ({ ...b, truncation: pick(['auto', 5, 'sometimes']) }),
   (b, pick) => ({ ...b, top_logprobs: pick([1, 20]) }),
-  (b, pick) => ({ ...b, [pick(['constructor', 'toString', 'messages', 'frequency_penalty', 'n', 'x'.repeat(500), ''])]: pick(HOSTILE_VALUES) }),
+  // Unknown parameters are dropped, whatever their name: hostile names go where keys are still checked.
+  (b, pick) => ({ ...b, metadata: { [pick(['constructor', 'toString', '__proto__', 'messages', 'n', ''])]: pick(HOSTILE_VALUES.filter((v) => typeof v !== 'string')) } }),
+  (b, pick) => ({ ...b, metadata: { [pick(['x'.repeat(65), 'x'.repeat(500)])]: 'v' } }),
 ];
 
 /** Valid additions a broken body may also carry. */
@@ -286,6 +300,8 @@ const DECORATIONS: Record<string, unknown>[] = [
   { tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }], tool_choice: 'auto' },
   { max_output_tokens: 5, temperature: 0.3 },
   { input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }] }] },
+  // Unknown parameters, hostile names included: dropped, so the body stays as broken as its breaker made it.
+  { constructor: [], toString: 0, '': null, n: -1, frequency_penalty: 1e300, ['x'.repeat(500)]: {} },
 ];
 
 const RAW_BODIES: (string | Uint8Array)[] = [
@@ -316,7 +332,12 @@ describe('hostile bodies', () => {
         bodies.slice(i, i + 10).map(async (body, j) => {
           const res = await post(body, { 'x-request-id': `hostile-${i + j}` });
           const text = await res.text();
-          const code = (JSON.parse(text) as { error?: { code?: string } }).error?.code;
+          let code: string | undefined;
+          try {
+            code = (JSON.parse(text) as { error?: { code?: string } }).error?.code;
+          } catch {
+            // Not a JSON error body (a stream that was served, say): reported below as a failure.
+          }
           if (res.status !== 400 || code !== 'INVALID_REQUEST') failures.push(`${res.status} ${code} ← ${String(body).slice(0, 200)}`);
         }),
       );

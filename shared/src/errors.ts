@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   MCP_NOT_ALLOWED: { status: 403, type: 'permission_error', message: 'This MCP server is not enabled for the project.' },
   MODEL_NOT_PRICED: { status: 403, type: 'permission_error', message: 'The model has no price, and the project has a budget.' },
   TOOL_NOT_ALLOWED: { status: 403, type: 'permission_error', message: 'This tool is not allowed for the project.' },
+  UNSUPPORTED_PARAMETER: { status: 400, type: 'invalid_request_error', message: 'A parameter cannot be honoured by the provider of the model.' },
   GUARDRAIL_BLOCKED: { status: 400, type: 'invalid_request_error', message: 'A guardrail of the project blocked the request.' },
   NOT_FOUND: { status: 404, type: 'not_found_error', message: 'Not found.' },
   MODEL_NOT_FOUND: { status: 404, type: 'not_found_error', message: 'No provider serves this model.' },
@@ -106,6 +107,11 @@ export const Errors = {
   nestedTooDeeply: () => new GatewayError('INVALID_REQUEST', 'The body is nested too deeply.', { param: 'body' }),
   /** A request field the endpoint refuses; `message` names the field and what it must be. */
   invalidField: (param: string, message: string) => new GatewayError('INVALID_REQUEST', message, { param }),
+  /**
+   * A parameter the provider behind a translation cannot honour: one that would change the
+   * answer's shape, or one that only tunes it when the project refuses drops (`unsupported_params`).
+   */
+  unsupportedParameter: (param: string, message: string) => new GatewayError('UNSUPPORTED_PARAMETER', message, { param }),
   guardrailBlocked: (id: string, reason?: string) =>
     new GatewayError('GUARDRAIL_BLOCKED', `The guardrail \`${id}\` blocked the request${reason ? `: ${reason}` : '.'}`, { param: id }),
   tooMuchToGuard: (texts: number, guards: number, max: number) =>

@@ -17,10 +17,15 @@ const versions = new WeakMap<ProjectPolicy, string>();
 export function answerPolicyVersion(policy: ProjectPolicy): string {
   let version = versions.get(policy);
   if (version === undefined) {
-    const parts = { guardrails: policy.guardrails ?? null, max_tokens_cap: policy.max_tokens_cap, max_n: policy.max_n ?? null, allowed_models: policy.allowed_models, model_aliases: policy.model_aliases ?? null };
+    const parts = { guardrails: policy.guardrails ?? null, max_tokens_cap: policy.max_tokens_cap, max_n: policy.max_n ?? null, allowed_models: policy.allowed_models, model_aliases: policy.model_aliases ?? null, ...refusesDrops(policy) };
     // 72 bits: a name segment, not a secret; enough that two settings of one project never meet.
     version = hash('sha256', canonicalize(parts) ?? '', 'base64url').slice(0, 12);
     versions.set(policy, version);
   }
   return version;
+}
+
+/** Named only when set, so the versions of projects that never set it stay what they were. */
+function refusesDrops(policy: ProjectPolicy): { unsupported_params?: 'refuse' } {
+  return policy.unsupported_params === 'refuse' ? { unsupported_params: 'refuse' } : {};
 }

@@ -133,6 +133,7 @@ const ANTHROPIC_TYPE: Record<ErrorCode, string> = {
   MODEL_NOT_PRICED: 'permission_error',
   TOOL_NOT_ALLOWED: 'permission_error',
   GUARDRAIL_BLOCKED: 'invalid_request_error',
+  UNSUPPORTED_PARAMETER: 'invalid_request_error',
   NOT_FOUND: 'not_found_error',
   MODEL_NOT_FOUND: 'not_found_error',
   METHOD_NOT_ALLOWED: 'invalid_request_error',

@@ -1,7 +1,7 @@
 import { Errors, type ProjectPolicy } from '@gateway/shared';
 import { Masker } from '@gateway/shared/guardrails';
 import type { RequestContext } from '../pipeline/context.js';
-import type { ParsedRequest } from '../protocols/protocol.js';
+import { translateScanned, type ParsedRequest } from '../protocols/protocol.js';
 import { runGuards, type GuardOutcome } from './run-guards.js';
 import { embeddingsSlots, promptSlots } from './slots.js';
 import type { GuardrailRuntime } from './runtime.js';
@@ -39,6 +39,8 @@ function check(ctx: RequestContext, runtime: GuardrailRuntime, policy: ProjectPo
   const compiled = runtime.compiledFor(policy, guardrails);
   const embeddings = ctx.embeddings;
   const parsed = embeddings === null ? (ctx.parsed as ParsedRequest) : null;
+  // Guardrails read the internal request: a body only scanned is translated for them.
+  if (parsed !== null) translateScanned(parsed);
   // Guarded answers are read in the internal (OpenAI) format: no native pass-through, so a body
   // only the native path could carry is refused now, before anything is counted.
   if (parsed !== null && compiled.output.length > 0) {

@@ -42,6 +42,7 @@ export const EXPOSED_HEADERS = [
   'x-ratelimit-reset-requests',
   'x-ratelimit-reset-tokens',
   'x-gateway-cache',
+  'x-gateway-dropped-params',
   'age',
 ].join(', ');
 

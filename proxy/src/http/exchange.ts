@@ -24,6 +24,17 @@ export class Exchange {
   /** Headers a step adds to the answer (the response cache's `x-gateway-cache`, `age`); null when none. */
   extraHeaders: (readonly [string | Buffer, string | Buffer])[] | null = null;
 
+  /**
+   * Sets one answer header, replacing the value an earlier call gave `name` (the same Buffer), or
+   * removing it (null): a failover's next target says its own.
+   */
+  setHeader(name: Buffer, value: string | null): void {
+    const headers = this.extraHeaders;
+    const at = headers === null ? -1 : headers.findIndex(([n]) => n === name);
+    if (at !== -1) (headers as (readonly [string | Buffer, string | Buffer])[]).splice(at, 1);
+    if (value !== null) (this.extraHeaders ??= []).push([name, value]);
+  }
+
   constructor(
     private readonly res: HttpResponse,
     readonly requestId: string,

@@ -21,6 +21,7 @@ export const NAME = {
   origin: bytes('origin'),
   gatewayCache: bytes('x-gateway-cache'),
   age: bytes('age'),
+  droppedParams: bytes('x-gateway-dropped-params'),
 } as const;
 
 export const VALUE = {

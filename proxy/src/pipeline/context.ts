@@ -18,7 +18,7 @@ import type { Cancel } from '../providers/cancel.js';
 import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, EmbeddingsResult, StreamMeta, StreamResult } from '../request/internal-request.js';
 import type { ParsedRequest, StreamWriter } from '../protocols/protocol.js';
 import type { RecordSink } from '../records/record-sink.js';
-import type { CoolingLog, ModelRouter, Route } from '../routing/model-router.js';
+import type { CoolingLog, ModelRouter, Route, Target } from '../routing/model-router.js';
 import type { GatewayTracer, RequestTrace } from '../tracing/request-trace.js';
 import type { Endpoint } from './endpoint.js';
 import type { RequestExtras } from './request-extras.js';
@@ -141,6 +141,11 @@ export class RequestContext implements Revocable, CoolingLog {
   policy: ProjectPolicy | null = null;
   /** Prompt tokens plus the output the request may produce: what rate limits and quota are charged. */
   estimate = 0;
+  /**
+   * Per target of the route, the parameters its translation leaves out, as the
+   * `x-gateway-dropped-params` value (steps/translation.ts); null when no target drops any.
+   */
+  dropped: ReadonlyMap<Target, string> | null = null;
   /** The bytes sent to the provider when it takes the internal request as it is. */
   forward: Buffer | null = null;
   /** Tokens reserved against the project's quota; settled to the true count when the request finishes. */

@@ -10,6 +10,7 @@ import { parseJson, readBody, refuseWhileDraining } from './steps/body.js';
 import { countRequest, endTrace, settle, writeRecords } from './steps/closing.js';
 import { chatUsage, embeddingsUsage } from './steps/meter.js';
 import { parseCountTokens, parseEmbeddings, parseWith } from './steps/parse.js';
+import { paramsJudged } from './steps/translation.js';
 import { callEmbeddings, callModel } from './steps/provider.js';
 import { respondEmbeddings, respondModels, respondTokenCount, respondWith } from './steps/respond.js';
 
@@ -53,6 +54,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
       // admission
       projectPolicy,
       modelServed,
+      paramsJudged,
       maxTokensCap,
       estimateChat,
       rateLimit,

@@ -1,4 +1,4 @@
-import type { GatewayError } from '@gateway/shared';
+import { GatewayError } from '@gateway/shared';
 import type { CompletionResult, NativeProtocol, NativeRequest, StreamMeta } from '../request/internal-request.js';
 import type { ChatCompletionBody } from '../request/openai-chat.js';
 
@@ -40,6 +40,37 @@ export interface ParsedRequest {
    * that would need the translation (guardrails rewriting it) refuses with this.
    */
   untranslatable?: GatewayError;
+  /**
+   * On a body only scanned because its route is native (nothing is translated that no step
+   * needs): the translation, for the step that needs it after all (translateScanned).
+   */
+  translate?: () => ParsedRequest;
+  /**
+   * Fields of the client's body the translation into the internal request left out because they
+   * only tune the answer (named in `x-gateway-dropped-params`); absent when none. A target sent
+   * the body as it came loses none of them.
+   */
+  dropped?: string[];
+}
+
+/**
+ * A scanned body's translation, made when a step needs it (a route that is not native after all,
+ * guardrails that read or rewrite the internal request): the request becomes the translation, its
+ * native form kept; a body the translation refuses keeps the scan and its refusal as
+ * `untranslatable`, for the step to answer.
+ */
+export function translateScanned(parsed: ParsedRequest): void {
+  const translate = parsed.translate;
+  if (translate === undefined) return;
+  parsed.translate = undefined;
+  try {
+    const native = parsed.native;
+    Object.assign(parsed, translate());
+    parsed.native = native;
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    parsed.untranslatable = err;
+  }
 }
 
 /** Renders one streamed answer, chunk by chunk; one per request. */

@@ -1,4 +1,5 @@
 import type { ModelEntry, ProviderConfig, ProviderTypeInfo } from '@gateway/shared';
+import type { ParamTable } from '../conversion/param-support.js';
 import type { Cancel } from './cancel.js';
 import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, NativeProtocol, StreamResult } from '../request/internal-request.js';
 
@@ -52,6 +53,12 @@ export interface ProviderAdapter {
    * reads only the fields it needs and leaves the rest to the provider.
    */
   speaksNatively?(protocol: NativeProtocol, entry: ModelEntry): boolean;
+  /**
+   * Which fields of the internal request the provider's translation carries, drops or refuses for
+   * this model (conversion/param-support.ts), read once when routes are built; absent or null: the
+   * provider speaks Chat Completions and is sent every field.
+   */
+  paramsFor?(entry: ModelEntry): ParamTable | null;
   close(): Promise<void>;
 }
 

@@ -1,5 +1,6 @@
 import { Errors, type ModelEntry, type ProvidersConfig, type RouteConfig } from '@gateway/shared';
 import type { NativeProtocol, ProviderAdapter } from '../providers/adapter.js';
+import type { ParamTable } from '../conversion/param-support.js';
 import { createAdapter } from '../providers/registry.js';
 import { TargetHealth } from './target-health.js';
 import { unknownModel } from './model-suggest.js';
@@ -15,6 +16,17 @@ export interface Target {
   adapter: ProviderAdapter;
   entry: ModelEntry;
   health: TargetHealth;
+  /** The inbound protocols this target is sent as they came (ProviderAdapter.speaksNatively), read once. */
+  native: ReadonlySet<NativeProtocol>;
+  /** What the target's translation carries, drops and refuses (ProviderAdapter.paramsFor); null: every field goes. */
+  params: ParamTable | null;
+}
+
+const NATIVE_PROTOCOLS: readonly NativeProtocol[] = ['anthropic-messages', 'openai-responses'];
+
+function targetOf(adapter: ProviderAdapter, entry: ModelEntry, health: TargetHealth): Target {
+  const native = new Set(NATIVE_PROTOCOLS.filter((p) => adapter.speaksNatively?.(p, entry) === true));
+  return { adapter, entry, health, native, params: adapter.paramsFor?.(entry) ?? null };
 }
 
 /** Told which providers of a plan were in a cooldown (the audit event names those not tried). */
@@ -47,7 +59,7 @@ export class Route {
   nativeFor(protocol: NativeProtocol): boolean {
     let native = this.nativeProtocols.get(protocol);
     if (native === undefined) {
-      native = this.targets.length > 0 && this.targets.every((t) => t.adapter.speaksNatively?.(protocol, t.entry) === true);
+      native = this.targets.length > 0 && this.targets.every((t) => t.native.has(protocol));
       this.nativeProtocols.set(protocol, native);
     }
     return native;
@@ -123,7 +135,7 @@ export class ModelRouter {
       for (const entry of adapter.models) {
         let list = byModel.get(entry.id);
         if (list === undefined) byModel.set(entry.id, (list = []));
-        list.push({ adapter, entry, health });
+        list.push(targetOf(adapter, entry, health));
       }
     }
     for (const [id, targets] of byModel) {

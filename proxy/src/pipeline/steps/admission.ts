@@ -5,7 +5,7 @@ import { estimatePromptTokens } from '../../policy/token-estimate.js';
 import { estimateEmbeddingsTokens } from '../../policy/embeddings-estimate.js';
 import type { RequestContext } from '../context.js';
 import { extrasOf } from '../request-extras.js';
-import type { ParsedRequest } from '../../protocols/protocol.js';
+import { translateScanned, type ParsedRequest } from '../../protocols/protocol.js';
 import type { EmbeddingsBody } from '../../request/internal-request.js';
 
 /**
@@ -58,9 +58,10 @@ export function modelServed(ctx: RequestContext): void {
     // No provider serves the id asked for, and no alias sends it elsewhere: 404, naming what is served.
     return;
   }
-  // A body only a native route carries (parse judged it by the aliases this proxy held then),
-  // served by a route that would translate it.
+  // A body parse only scanned (its route was native by the aliases this proxy held then), served
+  // by a route that translates: translated now, refused if it cannot be.
   const parsed = ctx.parsed;
+  if (parsed?.translate !== undefined && parsed.native !== undefined && ctx.route !== null && !ctx.route.nativeFor(parsed.native.protocol)) translateScanned(parsed);
   if (parsed?.untranslatable !== undefined && parsed.native !== undefined && ctx.route !== null && !ctx.route.nativeFor(parsed.native.protocol)) return ctx.fail(parsed.untranslatable, 'error');
   modelAllowed(ctx);
 }

@@ -5,6 +5,7 @@ import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, 
 import type { ParsedRequest } from '../../protocols/protocol.js';
 import { upstreamOf, type Route, type Target } from '../../routing/model-router.js';
 import type { RequestContext } from '../context.js';
+import { NAME } from '../../http/wire-bytes.js';
 import { CLIENT_CLOSED } from '../exits.js';
 import { tryTargets, type Served } from './failover.js';
 
@@ -68,6 +69,10 @@ function startCancel(ctx: RequestContext): Cancel {
 
 function begin(ctx: RequestContext, target: Target, request: ChatRequest | EmbeddingsRequest): void {
   ctx.request = request;
+  const dropped = ctx.dropped;
+  if (dropped !== null) {
+    ctx.ex.setHeader(NAME.droppedParams, dropped.get(target) ?? null);
+  }
   ctx.price = target.entry.price;
   ctx.trace?.attempt(target.adapter, request);
 }

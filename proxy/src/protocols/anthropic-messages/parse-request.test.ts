@@ -187,7 +187,6 @@ describe('Messages request refusals name the field', () => {
     ['max_tokens fractional', { ...base, max_tokens: 2.5 }, 'max_tokens'],
     ['no messages', { ...base, messages: undefined }, 'messages'],
     ['empty messages', { ...base, messages: [] }, 'messages'],
-    ['a system role in messages', { ...base, messages: [{ role: 'system', content: 'x' }] }, 'messages.0.role'],
     ['content a number', { ...base, messages: [{ role: 'user', content: 5 }] }, 'messages.0.content'],
     ['an empty user turn', { ...base, messages: [{ role: 'user', content: [] }] }, 'messages.0.content'],
     ['a block without type', { ...base, messages: [{ role: 'user', content: [{ text: 'x' }] }] }, 'messages.0.content.0.type'],
@@ -204,7 +203,6 @@ describe('Messages request refusals name the field', () => {
     ['tool_use input not an object', { ...base, messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: '{}' }] }] }, 'messages.0.content.0.input'],
     ['temperature above 1', { ...base, temperature: 1.5 }, 'temperature'],
     ['top_p above 1', { ...base, top_p: 2 }, 'top_p'],
-    ['top_k', { ...base, top_k: 40 }, 'top_k', /not supported/],
     ['stop_sequences a string', { ...base, stop_sequences: 'END' }, 'stop_sequences'],
     ['an empty stop sequence', { ...base, stop_sequences: ['a', ''] }, 'stop_sequences.1'],
     ['stream not boolean', { ...base, stream: 'yes' }, 'stream'],
@@ -216,12 +214,16 @@ describe('Messages request refusals name the field', () => {
     ['tool_choice any without tools', { ...base, tool_choice: { type: 'any' } }, 'tool_choice'],
     ['tool_choice naming no tool', { ...base, tools: [{ name: 'f', input_schema: {} }], tool_choice: { type: 'tool', name: 'g' } }, 'tool_choice.name'],
     ['tool_choice of an unknown type', { ...base, tool_choice: { type: 'sometimes' } }, 'tool_choice.type'],
-    ['thinking enabled', { ...base, thinking: { type: 'enabled', budget_tokens: 2000 } }, 'thinking', /not supported/],
-    ['output_config.effort', { ...base, output_config: { effort: 'high' } }, 'output_config.effort', /not supported/],
-    ['an unknown field', { ...base, frequency_penalty: 1 }, 'frequency_penalty', /not supported/],
     ['a tool input nested past the limit', { ...base, messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: nested(100) }] }] }, 'messages.0.content.0.input', /nested/],
     ['an input_schema nested past the limit', { ...base, tools: [{ name: 'f', input_schema: nested(70) }] }, 'tools.0.input_schema', /nested/],
     ['an Anthropic-only field', { ...base, mcp_servers: [] }, 'mcp_servers', /MCP/],
+    ['a container', { ...base, container: 'c_1' }, 'container', /containers/],
+    ['a role the API has not', { ...base, messages: [{ role: 'tool', content: 'x' }] }, 'messages.0.role'],
+    ['a system message holding an image', { ...base, messages: [{ role: 'system', content: [{ type: 'image', source: {} }] }] }, 'messages.0.content.0.type'],
+    ['thinking of an unknown type', { ...base, thinking: { type: 'sometimes' } }, 'thinking.type'],
+    ['a thinking budget under 1024', { ...base, thinking: { type: 'enabled', budget_tokens: 100 } }, 'thinking.budget_tokens'],
+    ['a thinking budget over max_tokens', { ...base, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 4000 } }, 'thinking.budget_tokens'],
+    ['an effort of another level', { ...base, output_config: { effort: 'extreme' } }, 'output_config.effort'],
   ];
   for (const [what, body, param, message] of cases) {
     it(`refuses ${what} (${param})`, () => {
@@ -231,4 +233,56 @@ describe('Messages request refusals name the field', () => {
       if (message) expect(err.message).toMatch(message);
     });
   }
+});
+
+describe('Messages request: what maps and what is dropped', () => {
+  it('keeps a system message where it stands in the conversation', () => {
+    const parsed = parse({ ...base, messages: [{ role: 'user', content: 'Hi' }, { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] }, { role: 'user', content: 'Go' }] });
+    expect(parsed.chat.messages.map((m) => m.role)).toEqual(['user', 'system', 'user']);
+    expect(parsed.chat.messages[1]?.content).toBe('Be brief.');
+    expect(parsed.dropped).toBeUndefined();
+  });
+
+  it('maps thinking and effort to the reasoning effort', () => {
+    const effort = (body: Record<string, unknown>) => parse({ ...base, max_tokens: 32000, ...body }).chat.reasoning_effort;
+    expect(effort({ thinking: { type: 'enabled', budget_tokens: 2000 } })).toBe('low');
+    expect(effort({ thinking: { type: 'enabled', budget_tokens: 8000 } })).toBe('medium');
+    expect(effort({ thinking: { type: 'enabled', budget_tokens: 20000 } })).toBe('high');
+    expect(effort({ thinking: { type: 'adaptive' } })).toBe('medium');
+    expect(effort({ thinking: { type: 'adaptive', display: 'omitted' }, output_config: { effort: 'low' } })).toBe('low');
+    expect(effort({ output_config: { effort: 'max' } })).toBe('high');
+    expect(effort({ thinking: { type: 'disabled' }, output_config: { effort: 'high' } })).toBeUndefined();
+    expect(effort({})).toBeUndefined();
+  });
+
+  it('drops what only tunes the answer and names it, in the body order', () => {
+    const parsed = parse({ ...base, context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] }, top_k: 40, service_tier: 'auto', speed: 'fast', output_config: { effort: 'medium', task_budget: 5 }, future_field: {} });
+    expect(parsed.dropped).toEqual(['context_management', 'top_k', 'service_tier', 'speed', 'future_field', 'output_config.task_budget']);
+    for (const field of ['context_management', 'top_k', 'service_tier', 'speed', 'future_field']) expect(parsed.chat).not.toHaveProperty(field);
+    expect(parsed.chat.reasoning_effort).toBe('medium');
+  });
+
+  it('reads a Claude Code turn whole: adaptive thinking, effort, context management, a mid-conversation system message', () => {
+    const parsed = parse({
+      model: 'claude-opus-5-5',
+      max_tokens: 128000,
+      stream: true,
+      metadata: { user_id: JSON.stringify({ device_id: 'd', account_uuid: '', session_id: 's-1' }) },
+      thinking: { type: 'adaptive', display: 'omitted' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      output_config: { effort: 'medium' },
+      system: [{ type: 'text', text: 'You are an agent.', cache_control: { type: 'ephemeral' } }],
+      tools: [{ name: 'Read', description: 'Reads a file', input_schema: { type: 'object', properties: {} } }, { name: 'Later', description: 'x', input_schema: { type: 'object' }, defer_loading: true }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Read note.txt' }] },
+        { role: 'system', content: [{ type: 'text', text: 'Reminder.', cache_control: { type: 'ephemeral' } }] },
+        { role: 'assistant', content: [{ type: 'thinking', thinking: '', signature: 'sig' }, { type: 'tool_use', id: 'toolu_1', name: 'Read', input: { path: 'note.txt' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'the note' }] },
+      ],
+    });
+    expect(parsed.chat).toMatchObject({ model: 'claude-opus-5-5', max_tokens: 128000, stream: true, user: 's-1', reasoning_effort: 'medium' });
+    expect(parsed.chat.messages.map((m) => m.role)).toEqual(['system', 'user', 'system', 'assistant', 'tool']);
+    expect(parsed.chat.tools).toHaveLength(2);
+    expect(parsed.dropped).toEqual(['context_management']);
+  });
 });

@@ -1,4 +1,3 @@
-import { GatewayError } from '@gateway/shared';
 import type { ParsedRequest } from '../protocol.js';
 import { scanMessagesRequest } from './scan-request.js';
 import { checkDepth, invalid, isObject, optionalNumber, present, requireObject, requireString, unsupported } from './request-fields.js';
@@ -9,10 +8,12 @@ import type { ChatCompletionBody, ChatResponseFormat } from '../../request/opena
 
 /**
  * An Anthropic Messages body, validated and translated into the internal request (an OpenAI Chat
- * Completions body). What the internal request cannot carry is refused with the field named,
- * never silently dropped, except a hint that does not change the answer (`service_tier`); prompt
- * cache breakpoints are carried for the adapters that cache prompts (cache-hints.ts).
- * docs/endpoints.md lists the mapping.
+ * Completions body). What maps is mapped (system messages anywhere, thinking and effort as
+ * reasoning effort, JSON outputs as a json_schema response format); what only tunes the answer is
+ * left out and named (`dropped`: context management, top_k, service tier, fields this gateway does
+ * not know); what would change the answer is refused with the field named (server-run tools and
+ * MCP servers, containers). Prompt cache breakpoints are carried for the adapters that cache
+ * prompts (cache-hints.ts). docs/endpoints.md lists the mapping.
  */
 export interface MessagesRequest extends ParsedRequest {
   /**
@@ -26,47 +27,46 @@ export interface MessagesRequest extends ParsedRequest {
 /** `create` is POST /v1/messages; `count` is count_tokens, where max_tokens is not asked for. */
 export type MessagesPurpose = 'create' | 'count';
 
-/** Fields of Anthropic's API this gateway reads; any other is refused. */
+/** Fields of Anthropic's API the translation reads; any other only tunes the answer and is dropped, unless refused below. */
 const FIELDS = new Set([
-  'model', 'messages', 'max_tokens', 'system', 'metadata', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k',
-  'tools', 'tool_choice', 'thinking', 'service_tier', 'cache_control', 'output_config',
+  'model', 'messages', 'max_tokens', 'system', 'metadata', 'stop_sequences', 'stream', 'temperature', 'top_p',
+  'tools', 'tool_choice', 'thinking', 'cache_control', 'output_config',
 ]);
 
-/** Why a known Anthropic field is refused, when it is not obvious. */
+/** Anthropic fields whose loss would change the answer, or break a promise made to the client: refused, with why. */
 const ANTHROPIC_ONLY: Record<string, string> = {
   container: 'containers live inside Anthropic\'s API',
   mcp_servers: 'MCP servers are called by Anthropic\'s API itself',
-  context_management: 'context editing happens inside Anthropic\'s API',
   inference_geo: 'the gateway cannot promise where another provider runs the model',
-  speed: 'a speed mode is Anthropic\'s own',
 };
 
 const MAX_MODEL = 256;
 const MAX_USER_ID = 256;
 
 /**
- * `nativeRoute(model)`: every provider of the model's route takes the body as it came. Then a body
- * the translation refuses still goes, read only for what the gateway needs (scan-request.ts), its
- * refusal kept as `untranslatable` for a step that would need the translation after all.
+ * `nativeRoute(model)`: every provider of the model's route takes the body as it came. Then the
+ * body is not translated but read only for what the gateway needs (scan-request.ts): the
+ * translation waits in `translate` for a step that needs it after all (translateScanned), and
+ * what it would refuse is the provider's to judge.
  */
 export function parseMessagesRequest(body: unknown, raw: Buffer, purpose: MessagesPurpose = 'create', nativeRoute?: (model: string) => boolean): MessagesRequest {
-  try {
-    return translateRequest(body, raw, purpose);
-  } catch (err) {
-    if (nativeRoute === undefined || !(err instanceof GatewayError) || !isObject(body) || typeof body.model !== 'string' || !nativeRoute(body.model)) throw err;
-    const maxTokens = maxTokensOf(body.max_tokens, purpose);
-    if (present(body.stream) && typeof body.stream !== 'boolean') throw invalid('stream', 'must be a boolean');
-    const { chat, model, stream } = scanMessagesRequest(body, maxTokens);
-    const user = endUserOf(body.metadata);
-    if (user !== null) chat.user = user;
-    return { chat, raw: null, model, stream, wantsUsage: true, maxTokens, anthropic: body, anthropicRaw: raw, untranslatable: err };
-  }
+  if (nativeRoute === undefined || !isObject(body) || typeof body.model !== 'string' || !nativeRoute(body.model)) return translateRequest(body, raw, purpose);
+  const maxTokens = maxTokensOf(body.max_tokens, purpose);
+  if (present(body.stream) && typeof body.stream !== 'boolean') throw invalid('stream', 'must be a boolean');
+  const { chat, model, stream } = scanMessagesRequest(body, maxTokens);
+  const user = endUserOf(body.metadata);
+  if (user !== null) chat.user = user;
+  return { chat, raw: null, model, stream, wantsUsage: true, maxTokens, anthropic: body, anthropicRaw: raw, translate: () => translateRequest(body, raw, purpose) };
 }
 
 function translateRequest(body: unknown, raw: Buffer, purpose: MessagesPurpose): MessagesRequest {
   if (!isObject(body)) throw invalid('body', 'The body must be a JSON object.');
+  const dropped: string[] = [];
   for (const field of Object.keys(body)) {
-    if (!FIELDS.has(field)) throw unsupported(field, ANTHROPIC_ONLY[field] ?? 'not a Messages API field this gateway serves');
+    if (FIELDS.has(field) || !present(body[field])) continue;
+    const why = ANTHROPIC_ONLY[field];
+    if (why !== undefined) throw unsupported(field, why);
+    dropped.push(field);
   }
   const model = requireString(body.model, 'model', { nonEmpty: true, max: MAX_MODEL });
   const maxTokens = maxTokensOf(body.max_tokens, purpose);
@@ -88,19 +88,23 @@ function translateRequest(body: unknown, raw: Buffer, purpose: MessagesPurpose):
   if (temperature !== undefined) chat.temperature = temperature;
   const topP = optionalNumber(body, 'top_p', 0, 1);
   if (topP !== undefined) chat.top_p = topP;
-  if (present(body.top_k)) throw unsupported('top_k', 'the internal request (OpenAI Chat Completions) has no top_k; use top_p or temperature');
 
   const stop = stopSequences(body.stop_sequences);
   if (stop !== null) chat.stop = stop;
   const user = userId(body.metadata);
   if (user !== null) chat.user = user;
   Object.assign(chat, translateTools(body.tools, body.tool_choice));
-  checkThinking(body.thinking);
-  const format = outputFormat(body.output_config);
-  if (format !== null) chat.response_format = format;
+  const thinking = thinkingEffort(body.thinking, maxTokens);
+  const output = outputConfig(body.output_config, dropped);
+  // The effort asked for decides; thinking switched on without one is the budget's.
+  const effort = thinking === 'off' ? null : (output.effort ?? thinking);
+  if (effort !== null) chat.reasoning_effort = effort;
+  if (output.format !== null) chat.response_format = output.format;
   checkHints(body, chat);
 
-  return { chat, raw: null, model, stream: stream === true, wantsUsage: true, maxTokens, anthropic: body, anthropicRaw: raw };
+  const parsed: MessagesRequest = { chat, raw: null, model, stream: stream === true, wantsUsage: true, maxTokens, anthropic: body, anthropicRaw: raw };
+  if (dropped.length > 0) parsed.dropped = dropped;
+  return parsed;
 }
 
 function maxTokensOf(value: unknown, purpose: MessagesPurpose): number | null {
@@ -150,39 +154,65 @@ function endUser(userId: string): string {
   return userId;
 }
 
-/** Extended thinking has no form in the internal request; turning it off asks for nothing. */
-function checkThinking(value: unknown): void {
-  if (!present(value)) return;
+type Effort = 'low' | 'medium' | 'high';
+
+/**
+ * Extended thinking as the reasoning effort of the internal request: `enabled` by its budget
+ * (up to 4,095 tokens low, up to 16,383 medium, more high), `adaptive` medium unless
+ * output_config.effort says otherwise; 'off' when the client turned thinking off.
+ */
+function thinkingEffort(value: unknown, maxTokens: number | null): Effort | 'off' | null {
+  if (!present(value)) return null;
   const thinking = requireObject(value, 'thinking');
-  if (thinking.type === 'disabled') return;
-  if (typeof thinking.type !== 'string') throw invalid('thinking.type', 'Field required');
-  throw unsupported('thinking', `thinking of type \`${thinking.type}\` cannot be carried to the providers behind it; leave it out or send {"type":"disabled"}`);
+  switch (thinking.type) {
+    case 'disabled':
+      return 'off';
+    case 'adaptive':
+      return 'medium';
+    case 'enabled': {
+      const budget = thinking.budget_tokens;
+      if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < 1024) throw invalid('thinking.budget_tokens', 'must be an integer of at least 1024');
+      if (maxTokens !== null && budget >= maxTokens) throw invalid('thinking.budget_tokens', 'must be less than max_tokens');
+      return budget < 4096 ? 'low' : budget < 16384 ? 'medium' : 'high';
+    }
+    default:
+      if (typeof thinking.type !== 'string') throw invalid('thinking.type', 'Field required');
+      throw invalid('thinking.type', "must be one of 'enabled', 'adaptive', 'disabled'");
+  }
 }
 
-/** output_config.format (JSON outputs) is OpenAI's json_schema response format; effort has no equivalent. */
-function outputFormat(value: unknown): ChatResponseFormat | null {
-  if (!present(value)) return null;
+const EFFORTS: Record<string, Effort> = { low: 'low', medium: 'medium', high: 'high', max: 'high' };
+
+/**
+ * output_config: `format` (JSON outputs) is OpenAI's json_schema response format, `effort` the
+ * reasoning effort (`max` as high, the most OpenAI-shaped providers take); any other field only
+ * tunes the answer and is dropped.
+ */
+function outputConfig(value: unknown, dropped: string[]): { format: ChatResponseFormat | null; effort: Effort | null } {
+  if (!present(value)) return { format: null, effort: null };
   const config = requireObject(value, 'output_config');
   for (const field of Object.keys(config)) {
-    if (field !== 'format' && present(config[field])) throw unsupported(`output_config.${field}`, 'only output_config.format can be carried');
+    if (field !== 'format' && field !== 'effort' && present(config[field])) dropped.push(`output_config.${field}`);
   }
-  if (!present(config.format)) return null;
+  let effort: Effort | null = null;
+  if (present(config.effort)) {
+    const asked = config.effort;
+    effort = typeof asked === 'string' && Object.hasOwn(EFFORTS, asked) ? (EFFORTS[asked] as Effort) : null;
+    if (effort === null) throw invalid('output_config.effort', "must be one of 'low', 'medium', 'high', 'max'");
+  }
+  if (!present(config.format)) return { format: null, effort };
   const format = requireObject(config.format, 'output_config.format');
   if (format.type !== 'json_schema') throw invalid('output_config.format.type', "must be 'json_schema'");
   const schema = requireObject(format.schema, 'output_config.format.schema');
   checkDepth(schema, 'output_config.format.schema');
-  return { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } };
+  return { format: { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } }, effort };
 }
 
 /**
- * Hints that change where or how cheaply a request runs, never its answer. `service_tier` is
- * checked, then dropped. The request's own `cache_control` (Anthropic's automatic caching, whose
- * breakpoint is the prompt's last block) is carried on the last message, as a block's is
- * (cache-hints.ts).
+ * The request's own `cache_control` (Anthropic's automatic caching, whose breakpoint is the
+ * prompt's last block) is carried on the last message, as a block's is (cache-hints.ts).
  */
 function checkHints(body: Record<string, unknown>, chat: ChatCompletionBody): void {
-  const tier = body.service_tier;
-  if (present(tier) && tier !== 'auto' && tier !== 'standard_only') throw invalid('service_tier', "must be 'auto' or 'standard_only'");
   const auto = cacheControlOf(body, '');
   const last = chat.messages[chat.messages.length - 1];
   if (auto !== undefined && last !== undefined && carried(last) === undefined) carry(last, auto);

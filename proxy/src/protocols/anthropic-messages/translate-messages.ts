@@ -41,9 +41,25 @@ export function translateMessages(messages: unknown): ChatMessage[] {
     const role = message.role;
     if (role === 'user') userTurn(message.content, at, out);
     else if (role === 'assistant') out.push(assistantTurn(message.content, at));
-    else throw invalid(`${at}.role`, "must be 'user' or 'assistant' (the system prompt goes in `system`)");
+    // An instruction given mid-conversation (Claude Code sends them): a system message where it stands.
+    else if (role === 'system') out.push(systemTurn(message.content, at));
+    else throw invalid(`${at}.role`, "must be 'user', 'assistant' or 'system'");
   }
   return out;
+}
+
+function systemTurn(content: unknown, at: string): ChatMessage {
+  const blocks = contentBlocks(content, at);
+  if (typeof blocks === 'string') return { role: 'system', content: blocks };
+  const parts: ContentPart[] = [];
+  for (let j = 0; j < blocks.length; j++) {
+    const path = `${at}.content.${j}`;
+    const { block, type } = blockType(blocks[j], path);
+    if (type !== 'text') throw invalid(`${path}.type`, 'a system message holds text blocks only');
+    parts.push(carry({ type: 'text', text: requireString(block.text, `${path}.text`) }, cacheControlOf(block, path)));
+  }
+  if (parts.length === 0) throw invalid(`${at}.content`, 'a system message needs at least one text block');
+  return withParts('system', parts);
 }
 
 function contentBlocks(content: unknown, at: string): unknown[] | string {

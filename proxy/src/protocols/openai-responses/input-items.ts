@@ -1,22 +1,24 @@
 import { clip, invalid, isObject, isSet } from './checks.js';
 import type { ChatContentPart, ChatImagePart, ChatMessage, ChatToolCall } from '../../request/openai-chat.js';
+import type { ToolSet } from './tools.js';
 
 /**
  * The Responses `input` as Chat Completions messages. A string is one user message. A list holds
  * items: `message` items (the `type` may be left out) become messages of their role; consecutive
  * `function_call` items become the `tool_calls` of one assistant message (joined to the assistant
  * message just before them, as chat history has them); `function_call_output` items become `tool`
- * messages. `reasoning` items are left out: they are a model's hidden reasoning, which a chat
- * request has no place for. Items that refer to stored state or belong to built-in tools are refused.
+ * messages; `custom_tool_call` items and their outputs likewise, a custom call's input as the one
+ * argument `input` (tools.ts); `additional_tools` items declare tools, as `tools` does.
+ * `reasoning` items are left out: they are a model's hidden reasoning, which a chat request has no
+ * place for. Items that refer to stored state or belong to built-in tools are refused.
  */
-export 
 const MESSAGE_ROLES = new Set<string>(['user', 'assistant', 'system', 'developer']);
 
 function isMessageRole(role: unknown): role is 'user' | 'assistant' | 'system' | 'developer' {
   return typeof role === 'string' && MESSAGE_ROLES.has(role);
 }
 
-export function inputMessages(input: unknown): ChatMessage[] {
+export function inputMessages(input: unknown, tools: ToolSet): ChatMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   if (!Array.isArray(input) || input.length === 0) throw invalid('input', '`input` is required: a string or a non-empty list of input items.');
   const messages: ChatMessage[] = [];
@@ -30,10 +32,17 @@ export function inputMessages(input: unknown): ChatMessage[] {
         messages.push(messageItem(item, at));
         break;
       case 'function_call':
-        addFunctionCall(messages, item, at);
+        addCall(messages, functionCall(item, at, tools));
+        break;
+      case 'custom_tool_call':
+        addCall(messages, customCall(item, at, tools));
         break;
       case 'function_call_output':
+      case 'custom_tool_call_output':
         messages.push(functionCallOutput(item, at));
+        break;
+      case 'additional_tools':
+        tools.addAll(item.tools, `${at}.tools`);
         break;
       case 'reasoning':
         break;
@@ -44,7 +53,7 @@ export function inputMessages(input: unknown): ChatMessage[] {
         );
       default:
         if (typeof type !== 'string') throw invalid(`${at}.type`, `\`${at}.type\` must be message, function_call or function_call_output.`);
-        throw invalid(`${at}.type`, `Input items of type \`${clip(type)}\` are not supported: only message, function_call and function_call_output items are (built-in tools are not).`);
+        throw invalid(`${at}.type`, `Input items of type \`${clip(type)}\` are not supported: only message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, additional_tools and reasoning items are (built-in tools are not).`);
     }
   }
   if (messages.length === 0) throw invalid('input', '`input` must hold at least one message, function_call or function_call_output item.');
@@ -104,11 +113,21 @@ function filePart(part: Record<string, unknown>, at: string): ChatContentPart {
   return { type: 'file', file: isSet(part.filename) ? { filename: part.filename, file_data: part.file_data } : { file_data: part.file_data } };
 }
 
-function addFunctionCall(messages: ChatMessage[], item: Record<string, unknown>, at: string): void {
+function functionCall(item: Record<string, unknown>, at: string, tools: ToolSet): ChatToolCall {
   const callId = requiredString(item, 'call_id', at);
   const name = requiredString(item, 'name', at);
   if (typeof item.arguments !== 'string') throw invalid(`${at}.arguments`, `\`${at}.arguments\` must be a string (the arguments as JSON).`);
-  const call: ChatToolCall = { id: callId, type: 'function', function: { name, arguments: item.arguments } };
+  return { id: callId, type: 'function', function: { name: tools.chatName(name, item.namespace), arguments: item.arguments } };
+}
+
+function customCall(item: Record<string, unknown>, at: string, tools: ToolSet): ChatToolCall {
+  const callId = requiredString(item, 'call_id', at);
+  const name = requiredString(item, 'name', at);
+  if (typeof item.input !== 'string') throw invalid(`${at}.input`, `\`${at}.input\` must be a string.`);
+  return { id: callId, type: 'function', function: { name: tools.chatName(name, item.namespace), arguments: JSON.stringify({ input: item.input }) } };
+}
+
+function addCall(messages: ChatMessage[], call: ChatToolCall): void {
   const last = messages.at(-1);
   if (last?.role === 'assistant') {
     // The calls of one model turn, with its text if it had some: one chat assistant message.

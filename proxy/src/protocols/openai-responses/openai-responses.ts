@@ -14,6 +14,10 @@ function echoOf(request: ParsedRequest): Readonly<Record<string, unknown>> {
   return (request as Partial<ResponsesRequest>).echo ?? {};
 }
 
+function originsOf(request: ParsedRequest): ResponsesRequest['toolOrigins'] {
+  return (request as Partial<ResponsesRequest>).toolOrigins;
+}
+
 /** A provider's own Response event stream, forwarded frame by frame. */
 const PASS_THROUGH: StreamWriter = { start: () => '', chunk: (frame) => frame, end: () => '' };
 
@@ -21,8 +25,8 @@ export const openAiResponses: InboundProtocol = {
   endpoint: 'responses',
   nativeProtocol: 'openai-responses',
   parse: (body: unknown, raw: Buffer, nativeRoute?: (model: string) => boolean) => parseResponsesRequest(body, raw, nativeRoute),
-  render: (result, request) => (result.native === true ? result.body : renderResponse(result, request.model, echoOf(request))),
-  streamWriter: (request, _requestId, native) => (native ? PASS_THROUGH : new ResponseStreamWriter(request.model, echoOf(request))),
+  render: (result, request) => (result.native === true ? result.body : renderResponse(result, request.model, echoOf(request), originsOf(request))),
+  streamWriter: (request, _requestId, native) => (native ? PASS_THROUGH : new ResponseStreamWriter(request.model, echoOf(request), originsOf(request))),
   errorBody: (err: GatewayError) => err.toJSON(),
   // Only used when no writer exists; the writer's own `error` numbers the event in its stream.
   streamError: (err: GatewayError) =>

@@ -160,10 +160,8 @@ describe('Responses request refusals', () => {
     ['a built-in tool choice', { ...base, tools: [{ type: 'function', name: 'f' }], tool_choice: { type: 'web_search_preview' } }, 'tool_choice'],
     ['an item reference', { ...base, input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0]', /store: false/],
     ['a built-in tool item', { ...base, input: [{ type: 'web_search_call', id: 'ws_1' }] }, 'input[0].type'],
-    ['an unknown parameter', { ...base, frequency_penalty: 1 }, 'frequency_penalty', /Unknown parameter/],
     ['truncation auto', { ...base, truncation: 'auto' }, 'truncation'],
     ['top_logprobs', { ...base, top_logprobs: 3 }, 'top_logprobs'],
-    ['max_tool_calls', { ...base, max_tool_calls: 3 }, 'max_tool_calls'],
     ['an image by file id', { ...base, input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] }, 'input[0].content[0].file_id'],
     ['an image from the assistant', { ...base, input: [{ role: 'assistant', content: [{ type: 'input_image', image_url: 'https://x' }] }] }, 'input[0].content[0].type'],
     ['no model', { input: 'x' }, 'model'],
@@ -190,4 +188,50 @@ describe('Responses request refusals', () => {
       if (message) expect(err.message).toMatch(message);
     });
   }
+});
+
+describe('Responses request: what is dropped, and the Codex CLI\'s tools', () => {
+  it('drops what only tunes the answer and names it', () => {
+    const parsed = parseResponsesRequest({ ...base, client_metadata: { a: 'b' }, context_management: [{ type: 'compaction' }], max_tool_calls: 3, frequency_penalty: 1, reasoning: { effort: 'low', context: 'all_turns' }, text: { verbosity: 'low', future: 1 } });
+    expect(parsed.dropped).toEqual(['client_metadata', 'context_management', 'max_tool_calls', 'frequency_penalty', 'text.future', 'reasoning.context']);
+    expect(parsed.chat).not.toHaveProperty('client_metadata');
+    expect(parsed.chat).toMatchObject({ reasoning_effort: 'low', verbosity: 'low' });
+  });
+
+  it('maps namespaced, custom and additional tools, and replays their calls under the chat names', () => {
+    const parsed = parseResponsesRequest({
+      ...base,
+      input: [
+        {
+          type: 'additional_tools',
+          role: 'developer',
+          tools: [
+            { type: 'namespace', name: 'functions', tools: [{ type: 'custom', name: 'exec', description: 'Run code', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } }, { type: 'function', name: 'wait', parameters: { type: 'object' } }] },
+            { type: 'namespace', name: 'clock', description: '', tools: [{ type: 'function', name: 'sleep', parameters: { type: 'object' } }] },
+          ],
+        },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Go' }] },
+        { type: 'custom_tool_call', call_id: 'c1', name: 'exec', input: 'text(1)' },
+        { type: 'custom_tool_call_output', call_id: 'c1', output: '1' },
+        { type: 'function_call', call_id: 'c2', name: 'sleep', namespace: 'clock', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c2', output: 'slept' },
+      ],
+      tool_choice: 'auto',
+    });
+    const names = parsed.chat.tools?.map((t) => t.function?.name);
+    expect(names).toEqual(['exec', 'wait', 'clock__sleep']);
+    expect(parsed.chat.tools?.[0]?.function?.parameters).toMatchObject({ properties: { input: { type: 'string' } }, required: ['input'] });
+    expect(String((parsed.chat.tools?.[0]?.function?.parameters as { properties: { input: { description: string } } }).properties.input.description)).toContain('start: /.+/');
+    expect(parsed.chat.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool']);
+    expect(parsed.chat.messages[1]?.tool_calls?.[0]?.function).toEqual({ name: 'exec', arguments: JSON.stringify({ input: 'text(1)' }) });
+    expect(parsed.chat.messages[3]?.tool_calls?.[0]?.function.name).toBe('clock__sleep');
+    expect(parsed.toolOrigins?.get('exec')).toEqual({ name: 'exec', custom: true });
+    expect(parsed.toolOrigins?.get('clock__sleep')).toEqual({ name: 'sleep', namespace: 'clock', custom: false });
+    expect(parsed.toolOrigins?.has('wait')).toBe(false);
+  });
+
+  it('refuses a tool declared twice and a namespace inside a namespace', () => {
+    expect(refusal({ ...base, tools: [{ type: 'function', name: 'f' }, { type: 'namespace', name: 'functions', tools: [{ type: 'function', name: 'f' }] }] }).param).toBe('tools[1].tools[0].name');
+    expect(refusal({ ...base, tools: [{ type: 'namespace', name: 'a', tools: [{ type: 'namespace', name: 'b', tools: [] }] }] }).param).toBe('tools[0].tools[0].type');
+  });
 });

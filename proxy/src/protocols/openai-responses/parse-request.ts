@@ -1,41 +1,39 @@
-import { GatewayError } from '@gateway/shared';
 import type { ParsedRequest } from '../protocol.js';
 import { scanResponsesRequest } from './scan-request.js';
 import { clip, invalid, isObject, isSet, optionalBoolean, optionalNumber, optionalPositiveInt, optionalString } from './checks.js';
 import { inputMessages } from './input-items.js';
-import { parseToolChoice, parseTools } from './tools.js';
+import { parseToolChoice, ToolSet, type ToolOrigin } from './tools.js';
 import type { ChatCompletionBody, ChatMessage } from '../../request/openai-chat.js';
 
 /**
  * A Responses API request (`POST /v1/responses`) as the internal Chat Completions request. Only
  * the stateless subset is served: nothing is stored, so whatever needs a stored response,
  * conversation, prompt or file is refused with 400 naming the parameter, as are built-in tools
- * and parameters the gateway could not honour. Unknown parameters are refused as OpenAI does.
+ * and parameters the gateway could not honour. Parameters that only tune the answer and have no
+ * Chat Completions counterpart (`client_metadata`, `context_management`, ones added after this
+ * gateway was written) are left out and named (`dropped`).
  */
 export interface ResponsesRequest extends ParsedRequest {
   /** The request's settings as the Response object echoes them (instructions, tools, text…). */
   echo: Record<string, unknown>;
+  /** Chat tool names that stand for a namespaced or custom tool (tools.ts): the answer's calls are rendered as declared. */
+  toolOrigins?: ReadonlyMap<string, ToolOrigin>;
 }
 
 const STATELESS = 'This gateway serves the stateless subset of the Responses API: no response, conversation or item is stored.';
 
-/** Parameters that are accepted (and mapped, passed on, or ignored: see docs/endpoints.md). */
+/** Parameters the translation reads (mapped, passed on, or checked: see docs/endpoints.md); any other is dropped, unless refused below. */
 const ACCEPTED = new Set([
   'model', 'input', 'instructions', 'stream', 'stream_options', 'max_output_tokens', 'temperature', 'top_p', 'tools', 'tool_choice',
   'parallel_tool_calls', 'text', 'reasoning', 'user', 'metadata', 'store', 'include', 'background', 'truncation', 'service_tier',
-  'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'previous_response_id', 'conversation', 'prompt',
-  'context_management', 'prompt_cache_options', 'max_tool_calls', 'top_logprobs', 'moderation',
+  'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'top_logprobs',
 ]);
 
-/** Known parameters refused whenever set: each needs state the gateway does not keep, or an OpenAI-side feature. */
+/** Parameters refused whenever set: each needs state the gateway does not keep. */
 const REFUSED: Record<string, string> = {
   previous_response_id: `\`previous_response_id\` is not supported. ${STATELESS} Send the whole conversation in \`input\`.`,
   conversation: `\`conversation\` is not supported. ${STATELESS} Send the whole conversation in \`input\`.`,
   prompt: `\`prompt\` (stored prompt templates) is not supported. ${STATELESS} Send the instructions and input themselves.`,
-  context_management: '`context_management` is not supported: the gateway does not compact conversations.',
-  prompt_cache_options: '`prompt_cache_options` is not supported; `prompt_cache_key` is passed on to the provider.',
-  max_tool_calls: '`max_tool_calls` is not supported: the gateway runs no built-in tools and forwards function calls to the client.',
-  moderation: '`moderation` is not supported.',
 };
 
 /** `include` values the gateway can honour: none adds anything, since no reasoning items are returned. */
@@ -45,18 +43,16 @@ const REASONING_EFFORTS = new Set(['none', 'minimal', 'low', 'medium', 'high', '
 
 /**
  * The request as the internal one, with the client's body kept for a provider that speaks the
- * Responses API (`native`). `nativeRoute(model)`: every provider of the model's route does; then a
- * body the translation refuses still goes, read only for what the gateway needs
- * (scan-request.ts), its refusal kept as `untranslatable`.
+ * Responses API (`native`). `nativeRoute(model)`: every provider of the model's route does; then
+ * the body is not translated but read only for what the gateway needs (scan-request.ts), the
+ * translation waiting in `translate` for a step that needs it after all (translateScanned).
  */
 export function parseResponsesRequest(body: unknown, raw?: Buffer, nativeRoute?: (model: string) => boolean): ResponsesRequest {
   let parsed: ResponsesRequest;
-  try {
-    parsed = translateRequest(body);
-  } catch (err) {
-    if (nativeRoute === undefined || !(err instanceof GatewayError) || !isObject(body) || typeof body.model !== 'string' || !nativeRoute(body.model)) throw err;
+  if (nativeRoute === undefined || !isObject(body) || typeof body.model !== 'string' || !nativeRoute(body.model)) parsed = translateRequest(body);
+  else {
     const { chat, model, stream, maxTokens } = scanResponsesRequest(body);
-    parsed = { chat, raw: null, model, stream, wantsUsage: true, maxTokens, echo: {}, untranslatable: err };
+    parsed = { chat, raw: null, model, stream, wantsUsage: true, maxTokens, echo: {}, translate: () => translateRequest(body) };
   }
   if (isObject(body)) parsed.native = raw === undefined ? { protocol: 'openai-responses', body } : { protocol: 'openai-responses', body, raw };
   return parsed;
@@ -64,9 +60,11 @@ export function parseResponsesRequest(body: unknown, raw?: Buffer, nativeRoute?:
 
 function translateRequest(body: unknown): ResponsesRequest {
   if (!isObject(body)) throw invalid('body', 'The body must be a JSON object.');
+  const dropped: string[] = [];
   for (const field of Object.keys(body)) {
-    if (!ACCEPTED.has(field)) throw invalid(field, `Unknown parameter: \`${clip(field)}\`.`);
-    if (Object.hasOwn(REFUSED, field) && isSet(body[field])) throw invalid(field, REFUSED[field] as string);
+    if (ACCEPTED.has(field) || !isSet(body[field])) continue;
+    if (Object.hasOwn(REFUSED, field)) throw invalid(field, REFUSED[field] as string);
+    dropped.push(field);
   }
 
   const model = body.model;
@@ -82,7 +80,9 @@ function translateRequest(body: unknown): ResponsesRequest {
   }
 
   const instructions = optionalString(body, 'instructions');
-  const messages: ChatMessage[] = inputMessages(body.input);
+  const tools = new ToolSet();
+  tools.addAll(body.tools, 'tools');
+  const messages: ChatMessage[] = inputMessages(body.input, tools);
   if (instructions !== null) messages.unshift({ role: 'system', content: instructions });
 
   const chat: ChatCompletionBody = { model, messages };
@@ -98,8 +98,7 @@ function translateRequest(body: unknown): ResponsesRequest {
   const topP = optionalNumber(body, 'top_p', 0, 1);
   if (topP !== null) chat.top_p = topP;
 
-  const tools = parseTools(body.tools);
-  const toolChoice = parseToolChoice(body.tool_choice);
+  const toolChoice = parseToolChoice(body.tool_choice, tools);
   const parallel = optionalBoolean(body, 'parallel_tool_calls');
   // Chat Completions refuses tool_choice and parallel_tool_calls without tools.
   if (tools.chat.length > 0) {
@@ -108,8 +107,8 @@ function translateRequest(body: unknown): ResponsesRequest {
     if (parallel !== null) chat.parallel_tool_calls = parallel;
   }
 
-  const text = parseText(body.text, chat);
-  const reasoning = parseReasoning(body.reasoning, chat);
+  const text = parseText(body.text, chat, dropped);
+  const reasoning = parseReasoning(body.reasoning, chat, dropped);
 
   const echo: Record<string, unknown> = {
     instructions,
@@ -134,7 +133,10 @@ function translateRequest(body: unknown): ResponsesRequest {
     }
   }
 
-  return { chat, raw: null, model, stream, wantsUsage: true, maxTokens: maxOutputTokens, echo };
+  const parsed: ResponsesRequest = { chat, raw: null, model, stream, wantsUsage: true, maxTokens: maxOutputTokens, echo };
+  if (tools.origins.size > 0) parsed.toolOrigins = tools.origins;
+  if (dropped.length > 0) parsed.dropped = dropped;
+  return parsed;
 }
 
 /** Parameters that ask for state or background work: accepted only at their stateless values. */
@@ -161,11 +163,11 @@ function checkStateless(body: Record<string, unknown>): void {
 }
 
 /** `text.format` → `response_format`; `text.verbosity` → `verbosity`. Returns the echo. */
-function parseText(value: unknown, chat: Record<string, unknown>): Record<string, unknown> {
+function parseText(value: unknown, chat: Record<string, unknown>, dropped: string[]): Record<string, unknown> {
   if (!isSet(value)) return { format: { type: 'text' } };
   if (!isObject(value)) throw invalid('text', '`text` must be an object.');
   for (const field of Object.keys(value)) {
-    if (field !== 'format' && field !== 'verbosity') throw invalid(`text.${clip(field)}`, `Unknown parameter: \`text.${clip(field)}\`.`);
+    if (field !== 'format' && field !== 'verbosity' && isSet(value[field])) dropped.push(`text.${clip(field)}`);
   }
   const echo: Record<string, unknown> = { format: { type: 'text' } };
   const verbosity = value.verbosity;
@@ -205,10 +207,14 @@ function parseText(value: unknown, chat: Record<string, unknown>): Record<string
 /**
  * `reasoning.effort` → `reasoning_effort`, which reasoning models behind Chat Completions read.
  * A summary cannot be asked for there: `summary` is accepted and no reasoning item is returned.
+ * Any other field (`context`, which earlier turns' reasoning the model sees) is dropped.
  */
-function parseReasoning(value: unknown, chat: Record<string, unknown>): Record<string, unknown> | null {
+function parseReasoning(value: unknown, chat: Record<string, unknown>, dropped: string[]): Record<string, unknown> | null {
   if (!isSet(value)) return null;
   if (!isObject(value)) throw invalid('reasoning', '`reasoning` must be an object.');
+  for (const field of Object.keys(value)) {
+    if (field !== 'effort' && field !== 'summary' && field !== 'generate_summary' && isSet(value[field])) dropped.push(`reasoning.${clip(field)}`);
+  }
   const effort = value.effort;
   if (isSet(effort)) {
     if (typeof effort !== 'string' || !REASONING_EFFORTS.has(effort)) throw invalid('reasoning.effort', '`reasoning.effort` must be none, minimal, low, medium, high or xhigh.');

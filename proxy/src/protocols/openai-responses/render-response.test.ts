@@ -79,3 +79,24 @@ describe('chat.completion → Response', () => {
     expect(response.usage.output_tokens_details.reasoning_tokens).toBe(2);
   });
 });
+
+describe('tool calls as the client declared the tools', () => {
+  const origins = new Map([
+    ['exec', { name: 'exec', custom: true }],
+    ['clock__sleep', { name: 'sleep', namespace: 'clock', custom: false }],
+  ]);
+  it('renders a custom tool\'s call as a custom_tool_call with its input, and a namespaced function in its namespace', () => {
+    const calls = [
+      { id: 'call_1', type: 'function', function: { name: 'exec', arguments: JSON.stringify({ input: 'text(42)' }) } },
+      { id: 'call_2', type: 'function', function: { name: 'clock__sleep', arguments: '{"duration_ms":5}' } },
+      { id: 'call_3', type: 'function', function: { name: 'plain', arguments: '{}' } },
+    ];
+    const response = JSON.parse(renderResponse(result({ role: 'assistant', content: null, tool_calls: calls }, 'tool_calls'), 'client-model', echo, origins).toString('utf8')) as Record<string, any>;
+    expect(response.output).toMatchObject([
+      { type: 'custom_tool_call', call_id: 'call_1', name: 'exec', input: 'text(42)', status: 'completed' },
+      { type: 'function_call', call_id: 'call_2', name: 'sleep', namespace: 'clock', arguments: '{"duration_ms":5}' },
+      { type: 'function_call', call_id: 'call_3', name: 'plain', arguments: '{}' },
+    ]);
+    expect(response.output[2]).not.toHaveProperty('namespace');
+  });
+});

@@ -1,5 +1,6 @@
 import type { CompletionResult } from '../../request/internal-request.js';
-import { countsFromChatUsage, functionCallItem, messageItem, newId, outcomeOf, responseObject, type ContentPart, type ItemStatus } from './response-object.js';
+import { countsFromChatUsage, messageItem, newId, outcomeOf, responseObject, toolCallItem, type ContentPart, type ItemStatus } from './response-object.js';
+import type { ToolOrigin } from './tools.js';
 
 /**
  * A whole `chat.completion` as a Response: the message's text (or refusal) as one `message` item,
@@ -13,7 +14,7 @@ interface ChatCompletion {
   usage?: unknown;
 }
 
-export function renderResponse(result: CompletionResult, model: string, echo: Readonly<Record<string, unknown>>): Buffer {
+export function renderResponse(result: CompletionResult, model: string, echo: Readonly<Record<string, unknown>>, origins?: ReadonlyMap<string, ToolOrigin>): Buffer {
   let completion: ChatCompletion = {};
   try {
     const parsed: unknown = JSON.parse(result.body.toString('utf8'));
@@ -41,7 +42,7 @@ export function renderResponse(result: CompletionResult, model: string, echo: Re
     const c = call as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
     const name = typeof c.function?.name === 'string' ? c.function.name : '';
     const args = typeof c.function?.arguments === 'string' ? c.function.arguments : '';
-    output.push(functionCallItem(newId('fc'), typeof c.id === 'string' && c.id !== '' ? c.id : newId('call'), name, args, itemStatus));
+    output.push(toolCallItem(newId('fc'), typeof c.id === 'string' && c.id !== '' ? c.id : newId('call'), name, args, itemStatus, origins));
   }
 
   const counts = countsFromChatUsage(completion.usage) ?? { input: 0, output: 0, cached: 0, cacheWrite: 0, reasoning: 0 };

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { ToolOrigin } from './tools.js';
 
 /**
  * The pieces of a Response object shared by the whole answer and the stream: ids, output items,
@@ -24,6 +25,30 @@ export function messageItem(id: string, status: ItemStatus, parts: readonly Cont
 
 export function functionCallItem(id: string, callId: string, name: string, args: string, status: ItemStatus): Record<string, unknown> {
   return { type: 'function_call', id, call_id: callId, name, arguments: args, status };
+}
+
+/**
+ * A chat tool call as the item of the tool the client declared (tools.ts): a function call, in
+ * its namespace when it had one, or a custom tool call whose input is the call's `input` argument.
+ */
+export function toolCallItem(id: string, callId: string, chatName: string, args: string, status: ItemStatus, origins: ReadonlyMap<string, ToolOrigin> | undefined): Record<string, unknown> {
+  const origin = origins?.get(chatName);
+  if (origin === undefined) return functionCallItem(id, callId, chatName, args, status);
+  const namespace = origin.namespace === undefined ? {} : { namespace: origin.namespace };
+  if (origin.custom) return { type: 'custom_tool_call', id, call_id: callId, name: origin.name, input: customInput(args), status, ...namespace };
+  return { type: 'function_call', id, call_id: callId, name: origin.name, ...namespace, arguments: args, status };
+}
+
+/** A custom tool's input from the arguments of the function that stood for it; the arguments as they are when they hold none. */
+export function customInput(args: string): string {
+  if (args === '') return '';
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { input?: unknown }).input === 'string') return (parsed as { input: string }).input;
+  } catch {
+    // Not JSON: the model wrote the input itself.
+  }
+  return args;
 }
 
 export interface TokenCounts {

@@ -143,3 +143,21 @@ describe('Responses stream writer', () => {
     expect(writer.chunk(JSON.stringify({ choices: [{ index: 1, delta: { content: 'other' } }] }))).toBe('');
   });
 });
+
+describe('Responses stream writer: tools as the client declared them', () => {
+  it('streams a custom tool call whole, its input once the arguments are complete', () => {
+    const writer = new ResponseStreamWriter('my-model', echo, new Map([['exec', { name: 'exec', custom: true }]]));
+    let text = writer.start();
+    text += writer.chunk(chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_9', type: 'function', function: { name: 'exec', arguments: '' } }] }));
+    text += writer.chunk(chunk({ tool_calls: [{ index: 0, function: { arguments: '{"input":"te' } }] }));
+    text += writer.chunk(chunk({ tool_calls: [{ index: 0, function: { arguments: 'xt(1)"}' } }] }));
+    text += writer.chunk(chunk({}, 'tool_calls'));
+    const list = events(text + writer.end(meta('tool_calls')));
+    expectNumbered(list);
+    expect(list.some((e) => e.event === 'response.function_call_arguments.delta')).toBe(false);
+    expect(list.find((e) => e.event === 'response.output_item.added')?.data.item).toMatchObject({ type: 'custom_tool_call', call_id: 'call_9', name: 'exec', input: '' });
+    expect(list.find((e) => e.event === 'response.custom_tool_call_input.done')?.data.input).toBe('text(1)');
+    expect(list.find((e) => e.event === 'response.output_item.done')?.data.item).toMatchObject({ type: 'custom_tool_call', call_id: 'call_9', name: 'exec', input: 'text(1)', status: 'completed' });
+    expect(list.at(-1)?.data.response.output).toMatchObject([{ type: 'custom_tool_call', input: 'text(1)' }]);
+  });
+});

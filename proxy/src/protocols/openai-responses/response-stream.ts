@@ -6,11 +6,11 @@ import {
   contentPartObject,
   countsFromChatUsage,
   failedError,
-  functionCallItem,
   messageItem,
   newId,
   outcomeOf,
   responseObject,
+  toolCallItem,
   type ContentPart,
   type FailedError,
   type ItemStatus,
@@ -18,6 +18,7 @@ import {
   type ResponseState,
   type TokenCounts,
 } from './response-object.js';
+import type { ToolOrigin } from './tools.js';
 
 /**
  * Chat completion chunks as the Responses event stream, each event named on its `event:` line and
@@ -72,6 +73,7 @@ export class ResponseStreamWriter implements StreamWriter {
   constructor(
     private readonly model: string,
     private readonly echo: Readonly<Record<string, unknown>>,
+    private readonly origins?: ReadonlyMap<string, ToolOrigin>,
   ) {}
 
   start(): string {
@@ -161,12 +163,13 @@ export class ResponseStreamWriter implements StreamWriter {
       state = { kind: 'function_call', index: this.items.length, id: newId('fc'), callId, name: typeof fn.name === 'string' ? fn.name : '', args: '', status: 'in_progress' };
       this.items.push(state);
       this.calls.set(index, state);
-      out += this.event('response.output_item.added', { output_index: state.index, item: functionCallItem(state.id, state.callId, state.name, '', 'in_progress') });
+      out += this.event('response.output_item.added', { output_index: state.index, item: this.callItem(state, '', 'in_progress') });
     }
     const args = fn.arguments;
     if (typeof args === 'string' && args !== '') {
       state.args += args;
-      out += this.event('response.function_call_arguments.delta', { item_id: state.id, output_index: state.index, delta: args });
+      // A custom tool's input is known once its arguments are whole (response.custom_tool_call_input.done).
+      if (this.origins?.get(state.name)?.custom !== true) out += this.event('response.function_call_arguments.delta', { item_id: state.id, output_index: state.index, delta: args });
     }
     return out;
   }
@@ -197,10 +200,17 @@ export class ResponseStreamWriter implements StreamWriter {
 
   private closeCall(call: CallState, status: ItemStatus): string {
     call.status = status;
-    return (
-      this.event('response.function_call_arguments.done', { item_id: call.id, output_index: call.index, name: call.name, arguments: call.args }) +
-      this.event('response.output_item.done', { output_index: call.index, item: functionCallItem(call.id, call.callId, call.name, call.args, status) })
-    );
+    const item = this.callItem(call, call.args, status);
+    const done =
+      item.type === 'custom_tool_call'
+        ? this.event('response.custom_tool_call_input.delta', { item_id: call.id, output_index: call.index, delta: item.input }) +
+          this.event('response.custom_tool_call_input.done', { item_id: call.id, output_index: call.index, input: item.input })
+        : this.event('response.function_call_arguments.done', { item_id: call.id, output_index: call.index, name: item.name, arguments: call.args });
+    return done + this.event('response.output_item.done', { output_index: call.index, item });
+  }
+
+  private callItem(call: CallState, args: string, status: ItemStatus): Record<string, unknown> {
+    return toolCallItem(call.id, call.callId, call.name, args, status, this.origins);
   }
 
   /** The billed counts (the adapter's), with the reasoning tokens the usage chunk reported. */
@@ -215,7 +225,7 @@ export class ResponseStreamWriter implements StreamWriter {
     const open: ItemStatus = state.status === 'in_progress' ? 'in_progress' : 'incomplete';
     const output = this.items.map((item) => {
       const status = item.status === 'in_progress' ? open : item.status;
-      return item.kind === 'message' ? messageItem(item.id, status, item.parts) : functionCallItem(item.id, item.callId, item.name, item.args, status);
+      return item.kind === 'message' ? messageItem(item.id, status, item.parts) : this.callItem(item, item.args, status);
     });
     return responseObject({ id: this.id, createdAt: this.createdAt, model: this.model, output, usage: null, ...state }, this.echo);
   }

@@ -107,13 +107,20 @@ describe('anthropic adapter on the wire', () => {
     expect((sent.messages as { role: string }[]).map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
   });
 
-  it('refuses what Anthropic cannot honour before sending anything', async () => {
-    const before = mock.lastRequest();
-    const err = await failure(adapter().complete(chatRequest('gw-model', { response_format: { type: 'json_object' } }, SCENARIOS.text), new Cancel()));
-    expect(err).toMatchObject({ code: 'INVALID_REQUEST', param: 'response_format', retryable: false });
-    const streamed = await failure(adapter().stream(chatRequest('gw-model', { stream: true, n: 3 }, SCENARIOS.text), new Cancel()));
-    expect(streamed).toMatchObject({ code: 'INVALID_REQUEST', param: 'n' });
-    expect(mock.lastRequest()).toBe(before);
+  it('sends a json_schema response_format as output_config.format, whole and streamed, and leaves dropped fields out', async () => {
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+    const response_format = { type: 'json_schema', json_schema: { name: 'answer', strict: true, schema } };
+    const result = await adapter().complete(chatRequest('gw-model', { max_tokens: 20, response_format, seed: 7, presence_penalty: 0.5 }, SCENARIOS.text), new Cancel());
+    expect(result.finishReason).toBe('stop');
+    expect(mock.lastRequest()?.body).toEqual({
+      model: SCENARIOS.text,
+      max_tokens: 20,
+      messages: [{ role: 'user', content: 'Tell me something' }],
+      output_config: { format: { type: 'json_schema', schema } },
+    });
+    const { events } = await adapter().stream(chatRequest('gw-model', { stream: true, response_format }, SCENARIOS.text), new Cancel());
+    expect((await collect(events)).length).toBeGreaterThan(1);
+    expect(mock.lastRequest()?.body).toMatchObject({ stream: true, output_config: { format: { type: 'json_schema', schema } } });
   });
 
   it('translates thinking blocks away and counts cache writes and reads into the prompt', async () => {

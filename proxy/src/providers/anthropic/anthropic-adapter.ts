@@ -1,5 +1,6 @@
 import { Errors, sseData, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, NativeProtocol, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
+import type { ParamTable } from '../../conversion/param-support.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
 import { transportError } from '../upstream-error.js';
@@ -14,6 +15,7 @@ import { ProviderConnection } from '../provider-connection.js';
 import { readSse } from '../sse-reader.js';
 import { mapStopReason, usageFrom } from '../../conversion/anthropic-openai.js';
 import { NativeStreamMeter } from './native-stream-meter.js';
+import { ANTHROPIC_PARAMS } from './anthropic-params.js';
 
 /**
  * Anthropic's Messages API behind the OpenAI Chat Completions interface: each request is
@@ -128,6 +130,10 @@ export class AnthropicAdapter implements ProviderAdapter {
 
   queueDepth(): number {
     return this.connection.queueDepth();
+  }
+
+  paramsFor(): ParamTable {
+    return ANTHROPIC_PARAMS;
   }
 
   speaksNatively(protocol: NativeProtocol): boolean {

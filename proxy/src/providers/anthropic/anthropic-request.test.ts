@@ -194,27 +194,39 @@ describe('OpenAI chat request → Anthropic Messages request', () => {
     expect(translate({ temperature: 2 }).temperature).toBe(1);
   });
 
-  it('refuses what Anthropic cannot honour, naming the field', () => {
-    const cases: [Record<string, unknown>, string][] = [
-      [{ n: 2 }, 'n'],
-      [{ logprobs: true }, 'logprobs'],
-      [{ top_logprobs: 3 }, 'top_logprobs'],
-      [{ response_format: { type: 'json_object' } }, 'response_format'],
-      [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }, 'response_format'],
-      [{ presence_penalty: 0.5 }, 'presence_penalty'],
-      [{ frequency_penalty: -1 }, 'frequency_penalty'],
-      [{ logit_bias: { '50256': -100 } }, 'logit_bias'],
-      [{ seed: 7 }, 'seed'],
-      [{ functions: [{ name: 'f' }] }, 'functions'],
-      [{ function_call: 'auto' }, 'function_call'],
-      [{ audio: { voice: 'alloy', format: 'mp3' } }, 'audio'],
-      [{ modalities: ['text', 'audio'] }, 'modalities'],
+  it('no longer refuses what Anthropic cannot honour: that is judged at admission, and the fields are left out', () => {
+    // anthropic-params.ts refuses or drops these before the adapter runs; the translation maps only what it carries.
+    const plain = { model: 'claude-haiku-4-5', max_tokens: 4096, messages: [{ role: 'user', content: 'Hi' }] };
+    const cases: Record<string, unknown>[] = [
+      { n: 2 },
+      { logprobs: true },
+      { top_logprobs: 3 },
+      { response_format: { type: 'json_object' } },
+      { presence_penalty: 0.5 },
+      { frequency_penalty: -1 },
+      { logit_bias: { '50256': -100 } },
+      { seed: 7 },
+      { reasoning_effort: 'high' },
+      { verbosity: 'low' },
+      { prompt_cache_key: 'k' },
+      { functions: [{ name: 'f' }] },
+      { function_call: 'auto' },
+      { audio: { voice: 'alloy', format: 'mp3' } },
+      { modalities: ['text', 'audio'] },
+      { web_search_options: {} },
+      { foo_bar: 1 },
     ];
-    for (const [body, param] of cases) {
-      const err = refusal(body);
-      expect(err.param).toBe(param);
-      expect(err.message).toContain('Anthropic');
-    }
+    for (const body of cases) expect(translate(body)).toEqual(plain);
+  });
+
+  it('maps a json_schema response_format to output_config.format, and leaves JSON mode without a schema unmapped', () => {
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+    const out = translate({ response_format: { type: 'json_schema', json_schema: { name: 'answer', strict: true, schema } } });
+    expect(out.output_config).toEqual({ format: { type: 'json_schema', schema } });
+    expect(out).not.toHaveProperty('response_format');
+    expect(translate({ response_format: { type: 'json_object' } }).output_config).toBeUndefined();
+    expect(translate({ response_format: { type: 'text' } }).output_config).toBeUndefined();
+    expect(translate({ response_format: { type: 'json_schema', json_schema: { name: 'no-schema' } } }).output_config).toBeUndefined();
   });
 
   it('accepts those fields at their no-op values, and drops fields Anthropic does not know', () => {

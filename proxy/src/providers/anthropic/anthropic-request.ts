@@ -16,10 +16,8 @@ import type {
 
 /**
  * An OpenAI Chat Completions body (already validated by the chat endpoint) as an Anthropic
- * Messages request. What Anthropic cannot honour is refused with a 400 naming the field, never
- * dropped in silence: a client that asked for JSON mode, several choices or log-probabilities
- * would otherwise get an answer that quietly is not what it asked for. Fields neither API knows
- * (and OpenAI-only hints with no effect on the answer's shape) are left out.
+ * Messages request. Which fields are carried, dropped or refused is anthropic-params.ts, judged at
+ * admission for every target of the route; the fields carried are mapped here.
  */
 export interface RequestSettings {
   upstreamModel: string;
@@ -46,7 +44,6 @@ function present(value: unknown): boolean {
 }
 
 export function toAnthropicRequest(body: Readonly<Json>, settings: RequestSettings): AnthropicRequest {
-  refuseUnsupported(body);
   const { system, messages } = translateMessages(body.messages as unknown[]);
   const maxTokens = (body.max_completion_tokens ?? body.max_tokens ?? settings.defaultMaxTokens) as number;
   const out: AnthropicRequest = { model: settings.upstreamModel, max_tokens: maxTokens, messages };
@@ -69,31 +66,12 @@ export function toAnthropicRequest(body: Readonly<Json>, settings: RequestSettin
     if (typeof body.user !== 'string') throw invalid('user', '`user` must be a string.');
     out.metadata = { user_id: body.user };
   }
+  const format = body.response_format;
+  if (isObject(format) && format.type === 'json_schema' && isObject(format.json_schema) && isObject(format.json_schema.schema)) {
+    out.output_config = { format: { type: 'json_schema', schema: format.json_schema.schema } };
+  }
   if (settings.stream) out.stream = true;
   return out;
-}
-
-/** OpenAI features with no Anthropic counterpart, refused when set to anything but their no-op value. */
-function refuseUnsupported(body: Readonly<Json>): void {
-  const refuse = (param: string, what: string) => invalid(param, `\`${param}\` is not supported by this model's provider (Anthropic): ${what}.`);
-  if (present(body.n) && body.n !== 1) throw refuse('n', 'it returns one choice per request');
-  if (present(body.logprobs) && body.logprobs !== false) throw refuse('logprobs', 'it does not return log-probabilities');
-  if (present(body.top_logprobs) && body.top_logprobs !== 0) throw refuse('top_logprobs', 'it does not return log-probabilities');
-  const format = body.response_format;
-  if (present(format) && !(isObject(format) && format.type === 'text')) {
-    throw refuse('response_format', 'it has no JSON mode or JSON schema output; describe the format in the prompt or use a tool');
-  }
-  for (const penalty of ['presence_penalty', 'frequency_penalty']) {
-    if (present(body[penalty]) && body[penalty] !== 0) throw refuse(penalty, 'it has no repetition penalties');
-  }
-  const bias = body.logit_bias;
-  if (present(bias) && !(isObject(bias) && Object.keys(bias).length === 0)) throw refuse('logit_bias', 'it has no token biasing');
-  if (present(body.seed)) throw refuse('seed', 'it has no deterministic sampling');
-  if (present(body.functions)) throw refuse('functions', 'send `tools` instead of the deprecated `functions`');
-  if (present(body.function_call)) throw refuse('function_call', 'send `tool_choice` instead of the deprecated `function_call`');
-  if (present(body.audio)) throw refuse('audio', 'it does not produce audio');
-  const modalities = body.modalities;
-  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) throw refuse('modalities', 'it produces text only');
 }
 
 interface Translated {

@@ -71,6 +71,8 @@ export interface AnthropicRequest {
   temperature?: number;
   top_p?: number;
   metadata?: { user_id: string };
+  /** Structured outputs: the answer's text is JSON of this schema. */
+  output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
   stream?: boolean;
 }
 

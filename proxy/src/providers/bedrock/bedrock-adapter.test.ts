@@ -180,12 +180,15 @@ describe('bedrock adapter on the wire', () => {
     });
   });
 
-  it('refuses what Converse cannot do before sending anything', async () => {
+  it('sends what Converse cannot carry without it (judged at admission), and still refuses an image URL before sending anything', async () => {
+    await adapter().complete(chatRequest('gw-model', { max_tokens: 20, seed: 7, presence_penalty: 0.5, logit_bias: { '50256': -100 }, reasoning_effort: 'high', foo_bar: 1 }, 'conf-text'), new Cancel());
+    expect(mock.lastRequest()?.body).toEqual({
+      messages: [{ role: 'user', content: [{ text: 'Tell me something' }] }],
+      inferenceConfig: { maxTokens: 20 },
+    });
     const before = mock.requests();
-    const err = await failure(adapter().complete(chatRequest('gw-model', { response_format: { type: 'json_object' } }, 'conf-text'), new Cancel()));
-    expect(err.code).toBe('INVALID_REQUEST');
-    expect(err.param).toBe('response_format');
     const url = await failure(adapter().complete(chatRequest('gw-model', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] }, 'conf-text'), new Cancel()));
+    expect(url.code).toBe('INVALID_REQUEST');
     expect(url.param).toBe('messages[0].content[0].image_url.url');
     expect(mock.requests()).toBe(before);
   });

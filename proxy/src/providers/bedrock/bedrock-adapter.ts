@@ -2,6 +2,7 @@ import { getChunkedStream, EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../adapter.js';
+import type { ParamTable } from '../../conversion/param-support.js';
 import type { Cancel } from '../cancel.js';
 import { ProviderConnection } from '../provider-connection.js';
 import { newStreamMeta } from '../stream-inspector.js';
@@ -14,6 +15,7 @@ import { toChatCompletion } from './bedrock-response.js';
 import { BedrockSigner } from './bedrock-signer.js';
 import { BedrockStreamTranslator } from './bedrock-stream.js';
 import type { BedrockResponse } from './bedrock-wire.js';
+import { BEDROCK_PARAMS } from './bedrock-params.js';
 
 /**
  * Amazon Bedrock's Converse API behind the OpenAI interface: `POST /model/{modelId}/converse`
@@ -148,6 +150,10 @@ export class BedrockAdapter implements ProviderAdapter {
 
   queueDepth(): number {
     return this.connection.queueDepth();
+  }
+
+  paramsFor(): ParamTable {
+    return BEDROCK_PARAMS;
   }
 
   async close(): Promise<void> {

@@ -36,7 +36,6 @@ function present(value: unknown): boolean {
 }
 
 export function toBedrockRequest(body: Readonly<Json>): BedrockRequest {
-  refuseUnsupported(body);
   const { system, messages } = translateMessages(body.messages as unknown[]);
   const out: BedrockRequest = { messages };
   if (system.length > 0) out.system = system;
@@ -52,26 +51,6 @@ export function toBedrockRequest(body: Readonly<Json>): BedrockRequest {
   const toolConfig = translateTools(body.tools, body.tool_choice);
   if (toolConfig !== null) out.toolConfig = toolConfig;
   return out;
-}
-
-function refuseUnsupported(body: Readonly<Json>): void {
-  const refuse = (param: string, what: string) => invalid(param, `\`${param}\` is not supported by this model's provider (Bedrock Converse): ${what}.`);
-  if (present(body.n) && body.n !== 1) throw refuse('n', 'it returns one choice per request');
-  if (present(body.logprobs) && body.logprobs !== false) throw refuse('logprobs', 'it does not return log-probabilities');
-  if (present(body.top_logprobs) && body.top_logprobs !== 0) throw refuse('top_logprobs', 'it does not return log-probabilities');
-  const format = body.response_format;
-  if (present(format) && !(isObject(format) && format.type === 'text')) throw refuse('response_format', 'it has no JSON mode; describe the format in the prompt or use a tool');
-  for (const penalty of ['presence_penalty', 'frequency_penalty']) {
-    if (present(body[penalty]) && body[penalty] !== 0) throw refuse(penalty, 'it has no repetition penalties');
-  }
-  const bias = body.logit_bias;
-  if (present(bias) && !(isObject(bias) && Object.keys(bias).length === 0)) throw refuse('logit_bias', 'it has no token biasing');
-  if (present(body.seed)) throw refuse('seed', 'it has no deterministic sampling');
-  if (present(body.functions)) throw refuse('functions', 'send `tools` instead of the deprecated `functions`');
-  if (present(body.function_call)) throw refuse('function_call', 'send `tool_choice` instead of the deprecated `function_call`');
-  if (present(body.audio)) throw refuse('audio', 'it does not produce audio');
-  const modalities = body.modalities;
-  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) throw refuse('modalities', 'it produces text only');
 }
 
 /**

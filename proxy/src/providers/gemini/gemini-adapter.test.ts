@@ -195,10 +195,18 @@ describe('gemini adapter on the wire', () => {
     expect(err.message).toContain('bad request from provider');
   });
 
-  it('refuses what Gemini cannot honour before anything is sent', async () => {
+  it('sends what Gemini cannot carry without it (judged at admission), and maps the fields it carries', async () => {
+    await adapter().complete(chatRequest('gw-model', { max_tokens: 20, logit_bias: { '50256': -100 }, prediction: { type: 'content', content: 'x' }, verbosity: 'low', seed: 7, foo_bar: 1 }, 'conf-text'), new Cancel());
+    expect(mock.lastRequest()?.body).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'Tell me something' }] }],
+      generationConfig: { maxOutputTokens: 20, seed: 7 },
+    });
+  });
+
+  it('still refuses a value it cannot map before anything is sent', async () => {
     const before = mock.lastRequest();
-    const err = await failure(adapter().complete(chatRequest('gw-model', { logit_bias: { '50256': -100 } }, 'conf-text'), new Cancel()));
-    expect(err).toMatchObject({ code: 'INVALID_REQUEST', param: 'logit_bias', retryable: false });
+    const err = await failure(adapter().complete(chatRequest('gw-model', { seed: 1.5 }, 'conf-text'), new Cancel()));
+    expect(err).toMatchObject({ code: 'INVALID_REQUEST', param: 'seed', retryable: false });
     expect(mock.lastRequest()).toBe(before);
   });
 });

@@ -1,5 +1,6 @@
 import { Errors, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../adapter.js';
+import type { ParamTable } from '../../conversion/param-support.js';
 import type { Cancel } from '../cancel.js';
 import { newStreamMeta } from '../stream-inspector.js';
 import { transportError } from '../upstream-error.js';
@@ -13,6 +14,7 @@ import { GeminiStreamTranslator } from './gemini-stream.js';
 import type { GeminiResponse } from './gemini-wire.js';
 import { ProviderConnection } from '../provider-connection.js';
 import { readSse } from '../sse-reader.js';
+import { GEMINI_PARAMS } from './gemini-params.js';
 
 /**
  * Google's Gemini API (`generateContent`, `streamGenerateContent?alt=sse`) behind the OpenAI
@@ -134,6 +136,10 @@ export class GeminiAdapter implements ProviderAdapter {
 
   private send(path: string, payload: Buffer, cancel: Cancel, request: { traceHeaders?: Record<string, string> } | null): Promise<UpstreamResponse> {
     return this.connection.post(path, payload, cancel, request, (status, text, res) => geminiStatusError(this.name, status, text, res.header('retry-after'), this.secret));
+  }
+
+  paramsFor(): ParamTable {
+    return GEMINI_PARAMS;
   }
 
   async close(): Promise<void> {

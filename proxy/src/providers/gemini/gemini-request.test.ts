@@ -222,19 +222,36 @@ describe('generation settings', () => {
     expect(refusal({ response_format: { type: 'yaml' } }).param).toBe('response_format.type');
   });
 
-  it('refuses what Gemini cannot honour, naming the field', () => {
-    expect(refusal({ n: 2 }).param).toBe('n');
-    expect(refusal({ logprobs: true }).param).toBe('logprobs');
-    expect(refusal({ top_logprobs: 3 }).param).toBe('top_logprobs');
-    expect(refusal({ logit_bias: { '1': 5 } }).param).toBe('logit_bias');
-    expect(refusal({ audio: { voice: 'alloy', format: 'wav' } }).param).toBe('audio');
-    expect(refusal({ modalities: ['text', 'audio'] }).param).toBe('modalities');
-    expect(refusal({ prediction: { type: 'content', content: 'x' } }).param).toBe('prediction');
-    expect(refusal({ web_search_options: {} }).param).toBe('web_search_options');
-    expect(refusal({ functions: [] }).param).toBe('functions');
-    expect(refusal({ function_call: 'auto' }).param).toBe('function_call');
+  it('no longer refuses what Gemini cannot honour: that is judged at admission, and the fields are left out', () => {
+    // gemini-params.ts refuses or drops these before the adapter runs; the translation maps only what it carries.
+    const plain = translate({});
+    for (const body of [
+      { n: 2 },
+      { logprobs: true },
+      { top_logprobs: 3 },
+      { logit_bias: { '1': 5 } },
+      { audio: { voice: 'alloy', format: 'wav' } },
+      { modalities: ['text', 'audio'] },
+      { prediction: { type: 'content', content: 'x' } },
+      { web_search_options: {} },
+      { functions: [] },
+      { function_call: 'auto' },
+      { verbosity: 'low' },
+      { foo_bar: 1 },
+    ]) {
+      expect(translate(body)).toEqual(plain);
+    }
+    expect(plain.generationConfig).toBeUndefined();
+  });
+
+  it('still refuses values of the fields it maps, naming the field', () => {
     expect(refusal({ seed: 1.5 }).param).toBe('seed');
+    expect(refusal({ seed: '7' }).param).toBe('seed');
     expect(refusal({ presence_penalty: 3 }).param).toBe('presence_penalty');
+    expect(refusal({ frequency_penalty: -2.5 }).param).toBe('frequency_penalty');
+    expect(refusal({ frequency_penalty: 'high' }).param).toBe('frequency_penalty');
+    expect(refusal({ response_format: 'json' }).param).toBe('response_format');
+    expect(refusal({ response_format: { type: 'yaml' } }).param).toBe('response_format.type');
     expect(refusal({ reasoning_effort: 'extreme' }).param).toBe('reasoning_effort');
   });
 

@@ -31,7 +31,6 @@ function refuse(param: string, message: string): GatewayError {
 }
 
 export function toGeminiRequest(body: Body, options: GeminiRequestOptions = {}): GeminiRequest {
-  refuseUnsupported(body);
   const request: GeminiRequest = toGeminiConversation(body.messages as unknown[]);
   const tools = functionDeclarations(body);
   if (tools.length > 0) {
@@ -45,22 +44,6 @@ export function toGeminiRequest(body: Body, options: GeminiRequestOptions = {}):
   if (Object.keys(config).length > 0) request.generationConfig = config;
   if (options.safetySettings !== undefined) request.safetySettings = options.safetySettings;
   return request;
-}
-
-/** OpenAI features with no Gemini equivalent. */
-function refuseUnsupported(body: Body): void {
-  const n = body.n;
-  if (present(n) && n !== 1) throw refuse('n', '`n` must be 1 with Gemini: one answer per request.');
-  if (body.logprobs === true) throw refuse('logprobs', '`logprobs` is not available with Gemini.');
-  if (present(body.top_logprobs)) throw refuse('top_logprobs', '`top_logprobs` is not available with Gemini.');
-  if (isObject(body.logit_bias) && Object.keys(body.logit_bias).length > 0) throw refuse('logit_bias', '`logit_bias` is not available with Gemini.');
-  if (present(body.audio)) throw refuse('audio', 'Audio output is not available with Gemini through this endpoint.');
-  const modalities = body.modalities;
-  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) throw refuse('modalities', 'Only text output is available with Gemini through this endpoint.');
-  if (present(body.prediction)) throw refuse('prediction', '`prediction` is not available with Gemini.');
-  if (present(body.web_search_options)) throw refuse('web_search_options', '`web_search_options` is not available with Gemini.');
-  if (present(body.functions)) throw refuse('functions', '`functions` is not available with Gemini: use `tools`.');
-  if (present(body.function_call)) throw refuse('function_call', '`function_call` is not available with Gemini: use `tool_choice`.');
 }
 
 function generationConfig(body: Body): GeminiGenerationConfig {

@@ -1,6 +1,7 @@
 import type { ModelEntry, ProviderConfig } from '@gateway/shared';
 import { Errors } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, NativeProtocol, ProviderAdapter, StreamResult } from '../adapter.js';
+import type { ParamTable } from '../../conversion/param-support.js';
 import { DEFAULT_MAX_TOKENS } from '../anthropic/anthropic-options.js';
 import type { Cancel } from '../cancel.js';
 import { ProviderConnection } from '../provider-connection.js';
@@ -10,6 +11,8 @@ import { vertexEmbed } from './vertex-embeddings.js';
 import { vertexStatusError } from './vertex-errors.js';
 import { VertexGemini } from './vertex-gemini.js';
 import { readServiceAccountKey, VertexTokenSource } from './vertex-token.js';
+import { ANTHROPIC_PARAMS } from '../anthropic/anthropic-params.js';
+import { GEMINI_PARAMS } from '../gemini/gemini-params.js';
 
 /**
  * Google Vertex AI behind the OpenAI interface: Gemini models through `generateContent` /
@@ -82,6 +85,10 @@ export class VertexAdapter implements ProviderAdapter {
   }
 
   /** Claude models take Anthropic's Messages body as it came (vertex-anthropic.ts). */
+  paramsFor(entry: ModelEntry): ParamTable {
+    return (this.routes.get(entry.upstream) ?? this.route(entry.upstream)).publisher === 'anthropic' ? ANTHROPIC_PARAMS : GEMINI_PARAMS;
+  }
+
   speaksNatively(protocol: NativeProtocol, entry: ModelEntry): boolean {
     return protocol === 'anthropic-messages' && (this.routes.get(entry.upstream) ?? this.route(entry.upstream)).publisher === 'anthropic';
   }

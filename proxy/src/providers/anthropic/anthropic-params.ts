@@ -1,0 +1,23 @@
+import { FRAME, ONE_TEXT_ANSWER, type ParamTable } from '../../conversion/param-support.js';
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * What an OpenAI-shaped request keeps on its way to Anthropic's Messages API (anthropic-request.ts
+ * maps the carried fields). A JSON schema maps to `output_config.format`; JSON mode without a
+ * schema has no counterpart and would change the answer, so it is refused.
+ */
+export const ANTHROPIC_PARAMS: ParamTable = {
+  provider: 'Anthropic',
+  carried: new Set([...FRAME, 'parallel_tool_calls']),
+  rules: {
+    ...ONE_TEXT_ANSWER,
+    response_format: {
+      verdict: 'refuse',
+      why: 'it has no JSON mode without a schema; send a json_schema response_format with its schema, describe the format in the prompt or use a tool',
+      honoured: (value) => isObject(value) && (value.type === 'text' || (value.type === 'json_schema' && isObject(value.json_schema) && isObject(value.json_schema.schema))),
+    },
+  },
+};
