@@ -18,6 +18,7 @@ import { createLogger } from './logger.js';
 import { createRegistry } from './metrics.js';
 import { QuotaReconciler } from './quota/reconciler.js';
 import { BudgetKeeper } from './budgets/budget-keeper.js';
+import { StoredResponsePurger } from './responses/stored-response-purger.js';
 import { seed, seedOptionsFrom, type SeedResult } from './seed.js';
 import { WebhookEmitter } from './webhooks/webhook-emitter.js';
 import { WebhookQueue } from './webhooks/webhook-queue.js';
@@ -26,6 +27,8 @@ import { CONTROL_PLANE_SERVICE_NAME, startTracing } from './tracing/start-tracin
 export interface ControlPlane {
   app: FastifyInstance;
   reconciler: QuotaReconciler;
+  /** Deletes expired stored responses every minute. */
+  storedResponsePurger: StoredResponsePurger;
   ctx: AppContext;
   port: number;
   /** Port of /metrics (with /healthz and /readyz): CONTROL_METRICS_PORT. */
@@ -100,6 +103,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
 
   const reconciler = new QuotaReconciler(ctx, config.quotaReconcileMs);
   const budgetKeeper = new BudgetKeeper(ctx);
+  const storedResponsePurger = new StoredResponsePurger(ctx);
   let replacing: Promise<void> | null = null;
   try {
     await invalidations.start();
@@ -186,10 +190,12 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   partitionTimer.unref();
   reconciler.start();
   budgetKeeper.start();
+  storedResponsePurger.start();
 
   return {
     app,
     reconciler,
+    storedResponsePurger,
     ctx,
     port,
     metricsPort: ops.port,
@@ -209,6 +215,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
       await tracer?.close();
       await reconciler.close();
       budgetKeeper.close();
+      await storedResponsePurger.close();
       await ctx.webhooks.close().catch(() => {});
       await Promise.allSettled([ctx.sql.end({ timeout: 5 }), quitRedis(redis), quitRedis(hooksRedis)]);
     },

@@ -271,6 +271,7 @@ describe('projects', () => {
       mcp: { servers: { docs: { tools: '*' }, tickets: { tools: ['search', 'get_ticket'] } } },
       cache: { mode: 'exact', ttl_seconds: 600 },
       unsupported_params: 'drop',
+      responses: { ttl_days: 30 },
       created_at: expect.any(String),
     });
     expect((await h.api('GET', `/v1/projects/${created.id}`, { token: h.adminToken })).body).toEqual(created);

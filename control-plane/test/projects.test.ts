@@ -69,6 +69,7 @@ describe('projects', () => {
       mcp: null,
       cache: { mode: 'off', ttl_seconds: 3600 },
       unsupported_params: 'drop',
+      responses: { ttl_days: 30 },
       created_at: expect.any(String),
     });
     const id = created.body.id as string;

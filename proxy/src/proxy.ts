@@ -27,6 +27,7 @@ import { metricsPortError } from './startup-errors.js';
 import { AuthThrottle } from './auth/auth-throttle.js';
 import { ProviderLog } from './routing/provider-log.js';
 import { ResponseCache } from './cache/response-cache.js';
+import { ResponseStore } from './responses/response-store.js';
 
 export interface Proxy {
   port: number;
@@ -155,6 +156,8 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       guardrails: new GuardrailRuntime(providers.providers, metrics.registry, { allowPrivate: config.guardrailWebhookAllowPrivate }),
       authThrottle: config.authFailureLimit > 0 ? new AuthThrottle(config.authFailureLimit, records) : null,
       responseCache,
+      // Responses API state lives with the control plane (PostgreSQL): kept only when it can be reached.
+      responses: config.controlPlaneUrl !== undefined && config.internalToken !== undefined ? new ResponseStore(config.controlPlaneUrl, config.internalToken) : null,
     };
     // Ready while cached keys may be served: through a Redis outage the log stream keeps a proxy
     // serving the keys it holds, and taking it out of its load balancer would refuse them all.
@@ -201,6 +204,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         await router.close();
         await mcp.close();
         await deps.guardrails?.close();
+        await deps.responses?.close();
         await ops?.close();
         await closeAll();
       },

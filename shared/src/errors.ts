@@ -97,6 +97,8 @@ export const Errors = {
   keysUnverifiable: () => new GatewayError('UNAVAILABLE', 'Keys cannot be verified right now; retry shortly.', { retryAfter: 1 }),
   policyUnreadable: () => new GatewayError('UNAVAILABLE', 'The project policy cannot be read right now; retry shortly.', { retryAfter: 1 }),
   shuttingDown: () => new GatewayError('UNAVAILABLE', 'The gateway is shutting down; retry.', { retryAfter: 1 }),
+  /** The control plane, which keeps Responses API state, could not be asked; `why` names the status, never a secret. */
+  responseStoreUnavailable: (why: string) => new GatewayError('UNAVAILABLE', `Stored responses cannot be reached right now (${why}); retry shortly.`, { retryAfter: 1 }),
   cacheUnreachable: () => new GatewayError('UNAVAILABLE', 'The response cache cannot be reached right now; retry shortly.', { retryAfter: 1 }),
   bodyTooLarge: (maxBytes: number) => new GatewayError('PAYLOAD_TOO_LARGE', `The body is larger than ${maxBytes} bytes.`),
   bodyNotJsonType: () => new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'The body must be JSON: send content-type: application/json.'),
@@ -136,6 +138,8 @@ export const Errors = {
   /** CORS (proxy/src/http/cors.ts): a preflight from a browser whose origin is not in CORS_ORIGINS, or an OPTIONS from no browser. */
   originNotAllowed: (origin: string) => new GatewayError('FORBIDDEN', `The origin ${origin} may not call the gateway from a browser.`),
   optionsWithoutOrigin: () => new GatewayError('FORBIDDEN', 'OPTIONS is answered to browsers (CORS preflight) only.'),
+  /** A resource of the caller's project that does not exist (or is another project's, which is not told apart). */
+  notFoundNamed: (what: string, id: string) => new GatewayError('NOT_FOUND', `No ${what} with id '${String(id).slice(0, 200)}' found.`),
   noRoute: (method: string, path: string) => new GatewayError('NOT_FOUND', `No route for ${method} ${path}.`),
   internal: (cause?: unknown) => new GatewayError('INTERNAL', undefined, { cause }),
   modelHasNoEmbeddings: (model: string) => new GatewayError('INVALID_REQUEST', `The model \`${model}\` is served by a provider that has no embeddings.`, { param: 'model' }),

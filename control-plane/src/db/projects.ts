@@ -1,5 +1,5 @@
 import type { Project } from '@gateway/shared';
-import { CACHE_OFF, type CacheSetting, type McpSetting, type ProjectPolicy, type QuotaPeriod, type RateLimits, type UnsupportedParams } from '@gateway/shared';
+import { CACHE_OFF, DEFAULT_RESPONSES_TTL_DAYS, type CacheSetting, type McpSetting, type ProjectPolicy, type QuotaPeriod, type RateLimits, type ResponsesSetting, type UnsupportedParams } from '@gateway/shared';
 import type { ProjectRole } from '../auth/permissions.js';
 import type { JSONValue } from 'postgres';
 import { one, type Queryable } from './connect.js';
@@ -22,6 +22,7 @@ interface ProjectRow {
   cache: CacheSetting | null;
   model_aliases: Record<string, string> | null;
   unsupported_params: UnsupportedParams | null;
+  responses_ttl_days: number | null;
   created_at: Date;
 }
 
@@ -44,9 +45,11 @@ export interface ProjectInput {
   model_aliases?: Record<string, string> | null;
   /** Null: back to the default (drop). */
   unsupported_params?: UnsupportedParams | null;
+  /** Null: back to the default (30 days). */
+  responses?: ResponsesSetting | null;
 }
 
-const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, max_n, cache, model_aliases, unsupported_params, created_at';
+const COLUMNS = 'id, name, quota_tokens, quota_period, used_tokens, key_rpm, key_tpm, project_rpm, project_tpm, allowed_models, max_tokens_cap, mcp, max_n, cache, model_aliases, unsupported_params, responses_ttl_days, created_at';
 const P_COLUMNS = COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
 
 function toProject(row: ProjectRow): Project {
@@ -63,6 +66,9 @@ function toProject(row: ProjectRow): Project {
     cache: row.cache ?? { ...CACHE_OFF },
     // Always shown, the default when unset (as `cache` is).
     unsupported_params: row.unsupported_params ?? 'drop',
+    // Always shown, the default when unset; applied by the control plane when a response is
+    // stored, so not part of the policy the proxies read.
+    responses: { ttl_days: row.responses_ttl_days ?? DEFAULT_RESPONSES_TTL_DAYS },
     created_at: row.created_at.toISOString(),
     // Shown only when set, as older answers had no such field.
     ...(row.max_n === null ? {} : { max_n: row.max_n }),
@@ -97,6 +103,7 @@ function columnsOf(input: ProjectInput): Record<string, string | number | string
   if (input.max_tokens_cap !== undefined) values.max_tokens_cap = input.max_tokens_cap;
   if (input.max_n !== undefined) values.max_n = input.max_n;
   if (input.unsupported_params !== undefined) values.unsupported_params = input.unsupported_params;
+  if (input.responses !== undefined) values.responses_ttl_days = input.responses?.ttl_days ?? null;
   // postgres.js serialises it with the jsonb column's own serialiser.
   if (input.mcp !== undefined) values.mcp = input.mcp as JSONValue | null;
   if (input.cache !== undefined) values.cache = input.cache as JSONValue | null;
@@ -204,13 +211,16 @@ export async function updateProject(sql: Queryable, projectId: string, patch: Pr
 }
 
 /**
- * Marks the project and its live keys deleted. Returns the hashes of all the project's keys (the
+ * Marks the project and its live keys deleted, and deletes its stored responses (a soft delete
+ * leaves the foreign key's cascade unused; nothing may continue a deleted project's
+ * conversations). Returns the hashes of all the project's keys (the
  * projection removes whatever of them Redis still holds), or null when there was no live project.
  */
 export async function softDeleteProject(sql: Queryable, projectId: string): Promise<{ keyHashes: string[] } | null> {
   const deleted = await sql`update projects set deleted_at = now() where id = ${projectId} and deleted_at is null returning id`;
   if (deleted.length === 0) return null;
   await sql`update api_keys set deleted_at = now() where project_id = ${projectId} and deleted_at is null`;
+  await sql`delete from stored_responses where project_id = ${projectId}`;
   const keys = await sql<{ key_hash: string }[]>`select key_hash from api_keys where project_id = ${projectId}`;
   return { keyHashes: keys.map((k) => k.key_hash) };
 }

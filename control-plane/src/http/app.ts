@@ -13,6 +13,7 @@ import { registerDashboard } from './routes/dashboard.js';
 import { registerGatewayRoutes } from './routes/gateway.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerInternalInvalidationRoutes } from './routes/internal-invalidations.js';
+import { registerInternalStoredResponseRoutes } from './routes/internal-stored-responses.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerMemberRoutes } from './routes/members.js';
 import { registerOpenApi, registerOpenApiRoute } from './routes/openapi.js';
@@ -55,6 +56,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // The process logger, so every line (and its redaction) goes to one destination.
     loggerInstance: ctx.log,
     bodyLimit: 1024 * 1024,
+    // Path parameters up to 256 characters (Fastify's default, 100, answers 414 to a longer one): a
+    // stored response's id (`resp_` and up to 200 characters) is one.
+    routerOptions: { maxParamLength: 256 },
     genReqId: (req) => requestIdFrom(firstHeader(req.headers['x-request-id'])),
     requestIdHeader: false,
     // Replaced by logRequest: one line per request rather than an "incoming" and a "completed" one.
@@ -119,6 +123,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   registerSigninRoutes(app, ctx);
   registerOidcSigninRoutes(app, ctx);
   registerInternalInvalidationRoutes(app, ctx);
+  registerInternalStoredResponseRoutes(app, ctx);
   // Authenticated by its link's ticket, not a bearer token.
   registerUsageDownloadRoute(app, ctx);
   await app.register(async (authenticated) => {

@@ -1,6 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '@gateway/shared';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route whose body carries clients' own JSON (a stored response) allows deeper nesting than MAX_DEPTH. */
+    maxJsonDepth?: number;
+  }
+}
+
 /**
  * JSON bodies, and their absence. Many HTTP clients send `content-type: application/json` on
  * every request, a DELETE with no body included; Fastify's parser refuses such an empty body.
@@ -17,8 +24,9 @@ export function registerJsonBodies(app: FastifyInstance): void {
       else done(null, undefined);
       return;
     }
-    if (nestedDeeperThan(body as string, MAX_DEPTH)) {
-      done(new GatewayError('INVALID_REQUEST', `The body is nested deeper than ${MAX_DEPTH} levels; no management request needs that.`), undefined);
+    const max = req.routeOptions.config?.maxJsonDepth ?? MAX_DEPTH;
+    if (nestedDeeperThan(body as string, max)) {
+      done(new GatewayError('INVALID_REQUEST', `The body is nested deeper than ${max} levels; no management request needs that.`), undefined);
       return;
     }
     parseJson(req, body as string, done);

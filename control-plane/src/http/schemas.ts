@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { cacheSettingAnswer } from './cache-setting-schema.js';
-import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, CACHE_OUTCOMES, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS, GUARDRAIL_ACTIONS, UNSUPPORTED_PARAMS_MODES } from '@gateway/shared';
+import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, CACHE_OUTCOMES, DEFAULT_RESPONSES_TTL_DAYS, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS, GUARDRAIL_ACTIONS, UNSUPPORTED_PARAMS_MODES } from '@gateway/shared';
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
 import { WEBHOOK_SCHEMAS } from './webhook-schemas.js';
 import { BUDGET_SCHEMAS } from './budget-schemas.js';
@@ -100,7 +100,7 @@ export const SHARED_SCHEMAS = [
   {
     $id: 'Project',
     type: 'object',
-    required: ['id', 'name', 'quota_tokens', 'quota_period', 'used_tokens', 'rate_limits', 'allowed_models', 'max_tokens_cap', 'cache', 'unsupported_params', 'created_at'],
+    required: ['id', 'name', 'quota_tokens', 'quota_period', 'used_tokens', 'rate_limits', 'allowed_models', 'max_tokens_cap', 'cache', 'unsupported_params', 'responses', 'created_at'],
     properties: {
       id: uuid,
       name: { type: 'string' },
@@ -125,6 +125,12 @@ export const SHARED_SCHEMAS = [
         type: 'string',
         enum: [...UNSUPPORTED_PARAMS_MODES],
         description: 'A parameter with no counterpart in a request translated between protocols: `drop` (the default: dropped, named in `x-gateway-dropped-params`) or `refuse` (400 `UNSUPPORTED_PARAMETER`).',
+      },
+      responses: {
+        type: 'object',
+        required: ['ttl_days'],
+        description: `How long the gateway keeps the project's Responses API state (stored responses and their conversations); \`ttl_days\` ${DEFAULT_RESPONSES_TTL_DAYS} when unset.`,
+        properties: { ttl_days: { type: 'integer' } },
       },
       mcp: {
         type: ['object', 'null'],

@@ -58,7 +58,7 @@ function providerHeadersOf(req: HttpRequest): [string, string][] | null {
   return found;
 }
 
-function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxies, native = false): RequestInfo {
+function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxies, native = false, withId = false): RequestInfo {
   let apiKey = req.getHeader(NAME.apiKey);
   if (apiKey === '') {
     const match = BEARER.exec(req.getHeader(NAME.authorization));
@@ -79,7 +79,8 @@ function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxie
     tags: req.getHeader(NAME.gatewayTags),
     cacheControl: req.getHeader(NAME.cacheControl),
     providerHeaders: native ? providerHeadersOf(req) : null,
-    query: native ? (req.getQuery() ?? '') : '',
+    query: native || withId ? (req.getQuery() ?? '') : '',
+    pathId: withId ? decodeURIComponent(req.getParameter(0) ?? '') : '',
   };
 }
 
@@ -94,13 +95,16 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
   const uws = loadUws();
   const app = uws.App();
   const endpoints = buildEndpoints({ tags: attribute, budgets, ...(deps.guardrails === undefined ? {} : { guardrailsIn, guardrailsOut }), ...(deps.responseCache ? cacheSeams(deps.responseCache) : {}) });
-  const routes: readonly (readonly [method: 'post' | 'get', path: string, endpoint: Endpoint])[] = [
+  const routes: readonly (readonly [method: 'post' | 'get' | 'del', path: string, endpoint: Endpoint])[] = [
     ['post', '/v1/chat/completions', endpoints.chatCompletions],
     ['post', '/v1/responses', endpoints.responses],
     ['post', '/v1/messages', endpoints.messages],
     ['post', '/v1/messages/count_tokens', endpoints.countTokens],
     ['post', '/v1/embeddings', endpoints.embeddings],
     ['get', '/v1/models', endpoints.models],
+    ['get', '/v1/responses/:id', endpoints.retrieveResponse],
+    ['del', '/v1/responses/:id', endpoints.deleteResponse],
+    ['get', '/v1/responses/:id/input_items', endpoints.listInputItems],
   ];
   const errorShapes = new Map<string, ErrorShape>(routes.map(([, path, endpoint]) => [path, endpoint.errors]));
   // Browser access, decided here once: unset, no preflight route and no header on any answer.
@@ -118,9 +122,10 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
   const throttle = deps.authThrottle;
 
   for (const [method, path, endpoint] of routes) {
-    const verb = method.toUpperCase();
+    const verb = method === 'del' ? 'DELETE' : method.toUpperCase();
+    const withId = path.includes('/:id');
     app[method](path, (res, req) => {
-      const info = requestInfo(res, req, deps.config.trustProxy, endpoint.native === true);
+      const info = requestInfo(res, req, deps.config.trustProxy, endpoint.native === true, withId);
       const ex = exchange(res, req, info.requestId);
       if (throttle !== null && throttledAway(throttle, deps, ex, info, endpoint.errors)) return;
       const ctx = new RequestContext(deps, ex, info, endpoint);

@@ -18,6 +18,7 @@ import type { Cancel } from '../providers/cancel.js';
 import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, EmbeddingsResult, StreamMeta, StreamResult } from '../request/internal-request.js';
 import type { ParsedRequest, StreamWriter } from '../protocols/protocol.js';
 import type { RecordSink } from '../records/record-sink.js';
+import type { ResponseStore } from '../responses/response-store.js';
 import type { CoolingLog, ModelRouter, Route, Target } from '../routing/model-router.js';
 import type { GatewayTracer, RequestTrace } from '../tracing/request-trace.js';
 import type { Endpoint } from './endpoint.js';
@@ -54,6 +55,8 @@ export interface GatewayDeps {
   authThrottle: AuthThrottle | null;
   /** The response cache (cache/); absent or null: no cache steps in the chains at all. */
   responseCache?: ResponseCache | null;
+  /** Stored Responses API state (responses/response-store.ts); absent or null without a control plane. */
+  responses?: ResponseStore | null;
 }
 
 /** What the HTTP layer read from the request line and headers (only valid inside its callback). */
@@ -79,8 +82,10 @@ export interface RequestInfo {
    * request to carry; null when there are none or the endpoint has no native path.
    */
   providerHeaders: [string, string][] | null;
-  /** The query string as sent ('' when none), for a native request to carry. */
+  /** The query string as sent ('' when none), for a native request to carry (and the stored-response routes' paging). */
   query: string;
+  /** The route's `:id` parameter ('' on routes without one). */
+  pathId: string;
 }
 
 /**
@@ -146,6 +151,8 @@ export class RequestContext implements Revocable, CoolingLog {
    * `x-gateway-dropped-params` value (steps/translation.ts); null when no target drops any.
    */
   dropped: ReadonlyMap<Target, string> | null = null;
+  /** Keeps a Responses answer (responses/state-step.ts), awaited by the respond step before the answer's last bytes; null: nothing kept. */
+  keepAnswer: ((response: Record<string, unknown>) => Promise<void>) | null = null;
   /** The bytes sent to the provider when it takes the internal request as it is. */
   forward: Buffer | null = null;
   /** Tokens reserved against the project's quota; settled to the true count when the request finishes. */

@@ -11,6 +11,8 @@ import { countRequest, endTrace, settle, writeRecords } from './steps/closing.js
 import { chatUsage, embeddingsUsage } from './steps/meter.js';
 import { parseCountTokens, parseEmbeddings, parseWith } from './steps/parse.js';
 import { paramsJudged } from './steps/translation.js';
+import { responsesState } from '../responses/state-step.js';
+import { deleteResponse, listInputItems, retrieveResponse } from '../responses/stored-steps.js';
 import { callEmbeddings, callModel } from './steps/provider.js';
 import { respondEmbeddings, respondModels, respondTokenCount, respondWith } from './steps/respond.js';
 
@@ -27,10 +29,16 @@ export interface Endpoints {
   embeddings: Endpoint;
   countTokens: Endpoint;
   models: Endpoint;
+  retrieveResponse: Endpoint;
+  deleteResponse: Endpoint;
+  listInputItems: Endpoint;
 }
 
 export function buildEndpoints(seams: Seams = {}): Endpoints {
   const closing = present(seams.cacheStore, settle, countRequest, writeRecords, endTrace);
+
+  /** A stored response's route: the key's project, then the answer (audited with no endpoint, as the models list is). */
+  const stored = (answer: Step): Endpoint => ({ name: null, errors: openAiResponses, meter: null, steps: [refuseWhileDraining, checkKey, authenticate, answer], closing });
 
   /** A model request in any inbound protocol, which only parses and renders. */
   const model = (protocol: InboundProtocol): Endpoint => ({
@@ -55,6 +63,8 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
       projectPolicy,
       modelServed,
       paramsJudged,
+      // Responses API state: a stored conversation continued, this answer kept (responses/)
+      protocol.endpoint === 'responses' ? responsesState : undefined,
       maxTokensCap,
       estimateChat,
       rateLimit,
@@ -116,5 +126,9 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
       steps: [refuseWhileDraining, checkKey, authenticate, projectPolicy, respondModels],
       closing,
     },
+    // Responses the gateway kept (responses/stored-steps.ts): no provider, no quota.
+    retrieveResponse: stored(retrieveResponse),
+    deleteResponse: stored(deleteResponse),
+    listInputItems: stored(listInputItems),
   };
 }

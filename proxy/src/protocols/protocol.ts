@@ -86,6 +86,8 @@ export interface StreamWriter {
    * what was already sent (sequence numbers, the response so far); without it, `streamError`.
    */
   error?(err: GatewayError): string;
+  /** The whole answer as its protocol's object, once `end` was called (a Response, for one to be kept); absent or null: none. */
+  final?(): Record<string, unknown> | null;
 }
 
 export interface InboundProtocol extends ErrorShape {

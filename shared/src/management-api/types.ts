@@ -91,11 +91,52 @@ export interface Project {
    * shows it, `drop` when unset; optional only so a Project written before the field still types.
    */
   unsupported_params?: UnsupportedParams;
+  /**
+   * How long the gateway keeps the project's Responses API state (stored responses and their
+   * conversations). Every answer shows it, `{ ttl_days: 30 }` when unset; optional only so a
+   * Project written before the field still types.
+   */
+  responses?: ResponsesSetting;
   /** MCP servers and tools the project's keys may use; null: none. */
   mcp: McpSetting | null;
   /** The response cache: mode off (the default) or exact, and the entries' life. */
   cache: CacheSetting;
   created_at: string;
+}
+
+/** A project's `responses` setting: days a stored response is kept after it was written. */
+export interface ResponsesSetting {
+  ttl_days: number;
+}
+
+/** A stored response's life when the project sets none, and the longest a project may set. */
+export const DEFAULT_RESPONSES_TTL_DAYS = 30;
+export const MAX_RESPONSES_TTL_DAYS = 3650;
+
+/**
+ * PUT /internal/v1/responses/{id} (proxies only, with INTERNAL_TOKEN): a response the proxy
+ * stores, written whole (again under the same id: replaced), kept for the project's
+ * `responses.ttl_days` from the write.
+ */
+export interface StoredResponseWrite {
+  v: 1;
+  project_id: string;
+  /** The provider entry that stored the response itself; null for one the gateway keeps. */
+  provider: string | null;
+  model: string;
+  input_items: unknown[];
+  /** The response as the client got it; null for a provider-stored one. */
+  response: Record<string, unknown> | null;
+  /** The conversation so far in the gateway's internal chat format; null: it cannot be continued. */
+  messages: unknown[] | null;
+}
+
+/** GET /internal/v1/responses/{id}?project_id=…: a stored response, until it expires. */
+export interface StoredResponseRecord extends Omit<StoredResponseWrite, 'v'> {
+  v: 1;
+  id: string;
+  created_at: string;
+  expires_at: string;
 }
 
 /** GET /v1/projects/{id}/cache: the setting and what the cache did over the last `window_days`. */

@@ -21,6 +21,7 @@ const POLICY_OPTIONS: Options = {
   'cache-ttl': { type: 'string', value: '<seconds>', help: 'how long a cached answer is served (with --cache; default 3600)' },
   'model-aliases': { type: 'string', value: "<'asked=served;…'|none>", help: 'model ids the clients ask for, served by others (replaces the whole setting)' },
   'unsupported-params': { type: 'string', value: '<drop|refuse>', help: 'a parameter a translated request cannot carry: drop it (the default) or refuse the request' },
+  'responses-ttl-days': { type: 'string', value: '<days|default>', help: 'days stored Responses API responses are kept (1..3650; default: 30)' },
 };
 
 const RATE_LIMITS = [
@@ -55,6 +56,8 @@ function policyBody(ctx: CommandContext): Record<string, unknown> {
   if (aliases !== undefined) body.model_aliases = parseAliases(aliases);
   const unsupported = choice(ctx, 'unsupported-params', ['drop', 'refuse'] as const);
   if (unsupported !== undefined) body.unsupported_params = unsupported;
+  const ttlDays = text(ctx, 'responses-ttl-days')?.toLowerCase() === 'default' ? null : integer(ctx, 'responses-ttl-days', 1);
+  if (ttlDays !== undefined) body.responses = ttlDays === null ? null : { ttl_days: ttlDays };
   const cache = choice(ctx, 'cache', ['off', 'exact'] as const);
   const ttl = integer(ctx, 'cache-ttl', 1);
   // The API replaces the setting as a whole: a TTL alone would silently switch the cache off.

@@ -1,7 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { encodeInvalidation, GatewayError } from '@gateway/shared';
 import type { AppContext } from '../../context.js';
+import { requireInternalToken } from '../internal-token.js';
 import { logPosition, readInvalidations, type LogEntry } from '../../keys/invalidation-log.js';
 
 /**
@@ -17,9 +17,7 @@ const AFTER = /^\d{1,15}$/;
 
 export function registerInternalInvalidationRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: Record<string, string | undefined> }>('/internal/v1/invalidations', { logLevel: 'warn' }, async (req, reply) => {
-    if (!authorized(req.headers.authorization, ctx.config.internalToken)) {
-      throw new GatewayError('UNAUTHORIZED', 'This route needs the internal token of the deployment.');
-    }
+    requireInternalToken(req, ctx);
     const rawAfter = req.query.after;
     if (rawAfter !== undefined && !AFTER.test(rawAfter)) {
       throw new GatewayError('INVALID_REQUEST', 'query.after must be a log id (a non-negative integer)', { param: 'after' });
@@ -108,12 +106,3 @@ function mark(kind: 'stream.alive' | 'stream.reset', id: number): string {
   return `${encodeInvalidation({ kind, key_hash: null, key_id: null, project_id: null, id })}\n`;
 }
 
-/** `Bearer <token>`, compared in constant time (digests of equal length); no token configured: nobody. */
-function authorized(header: string | undefined, token: string | undefined): boolean {
-  if (token === undefined || header === undefined) return false;
-  const match = /^Bearer (.+)$/i.exec(header);
-  if (match === null) return false;
-  const given = createHash('sha256').update(match[1]!).digest();
-  const expected = createHash('sha256').update(token).digest();
-  return timingSafeEqual(given, expected);
-}

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { MAX_MODEL_ALIASES, UNSUPPORTED_PARAMS_MODES } from '@gateway/shared';
+import { DEFAULT_RESPONSES_TTL_DAYS, MAX_MODEL_ALIASES, MAX_RESPONSES_TTL_DAYS, UNSUPPORTED_PARAMS_MODES } from '@gateway/shared';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
@@ -67,6 +67,15 @@ const policyProperties = {
     enum: [...UNSUPPORTED_PARAMS_MODES, null],
     description:
       'A request translated between protocols, with a parameter that has no counterpart and only tunes the answer: `drop` it (named in `x-gateway-dropped-params`) or `refuse` the request (400 `UNSUPPORTED_PARAMETER`); null means the default, drop.',
+  },
+  responses: {
+    type: ['object', 'null'],
+    additionalProperties: false,
+    required: ['ttl_days'],
+    description: `How long the gateway keeps the project's Responses API state (stored responses and their conversations, for \`previous_response_id\` and \`GET /v1/responses/{id}\`); null means the default, ${DEFAULT_RESPONSES_TTL_DAYS} days.`,
+    properties: {
+      ttl_days: { type: 'integer', minimum: 1, maximum: MAX_RESPONSES_TTL_DAYS, description: `Days a stored response is kept after it was stored (1..${MAX_RESPONSES_TTL_DAYS}).` },
+    },
   },
   cache: cacheSettingSchema,
 } as const;

@@ -17,7 +17,7 @@ export function respondWith(protocol: InboundProtocol): Step {
   return (ctx) => {
     const result = ctx.result as CompletionResult | StreamResult;
     if ('events' in result) return streamOut(ctx, protocol, result);
-    completeOnce(ctx, protocol, result);
+    return completeOnce(ctx, protocol, result);
   };
 }
 
@@ -31,11 +31,20 @@ function answeredOutcome(ctx: RequestContext): 'success' | 'policy_blocked' {
   return decisions.some((d) => d.stage === 'output' && d.action === 'block') ? 'policy_blocked' : 'success';
 }
 
-function completeOnce(ctx: RequestContext, protocol: InboundProtocol, result: CompletionResult): void {
+function completeOnce(ctx: RequestContext, protocol: InboundProtocol, result: CompletionResult): void | Promise<void> {
   const meter = ctx.chain.meter!;
   if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled', result.usage));
-  ctx.ex.send(200, 'application/json', protocol.render(result, ctx.parsed as ParsedRequest));
-  ctx.finish(answeredOutcome(ctx), 200, null, meter(ctx, result.finishReason, result.usage, result.rawFinishReason ?? null));
+  const body = protocol.render(result, ctx.parsed as ParsedRequest);
+  const sent = () => {
+    if (ctx.finished) return;
+    if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled', result.usage));
+    ctx.ex.send(200, 'application/json', body);
+    ctx.finish(answeredOutcome(ctx), 200, null, meter(ctx, result.finishReason, result.usage, result.rawFinishReason ?? null));
+  };
+  // A kept Response is stored before it is sent: a follow-up naming it always finds it.
+  const keep = ctx.keepAnswer;
+  if (keep === null) return sent();
+  return keep(JSON.parse(body.toString('utf8')) as Record<string, unknown>).then(sent);
 }
 
 async function streamOut(ctx: RequestContext, protocol: InboundProtocol, result: StreamResult): Promise<void> {
@@ -61,7 +70,15 @@ async function streamOut(ctx: RequestContext, protocol: InboundProtocol, result:
     ctx.cancel?.abort();
     return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled'));
   }
-  ex.endStream(writer.end(result.meta));
+  const tail = writer.end(result.meta);
+  const final = ctx.keepAnswer === null ? null : (writer.final?.() ?? null);
+  if (final !== null) {
+    // Stored before the stream's last event: a follow-up naming it always finds it.
+    await (ctx.keepAnswer as (response: Record<string, unknown>) => Promise<void>)(final);
+    if (ctx.finished) return;
+    if (ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled'));
+  }
+  ex.endStream(tail);
   ctx.finish(answeredOutcome(ctx), 200, null, meter(ctx, result.meta.finishReason ?? 'stop', undefined, result.meta.rawFinishReason ?? null));
 }
 

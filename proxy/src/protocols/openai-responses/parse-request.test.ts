@@ -145,9 +145,8 @@ describe('Responses request → chat request', () => {
 
 describe('Responses request refusals', () => {
   const cases: [string, unknown, string, RegExp?][] = [
-    ['previous_response_id', { ...base, previous_response_id: 'resp_1' }, 'previous_response_id', /stateless/],
-    ['store: true', { ...base, store: true }, 'store', /not stored|stateless/],
-    ['conversation', { ...base, conversation: 'conv_1' }, 'conversation', /stateless/],
+    ['a previous_response_id that is no response id', { ...base, previous_response_id: 'conv_1' }, 'previous_response_id', /resp_/],
+    ['conversation', { ...base, conversation: 'conv_1' }, 'conversation', /not conversations/],
     ['background', { ...base, background: true }, 'background'],
     ['prompt templates', { ...base, prompt: { id: 'pmpt_1' } }, 'prompt'],
     ['an include value', { ...base, include: ['file_search_call.results'] }, 'include', /file_search_call\.results/],

@@ -6,10 +6,10 @@ import { parseToolChoice, ToolSet, type ToolOrigin } from './tools.js';
 import type { ChatCompletionBody, ChatMessage } from '../../request/openai-chat.js';
 
 /**
- * A Responses API request (`POST /v1/responses`) as the internal Chat Completions request. Only
- * the stateless subset is served: nothing is stored, so whatever needs a stored response,
- * conversation, prompt or file is refused with 400 naming the parameter, as are built-in tools
- * and parameters the gateway could not honour. Parameters that only tune the answer and have no
+ * A Responses API request (`POST /v1/responses`) as the internal Chat Completions request. A
+ * stored response is continued by `previous_response_id` (responses/state-step.ts); whatever
+ * needs a stored conversation, prompt or file is refused with 400 naming the parameter, as are
+ * built-in tools and parameters the gateway could not honour. Parameters that only tune the answer and have no
  * Chat Completions counterpart (`client_metadata`, `context_management`, ones added after this
  * gateway was written) are left out and named (`dropped`).
  */
@@ -18,20 +18,25 @@ export interface ResponsesRequest extends ParsedRequest {
   echo: Record<string, unknown>;
   /** Chat tool names that stand for a namespaced or custom tool (tools.ts): the answer's calls are rendered as declared. */
   toolOrigins?: ReadonlyMap<string, ToolOrigin>;
+  /** `store` as sent (null: not sent, which means true where the gateway keeps responses). */
+  store?: boolean | null;
+  /** The response this one continues (`previous_response_id`), or null. */
+  previousResponseId?: string | null;
+  /** The request's `input` as a list of items (a string is one user message item), as input_items lists them. */
+  inputItems?: unknown[];
 }
 
-const STATELESS = 'This gateway serves the stateless subset of the Responses API: no response, conversation or item is stored.';
+const STATELESS = 'This gateway keeps responses (`store`, `previous_response_id`), not conversations, prompts or items by reference.';
 
 /** Parameters the translation reads (mapped, passed on, or checked: see docs/endpoints.md); any other is dropped, unless refused below. */
 const ACCEPTED = new Set([
   'model', 'input', 'instructions', 'stream', 'stream_options', 'max_output_tokens', 'temperature', 'top_p', 'tools', 'tool_choice',
   'parallel_tool_calls', 'text', 'reasoning', 'user', 'metadata', 'store', 'include', 'background', 'truncation', 'service_tier',
-  'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'top_logprobs',
+  'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'top_logprobs', 'previous_response_id',
 ]);
 
-/** Parameters refused whenever set: each needs state the gateway does not keep. */
+/** Parameters refused whenever set: each needs state the gateway does not keep (it keeps responses, not conversations or prompts). */
 const REFUSED: Record<string, string> = {
-  previous_response_id: `\`previous_response_id\` is not supported. ${STATELESS} Send the whole conversation in \`input\`.`,
   conversation: `\`conversation\` is not supported. ${STATELESS} Send the whole conversation in \`input\`.`,
   prompt: `\`prompt\` (stored prompt templates) is not supported. ${STATELESS} Send the instructions and input themselves.`,
 };
@@ -133,7 +138,10 @@ function translateRequest(body: unknown): ResponsesRequest {
     }
   }
 
-  const parsed: ResponsesRequest = { chat, raw: null, model, stream, wantsUsage: true, maxTokens: maxOutputTokens, echo };
+  const previous = optionalString(body, 'previous_response_id');
+  if (previous !== null && !/^resp_[A-Za-z0-9_-]{1,200}$/.test(previous)) throw invalid('previous_response_id', '`previous_response_id` must be the id of a response (resp_…).');
+  const inputItems = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: body.input }] }] : (body.input as unknown[]);
+  const parsed: ResponsesRequest = { chat, raw: null, model, stream, wantsUsage: true, maxTokens: maxOutputTokens, echo, store: optionalBoolean(body, 'store'), previousResponseId: previous, inputItems };
   if (tools.origins.size > 0) parsed.toolOrigins = tools.origins;
   if (dropped.length > 0) parsed.dropped = dropped;
   return parsed;
@@ -141,8 +149,6 @@ function translateRequest(body: unknown): ResponsesRequest {
 
 /** Parameters that ask for state or background work: accepted only at their stateless values. */
 function checkStateless(body: Record<string, unknown>): void {
-  const store = optionalBoolean(body, 'store');
-  if (store === true) throw invalid('store', `\`store: true\` is not supported. ${STATELESS} Send \`store: false\` or leave it out.`);
   if (optionalBoolean(body, 'background') === true) throw invalid('background', '`background: true` is not supported: responses are answered in the request, streamed or whole.');
   const truncation = body.truncation;
   if (isSet(truncation) && truncation !== 'disabled') {

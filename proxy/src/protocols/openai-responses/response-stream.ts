@@ -69,6 +69,8 @@ export class ResponseStreamWriter implements StreamWriter {
   private finishReason: string | null = null;
   private counts: TokenCounts | null = null;
   private ended = false;
+  /** The Response the stream ended with (`final`). */
+  private last: Record<string, unknown> | null = null;
 
   constructor(
     private readonly model: string,
@@ -116,7 +118,12 @@ export class ResponseStreamWriter implements StreamWriter {
     if (this.items.length === 0) out += this.text('output_text', '');
     out += this.closeAll(status);
     const response = this.snapshot({ status: outcome.status, incompleteDetails: outcome.incompleteDetails, usage: this.usage(meta) });
+    this.last = response;
     return out + this.event(outcome.status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
+  }
+
+  final(): Record<string, unknown> | null {
+    return this.last;
   }
 
   error(err: GatewayError): string {

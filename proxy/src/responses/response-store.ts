@@ -1,0 +1,87 @@
+import { Errors, type GatewayError } from '@gateway/shared';
+import { Pool } from 'undici';
+import type { ChatMessage } from '../request/openai-chat.js';
+
+/**
+ * Responses API state the gateway keeps for a translated conversation (`store`, the default, and
+ * `previous_response_id`): held by the control plane in PostgreSQL, reached over its internal
+ * routes (`/internal/v1/responses/{id}`, the deployment's INTERNAL_TOKEN), since the proxy never
+ * talks to PostgreSQL. The project of every read and delete is part of the request: another
+ * project's id is not found. Expiry (the project's `responses.ttl_days`) is the control plane's.
+ */
+export interface StoredResponse {
+  v: 1;
+  id: string;
+  project_id: string;
+  /** The provider entry that keeps it itself (a native response), or null for one the gateway keeps. */
+  provider: string | null;
+  model: string;
+  /** This response's own input, as Responses input items (GET …/input_items). */
+  input_items: unknown[];
+  /** The Response object as the client got it (GET /v1/responses/{id}); null for a provider-kept one. */
+  response: Record<string, unknown> | null;
+  /** The conversation through this response, in the internal format, for a follow-up to continue. */
+  messages: ChatMessage[] | null;
+  created_at: string;
+}
+
+export type NewStoredResponse = Omit<StoredResponse, 'created_at' | 'v'>;
+
+const TIMEOUT_MS = 10_000;
+
+export class ResponseStore {
+  private readonly pool: Pool;
+  private readonly authorization: string;
+
+  constructor(baseUrl: string, token: string) {
+    this.pool = new Pool(baseUrl, { connections: 16, headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS, connectTimeout: 3_000 });
+    this.authorization = `Bearer ${token}`;
+  }
+
+  async put(record: NewStoredResponse): Promise<void> {
+    const { id, ...fields } = record;
+    const { statusCode, body } = await this.pool.request({
+      method: 'PUT',
+      path: `/internal/v1/responses/${encodeURIComponent(id)}`,
+      headers: { authorization: this.authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ v: 1, ...fields }),
+    });
+    await body.dump();
+    if (statusCode !== 204) throw unavailable(`storing the response answered ${statusCode}`);
+  }
+
+  /** The stored response, or null when there is none for this project (absent, expired, another project's). */
+  async get(id: string, projectId: string): Promise<StoredResponse | null> {
+    const { statusCode, body } = await this.pool.request({ method: 'GET', path: this.pathOf(id, projectId), headers: { authorization: this.authorization } });
+    if (statusCode === 404) {
+      await body.dump();
+      return null;
+    }
+    if (statusCode !== 200) {
+      await body.dump();
+      throw unavailable(`reading the response answered ${statusCode}`);
+    }
+    return (await body.json()) as StoredResponse;
+  }
+
+  /** Whether a response of this project was deleted. */
+  async delete(id: string, projectId: string): Promise<boolean> {
+    const { statusCode, body } = await this.pool.request({ method: 'DELETE', path: this.pathOf(id, projectId), headers: { authorization: this.authorization } });
+    await body.dump();
+    if (statusCode === 204) return true;
+    if (statusCode === 404) return false;
+    throw unavailable(`deleting the response answered ${statusCode}`);
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  private pathOf(id: string, projectId: string): string {
+    return `/internal/v1/responses/${encodeURIComponent(id)}?project_id=${encodeURIComponent(projectId)}`;
+  }
+}
+
+function unavailable(why: string): GatewayError {
+  return Errors.responseStoreUnavailable(why);
+}

@@ -1,0 +1,136 @@
+import type { ServerResponse } from 'node:http';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness as startControlPlane, type Harness as ControlPlaneHarness } from '../../control-plane/test/harness.js';
+import { projectTestKey, type TestKey } from '../../test-support/redis.js';
+import { sendJson, startWireMock, type RunningWireMock, type WireRequest } from '../../test-support/wire-mock.js';
+import { answerChat } from './chat-wire-answer.js';
+import { startHarness, type Harness } from './harness.js';
+
+/**
+ * Stateful Responses with the official `openai` SDK: on a translated provider (Chat Completions
+ * upstream) the gateway keeps each response with its conversation in PostgreSQL, through the
+ * control plane — `previous_response_id` continues it, GET and DELETE /v1/responses/{id} and
+ * input_items serve it, another project's key finds nothing, `store: false` keeps nothing; on a
+ * native provider (`responses: native`) the provider keeps its own and the fields go to it as sent.
+ */
+const TOKEN = 'responses-stored-internal-token-0123456789';
+let cp: ControlPlaneHarness;
+let chat: RunningWireMock;
+let native: RunningWireMock;
+let h: Harness;
+let key: TestKey;
+let other: TestKey;
+let client: OpenAI;
+const chatSeen: WireRequest[] = [];
+
+/** The chat mock repeats what it was told: the texts of every message, so a test sees the conversation the provider got. */
+function chatAnswer(req: WireRequest, res: ServerResponse): void {
+  chatSeen.push(req);
+  const messages = (req.body.messages ?? []) as { role: string; content: unknown }[];
+  answerChat(req, res, { text: `I saw ${messages.length} messages; the last said ${JSON.stringify(messages.at(-1)?.content)}` }, { prompt_tokens: 20, completion_tokens: 5 });
+}
+
+function nativeAnswer(req: WireRequest, res: ServerResponse): void {
+  const item = { id: 'msg_n', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `previous: ${String(req.body.previous_response_id ?? 'none')}`, annotations: [] }] };
+  sendJson(res, 200, { id: `resp_native${String(req.body.previous_response_id ?? '').length}`, object: 'response', created_at: 1, status: 'completed', model: req.body.model, output: [item], store: req.body.store ?? true, usage: { input_tokens: 9, output_tokens: 3, total_tokens: 12 } });
+}
+
+beforeAll(async () => {
+  cp = await startControlPlane('responses-stored', { env: { INTERNAL_TOKEN: TOKEN } });
+  chat = await startWireMock(chatAnswer);
+  native = await startWireMock(nativeAnswer);
+  h = await startHarness(
+    'responses-stored',
+    `providers:
+  - name: chat
+    type: openai
+    base_url: ${chat.baseUrl}/v1
+    api_key: sk-chat-provider-secret-0123456789
+    models: [chat-1]
+  - name: upstream-responses
+    type: openai
+    responses: native
+    base_url: ${native.baseUrl}/v1
+    api_key: sk-native-provider-secret-0123456789
+    models: [native-1]
+`,
+    { CONTROL_PLANE_URL: cp.base, INTERNAL_TOKEN: TOKEN },
+  );
+  const project = await cp.api<{ id: string }>('POST', '/v1/projects', { token: cp.adminToken, body: { name: 'stateful' } });
+  const second = await cp.api<{ id: string }>('POST', '/v1/projects', { token: cp.adminToken, body: { name: 'another' } });
+  key = await projectTestKey(h.redis, h.keys, { projectId: project.body.id });
+  other = await projectTestKey(h.redis, h.keys, { projectId: second.body.id });
+  client = new OpenAI({ apiKey: key.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
+});
+
+afterAll(async () => {
+  await h?.stop();
+  await chat?.close();
+  await native?.close();
+  await cp?.close();
+});
+
+describe('stateful Responses on a translated provider', () => {
+  it('keeps a response by default and continues it with previous_response_id', async () => {
+    const first = await client.responses.create({ model: 'chat-1', instructions: 'Be brief.', input: 'My name is Ada.' });
+    expect((first as unknown as { store: boolean }).store).toBe(true);
+    const second = await client.responses.create({ model: 'chat-1', previous_response_id: first.id, input: 'What is my name?' });
+    expect(second.previous_response_id).toBe(first.id);
+    const sent = chatSeen.at(-1)!.body.messages as { role: string; content: unknown }[];
+    // Its own instructions are not carried over; the earlier turn and its answer are.
+    expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(sent[0]?.content).toBe('My name is Ada.');
+    expect(JSON.stringify(sent[1]?.content)).toContain('I saw 2 messages');
+    const third = await client.responses.create({ model: 'chat-1', previous_response_id: second.id, input: [{ role: 'user', content: 'And again?' }], stream: true });
+    let completed: OpenAI.Responses.Response | null = null;
+    for await (const event of third) if (event.type === 'response.completed') completed = event.response;
+    expect(completed?.previous_response_id).toBe(second.id);
+    expect((chatSeen.at(-1)!.body.messages as unknown[]).length).toBe(5);
+    // The streamed one was kept before its last event: a follow-up finds it at once.
+    const fourth = await client.responses.create({ model: 'chat-1', previous_response_id: completed!.id, input: 'Last one.' });
+    expect(fourth.output_text).toContain('I saw 7 messages');
+  });
+
+  it('serves GET, input_items and DELETE, and another project finds nothing', async () => {
+    const made = await client.responses.create({ model: 'chat-1', input: [{ role: 'user', content: 'Remember this.' }, { role: 'user', content: 'And this.' }] });
+    const got = await client.responses.retrieve(made.id);
+    expect(got).toMatchObject({ id: made.id, object: 'response', status: 'completed', output: made.output });
+    const items = await client.responses.inputItems.list(made.id, { order: 'asc' });
+    expect(items.data.map((i) => (i as { content: unknown }).content)).toEqual(['Remember this.', 'And this.']);
+    expect(items.data.every((i) => typeof i.id === 'string')).toBe(true);
+
+    const stranger = new OpenAI({ apiKey: other.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
+    await expect(stranger.responses.retrieve(made.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(stranger.responses.delete(made.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(stranger.responses.create({ model: 'chat-1', previous_response_id: made.id, input: 'hi' })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+
+    await client.responses.delete(made.id);
+    await expect(client.responses.retrieve(made.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(client.responses.create({ model: 'chat-1', previous_response_id: made.id, input: 'hi' })).rejects.toThrow(/not found/);
+  });
+
+  it('keeps nothing with store: false', async () => {
+    const made = await client.responses.create({ model: 'chat-1', input: 'Forget me.', store: false });
+    expect((made as unknown as { store: boolean }).store).toBe(false);
+    await expect(client.responses.retrieve(made.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const rows = await cp.sql`select count(*)::int as n from stored_responses where id = ${made.id}`;
+    expect(rows[0]?.n).toBe(0);
+  });
+
+  it('keeps responses in PostgreSQL under the key\'s project, expiring after the project\'s ttl', async () => {
+    const made = await client.responses.create({ model: 'chat-1', input: 'Kept.' });
+    const rows = await cp.sql`select project_id::text as project_id, provider, extract(epoch from expires_at - created_at)::int as ttl from stored_responses where id = ${made.id}`;
+    expect(rows[0]).toMatchObject({ project_id: key.projectId, provider: null });
+    expect(Math.round(Number(rows[0]?.ttl) / 86_400)).toBe(30);
+  });
+});
+
+describe('stateful Responses on a native provider', () => {
+  it('sends store and previous_response_id to the provider as they came', async () => {
+    const first = await client.responses.create({ model: 'native-1', input: 'hello' });
+    const second = await client.responses.create({ model: 'native-1', input: 'again', previous_response_id: first.id });
+    expect(second.output_text).toBe(`previous: ${first.id}`);
+    expect(native.lastRequest()?.body).toMatchObject({ previous_response_id: first.id, input: 'again' });
+  });
+});
