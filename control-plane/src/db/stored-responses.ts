@@ -1,4 +1,4 @@
-import { DEFAULT_RESPONSES_TTL_DAYS } from '@gateway/shared';
+import { DEFAULT_RESPONSES_TTL_DAYS, type StoredResponseRecord } from '@gateway/shared';
 import type { JSONValue } from 'postgres';
 import type { Queryable } from './connect.js';
 
@@ -9,14 +9,8 @@ import type { Queryable } from './connect.js';
  * each write from the project's `responses_ttl_days` (the default when unset), and only while its
  * project is live; expired rows are deleted in batches by StoredResponsePurger.
  */
-export interface StoredResponse {
-  id: string;
-  project_id: string;
-  provider: string | null;
-  model: string;
-  input_items: unknown[];
-  response: Record<string, unknown> | null;
-  messages: unknown[] | null;
+/** A row: the internal route's record (StoredResponseRecord) with its times as dates. */
+export interface StoredResponse extends Omit<StoredResponseRecord, 'v' | 'created_at' | 'expires_at'> {
   created_at: Date;
   expires_at: Date;
 }

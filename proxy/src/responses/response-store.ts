@@ -1,4 +1,4 @@
-import { Errors, type GatewayError } from '@gateway/shared';
+import { Errors, type GatewayError, type StoredResponseRecord, type StoredResponseWrite } from '@gateway/shared';
 import { Pool } from 'undici';
 import type { ChatMessage } from '../request/openai-chat.js';
 
@@ -9,23 +9,13 @@ import type { ChatMessage } from '../request/openai-chat.js';
  * talks to PostgreSQL. The project of every read and delete is part of the request: another
  * project's id is not found. Expiry (the project's `responses.ttl_days`) is the control plane's.
  */
-export interface StoredResponse {
-  v: 1;
-  id: string;
-  project_id: string;
-  /** The provider entry that keeps it itself (a native response), or null for one the gateway keeps. */
-  provider: string | null;
-  model: string;
-  /** This response's own input, as Responses input items (GET …/input_items). */
-  input_items: unknown[];
-  /** The Response object as the client got it (GET /v1/responses/{id}); null for a provider-kept one. */
-  response: Record<string, unknown> | null;
-  /** The conversation through this response, in the internal format, for a follow-up to continue. */
+/** A stored response as the control plane answers it: its conversation in the internal format. */
+export interface StoredResponse extends Omit<StoredResponseRecord, 'messages'> {
   messages: ChatMessage[] | null;
-  created_at: string;
 }
 
-export type NewStoredResponse = Omit<StoredResponse, 'created_at' | 'v'>;
+/** What the proxy writes: the route's body (StoredResponseWrite) with the id its path carries. */
+export type NewStoredResponse = Omit<StoredResponseWrite, 'v'> & { id: string };
 
 const TIMEOUT_MS = 10_000;
 
