@@ -46,7 +46,8 @@ export const EXPOSED_HEADERS = [
   'age',
 ].join(', ');
 
-const METHODS = 'GET, POST';
+// DELETE: a page may delete a stored response (DELETE /v1/responses/{id}).
+const METHODS = 'GET, POST, DELETE';
 /** How long a browser may reuse a preflight's answer (Chromium caps it at 2 hours). */
 const MAX_AGE_SECONDS = '600';
 

@@ -49,7 +49,7 @@ export function inputMessages(input: unknown, tools: ToolSet): ChatMessage[] {
       case 'item_reference':
         throw invalid(
           at,
-          `\`${at}\` is an item_reference. This gateway serves the stateless subset of the Responses API and keeps no responses or items, so references cannot be resolved: send the item itself. (With the Vercel AI SDK, set providerOptions: { openai: { store: false } }.)`,
+          `\`${at}\` is an item_reference. This gateway keeps whole responses, not items by reference: send the item itself, or continue a kept response with \`previous_response_id\`. (With the Vercel AI SDK, set providerOptions: { openai: { store: false } }.)`,
         );
       default:
         if (typeof type !== 'string') throw invalid(`${at}.type`, `\`${at}.type\` must be message, function_call or function_call_output.`);
