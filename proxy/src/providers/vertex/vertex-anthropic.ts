@@ -1,4 +1,5 @@
-import { createSseDecoder, GatewayError, sseData } from '@gateway/shared';
+import { readSse } from '../sse-reader.js';
+import { GatewayError, sseData } from '@gateway/shared';
 import type { ChatRequest, CompletionResult, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { anthropicStreamError } from '../anthropic/anthropic-errors.js';
@@ -58,47 +59,29 @@ export class VertexAnthropic {
     return { meta, events: prepend(first, events), native };
   }
 
-  private async *events(res: UpstreamResponse, translator: StreamTranslator, meta: StreamMeta, cancel: Cancel, native: boolean): AsyncGenerator<string> {
-    const text = new TextDecoder();
-    const queue: { data: string; frame: string | null }[] = [];
-    const out: string[] = [];
+  /** The shared SSE read loop (sse-reader.ts): translated to OpenAI chunks, or the frames as Anthropic sent them for a native request, metered either way. */
+  private events(res: UpstreamResponse, translator: StreamTranslator, meta: StreamMeta, cancel: Cancel, native: boolean): AsyncGenerator<string> {
+    const provider = this.provider;
     let started = false;
-    const sse = createSseDecoder((event) => {
-      queue.push({ data: event.data, frame: native ? (event.event === undefined ? sseData(event.data) : `event: ${event.event}\n${sseData(event.data)}`) : null });
+    return readSse(res, provider, cancel, {
+      event(event, out) {
+        if (native) {
+          // The translator still reads every event: it meters the stream and sees its end.
+          const discard: string[] = [];
+          translator.translate(event.data, discard);
+          if (meta.failed) throw anthropicStreamError(provider, event.data, started);
+          out.push(event.event === undefined ? sseData(event.data) : `event: ${event.event}\n${sseData(event.data)}`);
+        } else {
+          translator.translate(event.data, out);
+          if (meta.failed) throw anthropicStreamError(provider, event.data, started);
+        }
+        if (out.length > 0) started = true;
+        return translator.finished;
+      },
+      end: () => {
+        throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ended the stream before it was complete.`);
+      },
     });
-    try {
-      for await (const chunk of res.stream()) {
-        sse.feed(text.decode(chunk, { stream: true }));
-        for (let i = 0; i < queue.length; i++) {
-          const { data, frame } = queue[i] as { data: string; frame: string | null };
-          translator.translate(data, out);
-          if (meta.failed) throw anthropicStreamError(this.provider, data, started);
-          if (frame !== null) {
-            started = true;
-            yield frame;
-          } else {
-            for (let j = 0; j < out.length; j++) {
-              started = true;
-              yield out[j] as string;
-            }
-          }
-          out.length = 0;
-          if (translator.finished) break;
-        }
-        queue.length = 0;
-        if (translator.finished) {
-          res.release();
-          break;
-        }
-      }
-    } catch (err) {
-      if (translator.finished && !cancel.aborted) return;
-      res.destroy();
-      throw transportError(this.provider, err, cancel.aborted);
-    } finally {
-      if (!translator.finished) res.destroy();
-    }
-    if (!translator.finished) throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.provider} ended the stream before it was complete.`);
   }
 
   /** The Messages body without `model` (it is in the path), with Vertex's API version. */

@@ -1,4 +1,5 @@
-import { createSseDecoder, GatewayError } from '@gateway/shared';
+import { readSse } from '../sse-reader.js';
+import { GatewayError } from '@gateway/shared';
 import type { ChatRequest, CompletionResult, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { toGeminiRequest } from '../gemini/gemini-request.js';
@@ -51,28 +52,17 @@ export class VertexGemini {
     return { meta, events: prepend(first, events) };
   }
 
-  private async *events(res: UpstreamResponse, translator: GeminiStreamTranslator, cancel: Cancel): AsyncGenerator<string> {
-    const text = new TextDecoder();
-    const queue: string[] = [];
-    const sse = createSseDecoder((event) => queue.push(event.data));
-    let ended = false;
-    try {
-      for await (const chunk of res.stream()) {
-        sse.feed(text.decode(chunk, { stream: true }));
-        for (let i = 0; i < queue.length; i++) {
-          for (const out of translator.push(queue[i] as string)) yield out;
-        }
-        queue.length = 0;
-      }
-      ended = true;
-    } catch (err) {
-      res.destroy();
-      if (err instanceof GatewayError) throw err;
-      throw transportError(this.provider, err, cancel.aborted);
-    } finally {
-      if (!ended) res.destroy();
-    }
-    for (const out of translator.close()) yield out;
+  /** The shared SSE read loop (sse-reader.ts), each event through the Gemini translator. */
+  private events(res: UpstreamResponse, translator: GeminiStreamTranslator, cancel: Cancel): AsyncGenerator<string> {
+    return readSse(res, this.provider, cancel, {
+      event(event, out) {
+        for (const chunk of translator.push(event.data)) out.push(chunk);
+        return false;
+      },
+      end(out) {
+        for (const chunk of translator.close()) out.push(chunk);
+      },
+    });
   }
 
   private payload(request: ChatRequest): Buffer {
