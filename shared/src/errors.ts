@@ -73,9 +73,9 @@ export class GatewayError extends Error {
 const SEND_KEY = 'send it as x-api-key: <key> or Authorization: Bearer <key>';
 
 /**
- * Named factories for the errors the data plane raises in more than one place or on its request
- * path, so one wording serves every endpoint and a test or the docs can name them (Fastify's
- * `lib/errors.js`). Messages never carry a secret.
+ * Named factories for every error either service raises, so one wording serves every endpoint and
+ * a test or the docs can name them (Fastify's `lib/errors.js`). Outside this file no code writes
+ * `new GatewayError(`: errors.test.ts fails on one. Messages never carry a secret.
  */
 export const Errors = {
   // A refused key is described (where it was, its shape), never repeated: proxy/src/auth/key-hints.ts.
@@ -168,6 +168,158 @@ export const Errors = {
   providerNoCandidate: (provider: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} answered with no candidate.`),
   providerEmbeddingsCount: (provider: string, got: number | null, expected: number) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent ${got ?? 'no'} embeddings for ${expected} inputs.`),
   providerNotAnEmbedding: (provider: string, where: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent an embedding that is not one (${where}).`),
+
+  // The provider adapters' own findings (Bedrock, Vertex, the connection pool).
+  /** A provider error whose code a mapping chose (bedrock-errors.ts): the mapping owns the wording. */
+  fromProvider: (code: ErrorCode, message: string, options: { retryAfter?: number; retryable?: boolean } = {}) => new GatewayError(code, message, options),
+  /** A status no mapping knows: always UPSTREAM_ERROR, unlike providerStatus (a 504 stays UPSTREAM_ERROR). */
+  providerAnswered: (provider: string, status: number, detail: string, retryable: boolean) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} answered ${status}${detail}`, { retryable }),
+  providerStreamException: (provider: string, exceptionType: string, message: string) =>
+    new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed mid-stream (${exceptionType})${message ? `: ${message}` : ''}`),
+  providerCorruptEventStream: (provider: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent a corrupt event stream.`),
+  /** `what`: the documented part that is missing ("output.message.content"). */
+  providerAnswerWithout: (provider: string, what: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent an answer without ${what}.`),
+  /** Vertex's 401/403: `what` says which of the gateway's credentials it refused. */
+  providerCredentialsRefused: (provider: string, what: string, status: number, message: string) =>
+    new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ${what} (${status}${message ? `: ${message}` : ''}); check its credentials_file and project.`),
+  providerTokenUnavailable: (provider: string, message: string) =>
+    new GatewayError('UNAVAILABLE', `Provider ${provider} could not get an access token from its credentials_file's token_uri (${message}).`, { retryAfter: 1, retryable: true }),
+  providerQueueFull: (provider: string) => new GatewayError('UNAVAILABLE', `Provider ${provider} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true }),
+  /** A route was given a provider without embeddings: the gateway's fault, never the client's. */
+  adapterHasNoEmbeddings: (provider: string) => new GatewayError('INTERNAL', `Provider ${provider} has no embeddings.`),
+  /** A `cache_control` breakpoint (proxy/src/providers/cache-breakpoint.ts); `where` is its path in the body. */
+  cacheControlNotEphemeral: (where: string) => new GatewayError('INVALID_REQUEST', `\`${where}\` must be {"type": "ephemeral"}, with an optional "ttl" of "5m" or "1h".`, { param: where }),
+  cacheControlBadTtl: (where: string) => new GatewayError('INVALID_REQUEST', `\`${where}.ttl\` must be "5m" or "1h".`, { param: `${where}.ttl` }),
+
+  // Quotas and budgets (proxy/src/policy): amounts come formatted.
+  quotaUsedUp: () => new GatewayError('QUOTA_EXCEEDED', 'The project has used its token quota.'),
+  quotaCannotCover: (need: string, left: string, quota: string) =>
+    new GatewayError('QUOTA_EXCEEDED', `This request may need ${need} tokens; the project has ${left} left of its ${quota}-token quota. Lower max_tokens or raise the quota.`),
+  quotaUncheckable: () => new GatewayError('UNAVAILABLE', 'The quota cannot be checked right now; retry shortly.', { retryAfter: 1 }),
+  /** `scope`: "the project", "key …" or "tag …"; `per`: "in total" or "per month". */
+  budgetCannotCover: (id: string, scope: string, limit: string, per: string, cost: string) =>
+    new GatewayError(
+      'BUDGET_EXCEEDED',
+      `Budget ${id} (${scope}, ${limit} ${per}) cannot cover this request, which may cost up to ${cost}. Lower max_tokens, wait for the period to reset or raise the budget.`,
+      { param: id },
+    ),
+  budgetUncheckable: () => new GatewayError('UNAVAILABLE', 'The budget cannot be checked right now; retry shortly.', { retryAfter: 1 }),
+
+  // MCP (proxy/src/mcp).
+  mcpNoApiKey: () => new GatewayError('UNAUTHORIZED', 'No API key. Send it as x-api-key or Authorization: Bearer.'),
+  mcpInvalidApiKey: () => new GatewayError('UNAUTHORIZED', 'The API key is not valid.'),
+  mcpNotEnabled: () => new GatewayError('MCP_NOT_ALLOWED', 'MCP is not enabled for this project.'),
+  mcpServerNotEnabled: (server: string) => new GatewayError('MCP_NOT_ALLOWED', `The MCP server \`${server}\` is not enabled for this project.`),
+  mcpServerUnknown: (server: string) => new GatewayError('NOT_FOUND', `The gateway serves no MCP server named \`${server}\`.`),
+  mcpSessionRequired: () => new GatewayError('NOT_FOUND', 'Mcp-Session-Id is required; initialize first.'),
+  mcpSessionUnknown: () => new GatewayError('NOT_FOUND', 'No such session; initialize again.'),
+  mcpNotOneMessage: () => new GatewayError('INVALID_REQUEST', 'The body must be one JSON-RPC message (batches are not served on /mcp).'),
+  mcpNotJsonRpc: () => new GatewayError('INVALID_REQUEST', 'The body must be a JSON-RPC message or batch.'),
+  mcpBatchWithToolCall: () => new GatewayError('INVALID_REQUEST', 'A JSON-RPC batch may not hold tools/call; send each call on its own.'),
+  mcpBatchIdTwice: (id: string | number) => new GatewayError('INVALID_REQUEST', `The JSON-RPC batch uses the request id ${JSON.stringify(id).slice(0, 64)} twice; each request needs its own.`),
+  /** A refusal of proxy/src/mcp/message-policy.ts: the policy owns the wording. */
+  mcpRefused: (code: ErrorCode, message: string) => new GatewayError(code, message),
+  /** One message's refusal, for the whole batch that held it. */
+  mcpRefusedInBatch: (refusal: { code: ErrorCode; message: string }) => new GatewayError(refusal.code, `${refusal.message} (in a JSON-RPC batch: nothing of it was sent)`),
+  toolCallWithoutName: () => new GatewayError('INVALID_REQUEST', 'tools/call needs params.name.', { param: 'params.name' }),
+  toolNotAllowed: (tool: string) => new GatewayError('TOOL_NOT_ALLOWED', `The tool \`${tool}\` is not allowed for this project.`, { param: 'params.name' }),
+  mcpServerRefusedCredentials: (server: string, status: number) => new GatewayError('UPSTREAM_ERROR', `The MCP server \`${server}\` refused the gateway's credentials (its ${status}).`),
+  mcpServerTimedOut: (server: string) => new GatewayError('UPSTREAM_TIMEOUT', `The MCP server \`${server}\` did not answer in time.`),
+  mcpServerUnreachable: (server: string) => new GatewayError('UPSTREAM_ERROR', `The MCP server \`${server}\` could not be reached or broke off its answer.`),
+
+  // The control plane: sign-in, sessions and tokens (control-plane/src/auth, routes/signins.ts, routes/passwords.ts).
+  unauthorized: () => new GatewayError('UNAUTHORIZED'),
+  noAccessToken: () => new GatewayError('UNAUTHORIZED', 'Send an access token as "Authorization: Bearer <token>"; get one from POST /v1/signins.'),
+  /** `what`: "access token" or "session cookie". */
+  tokenExpired: (what: string) => new GatewayError('UNAUTHORIZED', `The ${what} has expired; sign in again.`),
+  tokenInvalid: (what: string) => new GatewayError('UNAUTHORIZED', `The ${what} is invalid.`),
+  accessTokenRevoked: () => new GatewayError('UNAUTHORIZED', 'The access token was revoked (password changed or reset, or account disabled); sign in again.'),
+  sessionTooOld: () => new GatewayError('UNAUTHORIZED', 'The session has reached its maximum age; sign in again.'),
+  sessionSignedOut: () => new GatewayError('UNAUTHORIZED', 'This session was signed out; sign in again.'),
+  accountDisabled: () => new GatewayError('UNAUTHORIZED', 'This account is disabled; ask an account admin.'),
+  badCredentials: () => new GatewayError('UNAUTHORIZED', 'Wrong email or password.'),
+  signinThrottled: (retryAfter: number) => new GatewayError('RATE_LIMITED', 'Too many failed sign-ins; retry later.', { retryAfter }),
+  signinUnavailable: () => new GatewayError('UNAVAILABLE', 'Sign-in is unavailable for a moment; retry shortly.'),
+  signoutUnavailable: () => new GatewayError('UNAVAILABLE', 'Sign-out is unavailable for a moment; retry shortly.'),
+  passwordSigninOff: () => new GatewayError('FORBIDDEN', 'Password sign-in is turned off here; sign in with single sign-on (GET /v1/signins/oidc).'),
+  refreshGrantWithCredentials: () => new GatewayError('INVALID_REQUEST', 'The refresh grant takes no email, password or refresh_cookie; send the current token as the bearer.'),
+  noSessionToRefresh: () => new GatewayError('UNAUTHORIZED', 'No session to refresh: send the current token as "Authorization: Bearer <token>", or sign in.'),
+  refreshWithoutCsrfHeader: () => new GatewayError('FORBIDDEN', 'A refresh with the session cookie must carry an X-Requested-With header.', { param: 'x-requested-with' }),
+  wrongPassword: () => new GatewayError('FORBIDDEN', 'The current password is wrong.', { param: 'current_password' }),
+  passwordThrottled: (retryAfter: number) => new GatewayError('RATE_LIMITED', 'Too many wrong passwords; retry later.', { retryAfter }),
+  ssoNotConfigured: () => new GatewayError('NOT_FOUND', 'Single sign-on is not configured here (OIDC_ISSUER); sign in with POST /v1/signins.'),
+  identityProviderUnreachable: () => new GatewayError('UNAVAILABLE', 'The identity provider cannot be reached; try again shortly.'),
+  identityAccountUnreadable: () => new GatewayError('INTERNAL', 'The account of this identity could not be read.'),
+  internalTokenRequired: () => new GatewayError('UNAUTHORIZED', 'This route needs the internal token of the deployment.'),
+  downloadLinkExpired: () => new GatewayError('UNAUTHORIZED', 'The download link has expired; export again.'),
+  downloadLinkInvalid: () => new GatewayError('UNAUTHORIZED', 'The download link is invalid.'),
+
+  // The control plane: who may do what, and what does not exist.
+  /** `what` finishes "Only account admins …" ("create users"). */
+  adminsOnly: (what: string) => new GatewayError('FORBIDDEN', `Only account admins ${what}.`),
+  projectRoleForbidden: (role: string, what: string) => new GatewayError('FORBIDDEN', `A project ${role} may not ${what}.`),
+  /** `param`: the field that named the project ("id", "project_id"). */
+  noSuchProject: (param: string) => new GatewayError('NOT_FOUND', 'No such project.', { param }),
+  noSuchUser: () => new GatewayError('NOT_FOUND', 'No such user.', { param: 'user_id' }),
+  noSuchKey: () => new GatewayError('NOT_FOUND', 'No such key in this project.', { param: 'key_id' }),
+  noSuchBudget: () => new GatewayError('NOT_FOUND', 'No such budget in this project.', { param: 'budget_id' }),
+  noSuchWebhook: () => new GatewayError('NOT_FOUND', 'No such webhook in this project.', { param: 'webhook_id' }),
+  noSuchStoredResponse: () => new GatewayError('NOT_FOUND', 'No such stored response.', { param: 'id' }),
+  notAMember: () => new GatewayError('NOT_FOUND', 'This user is not a member of the project.', { param: 'user_id' }),
+  noAccountWithEmail: () => new GatewayError('NOT_FOUND', 'No account has this email; an account admin creates accounts with POST /v1/users.', { param: 'email' }),
+  projectDeletedDuringKeyCreation: () => new GatewayError('NOT_FOUND', 'The project was deleted while the key was being created.', { param: 'id' }),
+  noManagementRoute: (method: string, path: string) => new GatewayError('NOT_FOUND', `No route for ${method} ${path}`),
+  /** A model request sent to the management API; `base` is the gateway's public URL. */
+  modelRequestOnManagementApi: (path: string, base: string) =>
+    new GatewayError('NOT_FOUND', `${path} is a gateway endpoint, and this is the management API. Send model requests to the gateway at ${base} (base URL ${base}/v1), with a project API key.`),
+  /** `allowed`: the methods the path takes, joined. */
+  methodNotAllowedUse: (method: string, path: string, allowed: string) => new GatewayError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${allowed}.`),
+  emailTaken: () => new GatewayError('CONFLICT', 'An account with this email already exists.', { param: 'email' }),
+  projectNameTaken: (name: string, id: string, whose: string) =>
+    new GatewayError('CONFLICT', `A project named "${name}" (${id}) already exists for ${whose}; project names are unique per account, whatever their case.`, { param: 'name' }),
+  responseIdTaken: () => new GatewayError('CONFLICT', 'This response id belongs to another project.', { param: 'id' }),
+  lastAccountAdmin: () => new GatewayError('CONFLICT', 'This is the last enabled account admin; make another account admin first.'),
+  lastProjectOwner: () => new GatewayError('CONFLICT', 'A project keeps at least one owner; make someone else owner first.'),
+  keysUncreatable: () => new GatewayError('UNAVAILABLE', 'Keys cannot be created while the gateway cannot reach Redis; retry shortly.', { retryAfter: 1 }),
+  keyNotPublished: () => new GatewayError('UNAVAILABLE', 'The key could not be published to the gateway; nothing was created. Retry shortly.', { retryAfter: 1 }),
+  dashboardNotBuilt: () =>
+    new GatewayError('UNAVAILABLE', 'The dashboard has not been built: run `npm run build` (it runs `vite build control-plane/dashboard`), then reload. The management API under /v1 works without it.'),
+
+  // The control plane: bodies and queries it refuses. `where` is "body" or "query"; `field` its path, or "".
+  payloadTooLarge: () => new GatewayError('PAYLOAD_TOO_LARGE'),
+  unsupportedMediaType: () => new GatewayError('UNSUPPORTED_MEDIA_TYPE'),
+  managementBodyNotJson: () => new GatewayError('INVALID_REQUEST', 'The body is not valid JSON.'),
+  managementBodyEmpty: () => new GatewayError('INVALID_REQUEST', 'The body is empty; send a JSON object.'),
+  managementBodyTooDeep: (max: number) => new GatewayError('INVALID_REQUEST', `The body is nested deeper than ${max} levels; no management request needs that.`),
+  /** "query.limit must be <= 1000", "body.email is required": the failing field first, param set to it. */
+  invalidInput: (where: string, field: string, problem: string) => new GatewayError('INVALID_REQUEST', `${where}${field ? `.${field}` : ''} ${problem}`, { param: field || null }),
+  /** "body.url is not a URL": `problem` follows the field's name. */
+  badBodyField: (param: string, problem: string) => new GatewayError('INVALID_REQUEST', `body.${param} ${problem}`, { param }),
+  badKeyTags: (problem: string) => new GatewayError('INVALID_REQUEST', `body.tags: ${problem}`, { param: 'tags' }),
+  expiryInPast: () => new GatewayError('INVALID_REQUEST', 'body.expires_at must be in the future', { param: 'expires_at' }),
+  memberTargetAmbiguous: (param: string) => new GatewayError('INVALID_REQUEST', 'body: give exactly one of user_id and email', { param }),
+  unstorableText: () => new GatewayError('INVALID_REQUEST', 'The body holds text PostgreSQL cannot store (a lone UTF-16 surrogate).'),
+  tooManyBudgets: (max: number) => new GatewayError('INVALID_REQUEST', `A project has at most ${max} budgets; delete one first.`),
+  tooManyWebhooks: (max: number) => new GatewayError('INVALID_REQUEST', `A project has at most ${max} webhooks; delete one first.`),
+  webhookHostNotPublic: () =>
+    new GatewayError(
+      'INVALID_REQUEST',
+      'body.url must reach a public address: its host is or resolves to a private, loopback, link-local or other non-public address',
+      { param: 'url' },
+    ),
+  webhookHostUnresolved: () => new GatewayError('INVALID_REQUEST', 'body.url: its host could not be resolved', { param: 'url' }),
+  badCursor: (why: string) => new GatewayError('INVALID_REQUEST', `query.cursor ${why}`, { param: 'cursor' }),
+  tagNotKeyValue: (pair: string) => new GatewayError('INVALID_REQUEST', `query.tag: \`${pair}\` is not key=value`, { param: 'tag' }),
+  badTagFilter: (problem: string) => new GatewayError('INVALID_REQUEST', `query.tag: ${problem}`, { param: 'tag' }),
+  tagGivenTwice: (key: string) => new GatewayError('INVALID_REQUEST', `query.tag: tag \`${key}\` is given two values; a record has one`, { param: 'tag' }),
+  orderBothWays: () => new GatewayError('INVALID_REQUEST', 'query: give order_desc or order_asc, not both', { param: 'order_asc' }),
+  fromAfterTo: () => new GatewayError('INVALID_REQUEST', 'query.from must not be after query.to', { param: 'from' }),
+  fromNotBeforeTo: () => new GatewayError('INVALID_REQUEST', 'query.from must be before query.to', { param: 'from' }),
+  tooManyBuckets: (max: number) => new GatewayError('INVALID_REQUEST', `query.bucket_ms is too small for the range: at most ${max} buckets`, { param: 'bucket_ms' }),
+  /** `groups`: the summary groups, joined. */
+  badGroupBy: (groups: string) =>
+    new GatewayError('INVALID_REQUEST', `query.group_by must be one of ${groups}, end_user or tag:<key> (a tag key of 1-32 characters a-z, 0-9, _ . -)`, { param: 'group_by' }),
+  badLogPosition: () => new GatewayError('INVALID_REQUEST', 'query.after must be a log id (a non-negative integer)', { param: 'after' }),
 } as const;
 
 export function isGatewayError(err: unknown): err is GatewayError {

@@ -1,6 +1,6 @@
 import { createHash, hkdfSync, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT, type JWTHeaderParameters } from 'jose';
-import { ConfigError, GatewayError, type ControlPlaneConfig } from '@gateway/shared';
+import { ConfigError, Errors, type ControlPlaneConfig } from '@gateway/shared';
 
 /**
  * Management API access tokens: HS256 JWTs that live one hour. The header's `kid` names the secret
@@ -104,7 +104,7 @@ export class JwtService {
   async issue(userId: string, session: Session = startSession()): Promise<IssuedToken> {
     const now = Math.floor(Date.now() / 1000);
     const exp = Math.min(now + TOKEN_TTL_SECONDS, Math.floor(this.sessionEnd(session) / 1000));
-    if (exp <= now) throw new GatewayError('UNAUTHORIZED', 'The session has reached its maximum age; sign in again.');
+    if (exp <= now) throw Errors.sessionTooOld();
     const token = await new SignJWT({ sid: session.id, sat: session.startedAt })
       .setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT', kid: this.currentKid })
       .setSubject(userId)
@@ -124,7 +124,7 @@ export class JwtService {
   async issueRefresh(userId: string, session: Session): Promise<IssuedRefreshToken> {
     const now = Math.floor(Date.now() / 1000);
     const exp = Math.floor(this.sessionEnd(session) / 1000);
-    if (exp <= now) throw new GatewayError('UNAUTHORIZED', 'The session has reached its maximum age; sign in again.');
+    if (exp <= now) throw Errors.sessionTooOld();
     const tokenId = randomUUID();
     const token = await new SignJWT({ sid: session.id, sat: session.startedAt })
       .setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT', kid: this.currentKid })
@@ -170,8 +170,8 @@ export class JwtService {
       };
       return { userId: payload.sub as string, kid, expiresAt: (payload.exp as number) * 1000, tokenId, session };
     } catch (err) {
-      if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED') throw new GatewayError('UNAUTHORIZED', `The ${what} has expired; sign in again.`);
-      throw new GatewayError('UNAUTHORIZED', `The ${what} is invalid.`);
+      if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED') throw Errors.tokenExpired(what);
+      throw Errors.tokenInvalid(what);
     }
   }
 }

@@ -1,6 +1,6 @@
 import * as client from 'openid-client';
 import type { Logger } from 'pino';
-import { GatewayError, type OidcConfig } from '@gateway/shared';
+import { Errors, GatewayError, type OidcConfig } from '@gateway/shared';
 
 /**
  * Single sign-on through an OpenID provider: the authorization code flow with PKCE, `state` and
@@ -123,7 +123,7 @@ export class OidcSignin {
     this.configuration ??= this.discover().catch((err: unknown) => {
       this.configuration = null;
       this.log.warn({ err: { message: (err as Error).message }, issuer: this.settings.issuer }, 'single sign-on: the identity provider cannot be reached');
-      throw new GatewayError('UNAVAILABLE', 'The identity provider cannot be reached; try again shortly.');
+      throw Errors.identityProviderUnreachable();
     });
     return this.configuration;
   }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 
 /**
  * What a password must be, wherever one is set: account creation, both password routes, the
@@ -25,7 +25,7 @@ export function passwordProblem(password: string, email: string): string | null 
 /** 400 INVALID_REQUEST naming the field, e.g. "body.new_password must be at least 12 characters". */
 export function checkPassword(password: string, email: string, param: string): void {
   const problem = passwordProblem(password, email);
-  if (problem !== null) throw new GatewayError('INVALID_REQUEST', `body.${param} ${problem}`, { param });
+  if (problem !== null) throw Errors.badBodyField(param, problem);
 }
 
 /** 24 characters of base64url: 144 bits from the system's cryptographic source. */

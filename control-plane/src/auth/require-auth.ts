@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import type { AppContext } from '../context.js';
 import { findUserById, toUser, type User, type UserRow } from '../db/users.js';
 import type { AccessTokenClaims } from './jwt.js';
@@ -39,7 +39,7 @@ export function bearerToken(req: FastifyRequest): string | null {
 /** Verifies the bearer token and loads its user; 401 UNAUTHORIZED otherwise. */
 export async function authenticate(ctx: AppContext, req: FastifyRequest): Promise<Principal> {
   const token = bearerToken(req);
-  if (token === null) throw new GatewayError('UNAUTHORIZED', 'Send an access token as "Authorization: Bearer <token>"; get one from POST /v1/signins.');
+  if (token === null) throw Errors.noAccessToken();
   return principalOfClaims(ctx, await ctx.jwt.verify(token));
 }
 
@@ -51,7 +51,7 @@ export async function authenticate(ctx: AppContext, req: FastifyRequest): Promis
 export async function principalOfClaims(ctx: AppContext, claims: AccessTokenClaims): Promise<Principal> {
   // Tokens never outlive their session when issued; this also ends, at once, sessions a lowered
   // SESSION_MAX_AGE_HOURS has made too old.
-  if (Date.now() >= ctx.jwt.sessionEnd(claims.session)) throw new GatewayError('UNAUTHORIZED', 'The session has reached its maximum age; sign in again.');
+  if (Date.now() >= ctx.jwt.sessionEnd(claims.session)) throw Errors.sessionTooOld();
   const [user, signedOut] = await Promise.all([findUserById(ctx.sql, claims.userId), isSignedOut(ctx, claims.session.id)]);
   refuseUnusable(user, claims, signedOut);
   return { userId: user.id, email: user.email, role: user.role, user: toUser(user), token: claims };
@@ -59,10 +59,10 @@ export async function principalOfClaims(ctx: AppContext, claims: AccessTokenClai
 
 /** Why a verified token still does not count, as a 401. */
 function refuseUnusable(user: UserRow | null, claims: AccessTokenClaims, signedOut: boolean): asserts user is UserRow {
-  if (user === null) throw new GatewayError('UNAUTHORIZED', 'The access token is invalid.');
-  if (user.disabled) throw new GatewayError('UNAUTHORIZED', 'This account is disabled; ask an account admin.');
-  if (sessionRevoked(user, claims)) throw new GatewayError('UNAUTHORIZED', 'The access token was revoked (password changed or reset, or account disabled); sign in again.');
-  if (signedOut) throw new GatewayError('UNAUTHORIZED', 'This session was signed out; sign in again.');
+  if (user === null) throw Errors.tokenInvalid('access token');
+  if (user.disabled) throw Errors.accountDisabled();
+  if (sessionRevoked(user, claims)) throw Errors.accessTokenRevoked();
+  if (signedOut) throw Errors.sessionSignedOut();
 }
 
 /**
@@ -89,13 +89,13 @@ export function requireAuth(ctx: AppContext) {
 
 /** The caller of a route behind requireAuth. */
 export function principalOf(req: FastifyRequest): Principal {
-  if (req.principal === null) throw new GatewayError('UNAUTHORIZED');
+  if (req.principal === null) throw Errors.unauthorized();
   return req.principal;
 }
 
 /** 403 unless the caller is an account admin. */
 export function requireAccountAdmin(req: FastifyRequest, what: string): Principal {
   const principal = principalOf(req);
-  if (principal.role !== 'admin') throw new GatewayError('FORBIDDEN', `Only account admins ${what}.`);
+  if (principal.role !== 'admin') throw Errors.adminsOnly(what);
   return principal;
 }

@@ -1,4 +1,4 @@
-import { GatewayError, waitForReplica } from '@gateway/shared';
+import { Errors, waitForReplica } from '@gateway/shared';
 import type { AppContext } from '../context.js';
 import type { Queryable } from '../db/connect.js';
 import { insertSignout, isSessionSignedOut, liveSignouts } from '../db/signouts.js';
@@ -24,7 +24,7 @@ function signoutExpiry(ctx: AppContext, claims: AccessTokenClaims): number {
  * only half happened.
  */
 export async function signOutSession(ctx: AppContext, tx: Queryable, userId: string, claims: AccessTokenClaims): Promise<void> {
-  if (ctx.redis.status !== 'ready') throw new GatewayError('UNAVAILABLE', 'Sign-out is unavailable for a moment; retry shortly.');
+  if (ctx.redis.status !== 'ready') throw Errors.signoutUnavailable();
   const expiresAt = signoutExpiry(ctx, claims);
   await insertSignout(tx, { sessionId: claims.session.id, userId, expiresAt: new Date(expiresAt) });
   await ctx.redis.set(ctx.keys.sessionSignedOut(claims.session.id), '1', 'PX', Math.max(1, expiresAt - Date.now()));

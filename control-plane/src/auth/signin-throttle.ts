@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { GatewayError, type RedisKeys, type RedisClient } from '@gateway/shared';
+import { Errors, type RedisKeys, type RedisClient } from '@gateway/shared';
 
 /**
  * Brute-force brake for password sign-ins, shared by every control-plane replica through Redis.
@@ -40,7 +40,7 @@ export class SigninThrottle {
   async attempt(account: ThrottledAccount, ip: string): Promise<ThrottleVerdict> {
     // An offline client queues commands instead of failing them; without the brake no password
     // is checked at all (fail closed) rather than leaving the caller waiting.
-    if (this.redis.status !== 'ready') throw new GatewayError('UNAVAILABLE', 'Sign-in is unavailable for a moment; retry shortly.');
+    if (this.redis.status !== 'ready') throw Errors.signinUnavailable();
     const emailKey = this.accountKey(account);
     const ipKey = this.keys.signinFailures('ip', ip);
     const window = this.limits.windowSeconds;

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import type { Db, Queryable } from '../db/connect.js';
 import { bindIdentity, subjectOfUser, touchBoundIdentity } from '../db/identities.js';
 import { findUserByEmail, findUserById, insertUser, type UserRow } from '../db/users.js';
@@ -40,7 +40,7 @@ export async function accountForIdentity(sql: Db, identity: OidcIdentity, newAcc
     if (boundId !== null) {
       const user = await findUserById(sql, boundId);
       // The binding cascades with its account, so it cannot outlive it.
-      if (user === null) throw new GatewayError('INTERNAL', 'The account of this identity could not be read.');
+      if (user === null) throw Errors.identityAccountUnreadable();
       return { outcome: 'bound', user };
     }
     try {

@@ -1,6 +1,6 @@
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
-import { GatewayError, requestIdFrom } from '@gateway/shared';
+import { Errors, GatewayError, requestIdFrom } from '@gateway/shared';
 import { requireAuth } from '../auth/require-auth.js';
 import type { AppContext } from '../context.js';
 import { httpMetrics } from '../metrics.js';
@@ -107,8 +107,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     const allowed = HTTP_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
     const err =
       allowed.length > 0
-        ? new GatewayError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${allowed.join(', ')}.`)
-        : (inferenceOnManagementPort(path, ctx.config.publicGatewayUrl) ?? new GatewayError('NOT_FOUND', `No route for ${req.method} ${path}`));
+        ? Errors.methodNotAllowedUse(req.method, path, allowed.join(', '))
+        : (inferenceOnManagementPort(path, ctx.config.publicGatewayUrl) ?? Errors.noManagementRoute(req.method, path));
     if (allowed.length > 0) reply.header('allow', allowed.join(', '));
     void reply.status(err.status).send(err.toBody());
   });
@@ -149,14 +149,14 @@ function asGatewayError(err: FastifyError): GatewayError {
   if (err.validation) return validationError(err);
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new GatewayError('PAYLOAD_TOO_LARGE');
+      return Errors.payloadTooLarge();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatewayError('UNSUPPORTED_MEDIA_TYPE');
+      return Errors.unsupportedMediaType();
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new GatewayError('INVALID_REQUEST', 'The body is not valid JSON.');
+      return Errors.managementBodyNotJson();
   }
-  if (err.statusCode === 400) return new GatewayError('INVALID_REQUEST', 'The body is not valid JSON.');
-  return new GatewayError('INTERNAL', undefined, { cause: err });
+  if (err.statusCode === 400) return Errors.managementBodyNotJson();
+  return Errors.internal(err);
 }
 
 /** "query.limit must be <= 1000", "body.email is required": the failing field first, param set to it. */
@@ -176,7 +176,7 @@ function validationError(err: FastifyError): GatewayError {
   } else if (first?.keyword === 'type' && params.type !== undefined) {
     problem = `must be ${[params.type].flat().join(' or ')}`;
   }
-  return new GatewayError('INVALID_REQUEST', `${where}${field ? `.${field}` : ''} ${problem}`, { param: field || null });
+  return Errors.invalidInput(where, field, problem);
 }
 
 function firstHeader(value: string | string[] | undefined): string | undefined {

@@ -1,4 +1,4 @@
-import { GatewayError, MAX_END_USER, MAX_TAGS, splitTag, tagProblem, type RecordTags } from '@gateway/shared';
+import { Errors, MAX_END_USER, MAX_TAGS, splitTag, tagProblem, type RecordTags } from '@gateway/shared';
 import type { AttributionFilter } from '../db/attribution-filter.js';
 
 /** The query parameters `tag=<key>=<value>` (repeatable: all must match) and `end_user`. */
@@ -24,11 +24,11 @@ export function attributionFilter(query: AttributionQuery): AttributionFilter {
     const tags: RecordTags = Object.create(null) as RecordTags;
     for (const pair of query.tag) {
       const split = splitTag(pair);
-      if (split === null) throw new GatewayError('INVALID_REQUEST', `query.tag: \`${pair}\` is not key=value`, { param: 'tag' });
+      if (split === null) throw Errors.tagNotKeyValue(pair);
       const [key, value] = split;
       const problem = tagProblem(key, value);
-      if (problem !== null) throw new GatewayError('INVALID_REQUEST', `query.tag: ${problem}`, { param: 'tag' });
-      if (Object.hasOwn(tags, key) && tags[key] !== value) throw new GatewayError('INVALID_REQUEST', `query.tag: tag \`${key}\` is given two values; a record has one`, { param: 'tag' });
+      if (problem !== null) throw Errors.badTagFilter(problem);
+      if (Object.hasOwn(tags, key) && tags[key] !== value) throw Errors.tagGivenTwice(key);
       tags[key] = value;
     }
     filter.tags = { ...tags };

@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import type { SortOrder } from '../db/record-page.js';
 
 /**
@@ -35,7 +35,7 @@ export class CursorCodec {
 
   /** The position a cursor points at; 400 INVALID_REQUEST for anything this codec did not issue for this list and order. */
   decode(cursor: string, list: CursorList, order: SortOrder): CursorPosition {
-    const invalid = (why: string) => new GatewayError('INVALID_REQUEST', `query.cursor ${why}`, { param: 'cursor' });
+    const invalid = (why: string) => Errors.badCursor(why);
     const [payload, macText, ...rest] = cursor.split('.');
     if (payload === undefined || macText === undefined || rest.length > 0) throw invalid('is not a cursor this API issued');
     const mac = Buffer.from(macText, 'base64url');

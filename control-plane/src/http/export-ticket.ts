@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT, type JWTHeaderParameters } from 'jose';
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import { JWT_ALGORITHM, JWT_ISSUER, type AccessTokenClaims, type JwtService } from '../auth/jwt.js';
 
 /**
@@ -50,7 +50,7 @@ export async function verifyExportTicket(jwt: JwtService, ticket: string): Promi
       session: { id: payload.sid as string, startedAt: payload.sat as number },
     };
   } catch (err) {
-    if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED') throw new GatewayError('UNAUTHORIZED', 'The download link has expired; export again.');
-    throw new GatewayError('UNAUTHORIZED', 'The download link is invalid.');
+    if ((err as { code?: string }).code === 'ERR_JWT_EXPIRED') throw Errors.downloadLinkExpired();
+    throw Errors.downloadLinkInvalid();
   }
 }

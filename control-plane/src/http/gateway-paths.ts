@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, type GatewayError } from '@gateway/shared';
 
 /** The proxy's model endpoints: sent here, they are a client pointed at the wrong port. */
 const INFERENCE_PATHS = new Set(['/v1/chat/completions', '/v1/completions', '/v1/messages', '/v1/messages/count_tokens', '/v1/responses', '/v1/embeddings']);
@@ -10,8 +10,5 @@ const INFERENCE_PATHS = new Set(['/v1/chat/completions', '/v1/completions', '/v1
 export function inferenceOnManagementPort(path: string, gatewayUrl: string): GatewayError | null {
   if (!INFERENCE_PATHS.has(path.replace(/\/+$/, ''))) return null;
   const base = gatewayUrl.replace(/\/+$/, '');
-  return new GatewayError(
-    'NOT_FOUND',
-    `${path} is a gateway endpoint, and this is the management API. Send model requests to the gateway at ${base} (base URL ${base}/v1), with a project API key.`,
-  );
+  return Errors.modelRequestOnManagementApi(path, base);
 }

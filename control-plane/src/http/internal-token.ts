@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { GatewayError } from '@gateway/shared';
+import { Errors, type GatewayError } from '@gateway/shared';
 import type { AppContext } from '../context.js';
 
 /**
@@ -19,7 +19,7 @@ export function internalTokenMatches(header: string | undefined, token: string |
 }
 
 export function internalTokenRefused(): GatewayError {
-  return new GatewayError('UNAUTHORIZED', 'This route needs the internal token of the deployment.');
+  return Errors.internalTokenRequired();
 }
 
 /** Throws the 401 unless the request carries the internal token. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { GatewayError } from '@gateway/shared';
+import { Errors, type GatewayError } from '@gateway/shared';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -26,7 +26,7 @@ export function registerJsonBodies(app: FastifyInstance): void {
     }
     const max = req.routeOptions.config?.maxJsonDepth ?? MAX_DEPTH;
     if (nestedDeeperThan(body as string, max)) {
-      done(new GatewayError('INVALID_REQUEST', `The body is nested deeper than ${max} levels; no management request needs that.`), undefined);
+      done(Errors.managementBodyTooDeep(max), undefined);
       return;
     }
     parseJson(req, body as string, done);
@@ -65,5 +65,5 @@ function takesBody(req: FastifyRequest): boolean {
 }
 
 function emptyBody(): GatewayError {
-  return new GatewayError('INVALID_REQUEST', 'The body is empty; send a JSON object.');
+  return Errors.managementBodyEmpty();
 }

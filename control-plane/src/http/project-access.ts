@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, type GatewayError } from '@gateway/shared';
 import { can, effectiveRole, type ProjectAction, type ProjectRole } from '../auth/permissions.js';
 import type { Principal } from '../auth/require-auth.js';
 import type { Queryable } from '../db/connect.js';
@@ -15,11 +15,11 @@ export interface ProjectAccess {
 }
 
 export function projectNotFound(): GatewayError {
-  return new GatewayError('NOT_FOUND', 'No such project.', { param: 'id' });
+  return Errors.noSuchProject('id');
 }
 
 export function forbidden(role: ProjectRole, what: string): GatewayError {
-  return new GatewayError('FORBIDDEN', `A project ${role} may not ${what}.`);
+  return Errors.projectRoleForbidden(role, what);
 }
 
 export async function projectAccess(

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 
 /**
  * The 409 of a project name an account already uses (db/projects.ts projectNamedLike): names are
@@ -6,7 +6,5 @@ import { GatewayError } from '@gateway/shared';
  */
 export function refuseTakenName(taken: { id: string; name: string } | null, whose = 'this account'): void {
   if (taken === null) return;
-  throw new GatewayError('CONFLICT', `A project named "${taken.name}" (${taken.id}) already exists for ${whose}; project names are unique per account, whatever their case.`, {
-    param: 'name',
-  });
+  throw Errors.projectNameTaken(taken.name, taken.id, whose);
 }

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import { can, effectiveRole } from '../auth/permissions.js';
 import { principalOf } from '../auth/require-auth.js';
 import type { AppContext } from '../context.js';
@@ -72,10 +72,10 @@ export async function recordPage<T extends { id: string; timestamp: number }>(
   fetch: (page: PageQuery) => Promise<T[]>,
 ): Promise<Page<T>> {
   if (query.order_desc !== undefined && query.order_asc !== undefined) {
-    throw new GatewayError('INVALID_REQUEST', 'query: give order_desc or order_asc, not both', { param: 'order_asc' });
+    throw Errors.orderBothWays();
   }
   if (query.from !== undefined && query.to !== undefined && query.from > query.to) {
-    throw new GatewayError('INVALID_REQUEST', 'query.from must not be after query.to', { param: 'from' });
+    throw Errors.fromAfterTo();
   }
   const order = query.order_asc !== undefined ? 'asc' : 'desc';
   const after = query.cursor === undefined ? null : ctx.cursors.decode(query.cursor, list, order);

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 
 /**
  * PostgreSQL text cannot hold U+0000: a query carrying it fails as a server error. No field of the
@@ -11,7 +11,7 @@ export async function refuseUnstorableText(req: FastifyRequest): Promise<void> {
   for (const [where, value] of [['path', req.params], ['query', req.query], ['body', req.body]] as const) {
     const field = fieldWithNul(value, '');
     if (field !== null) {
-      throw new GatewayError('INVALID_REQUEST', `${where}${field ? `.${field}` : ''} must not contain U+0000`, { param: field || null });
+      throw Errors.invalidInput(where, field, 'must not contain U+0000');
     }
   }
 }

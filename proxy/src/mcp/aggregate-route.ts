@@ -1,4 +1,4 @@
-import { GatewayError, type McpSetting, type ProjectPolicy } from '@gateway/shared';
+import { Errors, type McpSetting, type ProjectPolicy } from '@gateway/shared';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Cancel } from '../providers/cancel.js';
 import { decodeSession, encodeSession, type AggregateSession } from './aggregate-session.js';
@@ -41,7 +41,7 @@ async function setting(req: McpRequest): Promise<{ policy: ProjectPolicy; mcp: M
   const policy = await req.policy();
   if (policy === null) return null;
   if (!policy.mcp) {
-    req.fail(new GatewayError('MCP_NOT_ALLOWED', 'MCP is not enabled for this project.'), 'policy_blocked');
+    req.fail(Errors.mcpNotEnabled(), 'policy_blocked');
     return null;
   }
   return { policy, mcp: policy.mcp };
@@ -51,7 +51,7 @@ async function session(req: McpRequest, upstreams: McpUpstreams): Promise<Aggreg
   const found = await decodeSession(req.info.sessionId, req.projectId, req.keyId, upstreams.sessions);
   if (found === null) {
     // MCP's answer to an unknown session: 404, and the client initializes again.
-    req.fail(new GatewayError('NOT_FOUND', req.info.sessionId === '' ? 'Mcp-Session-Id is required; initialize first.' : 'No such session; initialize again.'), 'error');
+    req.fail(req.info.sessionId === '' ? Errors.mcpSessionRequired() : Errors.mcpSessionUnknown(), 'error');
   }
   return found;
 }
@@ -61,7 +61,7 @@ export async function postToAggregate(req: McpRequest, upstreams: McpUpstreams, 
   if (allowed === null) return;
   const { policy, mcp } = allowed;
   const body = parseBody(raw);
-  if (body === null || body.message === null) return req.fail(new GatewayError('INVALID_REQUEST', 'The body must be one JSON-RPC message (batches are not served on /mcp).'), 'error');
+  if (body === null || body.message === null) return req.fail(Errors.mcpNotOneMessage(), 'error');
   const message = body.message;
   const method = methodOf(message);
   req.method = method === null ? 'response' : method.slice(0, MAX_NAME);
@@ -172,7 +172,7 @@ async function listTools(req: McpRequest, upstreams: McpUpstreams, current: Aggr
 
 async function callTool(req: McpRequest, upstreams: McpUpstreams, current: AggregateSession, policy: ProjectPolicy, message: Record<string, unknown>): Promise<void> {
   const name = toolNameOf(message);
-  if (name === null) return req.fail(new GatewayError('INVALID_REQUEST', 'tools/call needs params.name.', { param: 'params.name' }), 'error');
+  if (name === null) return req.fail(Errors.toolCallWithoutName(), 'error');
   const split = name.indexOf(SEPARATOR);
   const server = split > 0 ? name.slice(0, split) : '';
   const tool = split > 0 ? name.slice(split + SEPARATOR.length) : name;

@@ -1,4 +1,4 @@
-import { GatewayError, looksLikeApiKey, type KeyRecord } from '@gateway/shared';
+import { Errors, GatewayError, looksLikeApiKey, type KeyRecord } from '@gateway/shared';
 import type { GatewayDeps } from '../pipeline/context.js';
 
 /**
@@ -44,8 +44,8 @@ export class KeyCheck {
 
   private check(): Pending {
     const { apiKey, deps } = this;
-    if (apiKey === '') return new GatewayError('UNAUTHORIZED', 'No API key. Send it as x-api-key or Authorization: Bearer.');
-    if (!looksLikeApiKey(apiKey)) return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
+    if (apiKey === '') return Errors.mcpNoApiKey();
+    if (!looksLikeApiKey(apiKey)) return Errors.mcpInvalidApiKey();
     const now = Date.now();
     if (!deps.subscriber.trusted(now, deps.keyStaleBoundMs)) {
       this.known = deps.cache.peekPresented(apiKey);
@@ -66,10 +66,10 @@ export class KeyCheck {
 
   private invalid(): GatewayError {
     this.known = this.deps.cache.deadRecord(this.apiKey);
-    return new GatewayError('UNAUTHORIZED', 'The API key is not valid.');
+    return Errors.mcpInvalidApiKey();
   }
 }
 
 function unverifiable(): GatewayError {
-  return new GatewayError('UNAVAILABLE', 'Keys cannot be verified right now; retry shortly.', { retryAfter: 1 });
+  return Errors.keysUnverifiable();
 }

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { GatewayError, newRecordId, type AuditOutcome, type KeyRecord, type ProjectPolicy } from '@gateway/shared';
+import { Errors, GatewayError, newRecordId, type AuditOutcome, type KeyRecord, type ProjectPolicy } from '@gateway/shared';
 import type { InFlightEntry, Revocable } from '../auth/in-flight.js';
 import type { GatewayDeps } from '../pipeline/context.js';
 import type { Exchange } from '../http/exchange.js';
@@ -127,7 +127,7 @@ export class McpRequest implements Revocable, McpFacts {
   }
 
   private policyUnreadable(): null {
-    this.fail(new GatewayError('UNAVAILABLE', 'The project policy cannot be read right now; retry shortly.', { retryAfter: 1 }), 'error');
+    this.fail(Errors.policyUnreadable(), 'error');
     return null;
   }
 
@@ -156,7 +156,7 @@ export class McpRequest implements Revocable, McpFacts {
     this.finish('policy_blocked', 200, err.code);
   }
 
-  revoke(reason: GatewayError = new GatewayError('UNAUTHORIZED', 'The API key was deleted.')): void {
+  revoke(reason: GatewayError = Errors.keyDeleted()): void {
     if (this.finished) return;
     if (reason.code === 'UNAUTHORIZED') this.deps.metrics.revocations.inc();
     this.stopUpstream();
@@ -212,6 +212,6 @@ export class McpRequest implements Revocable, McpFacts {
   crashed(err: unknown): void {
     this.cancel.abort();
     this.deps.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'MCP request failed unexpectedly');
-    this.fail(new GatewayError('INTERNAL'), 'error');
+    this.fail(Errors.internal(), 'error');
   }
 }

@@ -1,4 +1,4 @@
-import { GatewayError, type McpServerAllowance } from '@gateway/shared';
+import { Errors, type GatewayError, type McpServerAllowance } from '@gateway/shared';
 import { idOf, methodOf, RPC, type RequestId } from './jsonrpc.js';
 import { filterToolsResult } from './tool-access.js';
 
@@ -135,5 +135,5 @@ function asObject(value: unknown): Record<string, unknown> | null {
 }
 
 function refuse(code: 'MCP_NOT_ALLOWED', message: string, rpcCode: number): Verdict {
-  return { kind: 'refuse', error: new GatewayError(code, message), rpcCode };
+  return { kind: 'refuse', error: Errors.mcpRefused(code, message), rpcCode };
 }

@@ -1,4 +1,4 @@
-import { createSseDecoder, GatewayError, type SseEvent } from '@gateway/shared';
+import { createSseDecoder, Errors, type GatewayError, type SseEvent } from '@gateway/shared';
 import { answerOf } from './jsonrpc.js';
 import type { McpRequest } from './mcp-request.js';
 import { headerOf, type McpUpstream, type UpstreamAnswer, type UpstreamRequest } from './mcp-upstreams.js';
@@ -40,7 +40,7 @@ export async function relay(req: McpRequest, upstream: McpUpstream, request: Ups
     // The server refused the gateway's own credentials (its configured headers): a gateway
     // fault, not the client's, and the client must not be sent looking for a sign-in.
     res.destroy();
-    req.fail(new GatewayError('UPSTREAM_ERROR', `The MCP server \`${upstream.name}\` refused the gateway's credentials (its ${status}).`), 'error');
+    req.fail(Errors.mcpServerRefusedCredentials(upstream.name, status), 'error');
     return;
   }
   const type = headerOf(res, 'content-type');
@@ -162,7 +162,7 @@ function frame(event: SseEvent, data: string): string {
 function upstreamFailure(upstream: McpUpstream, err: unknown): GatewayError {
   const code = (err as { code?: string }).code;
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
-    return new GatewayError('UPSTREAM_TIMEOUT', `The MCP server \`${upstream.name}\` did not answer in time.`);
+    return Errors.mcpServerTimedOut(upstream.name);
   }
-  return new GatewayError('UPSTREAM_ERROR', `The MCP server \`${upstream.name}\` could not be reached or broke off its answer.`);
+  return Errors.mcpServerUnreachable(upstream.name);
 }

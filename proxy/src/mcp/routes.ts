@@ -1,4 +1,4 @@
-import { GatewayError, requestIdFrom } from '@gateway/shared';
+import { Errors, GatewayError, requestIdFrom } from '@gateway/shared';
 import type { GatewayDeps, RequestInfo } from '../pipeline/context.js';
 import { holdBodyForKey, throttledAway } from '../http/auth-gate.js';
 import { readBody } from '../http/body-reader.js';
@@ -45,7 +45,7 @@ export function registerMcpRoutes(app: TemplatedApp, deps: GatewayDeps, upstream
     ex.onAbort = () => call.clientGone();
     if (deps.state.draining) {
       call.auth.identify();
-      call.fail(new GatewayError('UNAVAILABLE', 'The gateway is shutting down; retry.', { retryAfter: 1 }), 'error');
+      call.fail(Errors.shuttingDown(), 'error');
       return null;
     }
     call.auth.start();
@@ -59,7 +59,7 @@ export function registerMcpRoutes(app: TemplatedApp, deps: GatewayDeps, upstream
       if (call === null) return;
       const tooLarge = () => {
         call.auth.identify();
-        call.fail(new GatewayError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes.`), 'error');
+        call.fail(Errors.bodyTooLarge(limit), 'error');
       };
       if (declared > limit) return tooLarge();
       // A key refused at once (none, malformed, known bad) is answered before the body is read.

@@ -1,4 +1,4 @@
-import { GatewayError, type McpServerAllowance, type ProjectPolicy } from '@gateway/shared';
+import { Errors, type McpServerAllowance, type ProjectPolicy } from '@gateway/shared';
 import { idOf, methodOf, parseBody, toolNameOf, type RequestId } from './jsonrpc.js';
 import { judgeMessage } from './message-policy.js';
 import { MAX_NAME, type McpRequest } from './mcp-request.js';
@@ -40,11 +40,11 @@ function serverFor(req: McpRequest, upstreams: McpUpstreams, policy: ProjectPoli
   // 403 for a server the project may not use whether or not the gateway serves it: a project learns
   // nothing of the configured names beyond its own setting's.
   if (allowance === null) {
-    req.fail(new GatewayError('MCP_NOT_ALLOWED', policy.mcp ? `The MCP server \`${req.server}\` is not enabled for this project.` : 'MCP is not enabled for this project.'), 'policy_blocked');
+    req.fail(policy.mcp ? Errors.mcpServerNotEnabled(req.server) : Errors.mcpNotEnabled(), 'policy_blocked');
     return null;
   }
   if (upstream === undefined) {
-    req.fail(new GatewayError('NOT_FOUND', `The gateway serves no MCP server named \`${req.server}\`.`), 'error');
+    req.fail(Errors.mcpServerUnknown(req.server), 'error');
     return null;
   }
   return { upstream, policy, allowance };
@@ -56,14 +56,14 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
   if (allowed === null) return;
   const { upstream, policy, allowance } = allowed;
   const body = parseBody(raw);
-  if (body === null) return req.fail(new GatewayError('INVALID_REQUEST', 'The body must be a JSON-RPC message or batch.'), 'error');
+  if (body === null) return req.fail(Errors.mcpNotJsonRpc(), 'error');
   const message = body.message;
   const filters = new Map<RequestId, (result: Record<string, unknown>) => Record<string, unknown>>();
   if (message === null) {
     req.method = 'batch';
     // One call, one admission and one record: a batch cannot carry a tool call.
     if (body.batch!.some((m) => methodOf(m) === 'tools/call')) {
-      return req.fail(new GatewayError('INVALID_REQUEST', 'A JSON-RPC batch may not hold tools/call; send each call on its own.'), 'error');
+      return req.fail(Errors.mcpBatchWithToolCall(), 'error');
     }
     // Every message of a batch is judged as if sent alone; one refused refuses the batch, so no
     // part of it reaches the server.
@@ -72,11 +72,11 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
       // Answers are matched to their filter by id: two requests with one id could swap filters.
       const id = methodOf(m) === null ? null : idOf(m);
       if (id !== null) {
-        if (ids.has(id)) return req.fail(new GatewayError('INVALID_REQUEST', `The JSON-RPC batch uses the request id ${JSON.stringify(id).slice(0, 64)} twice; each request needs its own.`), 'error');
+        if (ids.has(id)) return req.fail(Errors.mcpBatchIdTwice(id), 'error');
         ids.add(id);
       }
       const verdict = judgeMessage(m, allowance);
-      if (verdict.kind === 'refuse') return req.fail(new GatewayError(verdict.error.code, `${verdict.error.message} (in a JSON-RPC batch: nothing of it was sent)`), 'policy_blocked');
+      if (verdict.kind === 'refuse') return req.fail(Errors.mcpRefusedInBatch(verdict.error), 'policy_blocked');
       if (verdict.kind === 'filter') filters.set(verdict.id, verdict.filter);
     }
   } else {
@@ -85,7 +85,7 @@ export async function postToServer(req: McpRequest, upstreams: McpUpstreams, raw
     if (method !== null) req.rpcId = idOf(message);
     if (method === 'tools/call') {
       const tool = toolNameOf(message);
-      if (tool === null) return req.fail(new GatewayError('INVALID_REQUEST', 'tools/call needs params.name.', { param: 'params.name' }), 'error');
+      if (tool === null) return req.fail(Errors.toolCallWithoutName(), 'error');
       req.tool = tool.slice(0, MAX_NAME);
       const admitted = admitToolCall(req, policy, allowance, tool, tool, upstream.pricePerCall, message);
       if (!(admitted instanceof Promise ? await admitted : admitted)) return;

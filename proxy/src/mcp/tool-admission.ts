@@ -1,4 +1,4 @@
-import { GatewayError, type McpServerAllowance, type ProjectPolicy } from '@gateway/shared';
+import { Errors, GatewayError, type McpServerAllowance, type ProjectPolicy } from '@gateway/shared';
 import { NANOS_PER_USD, type BudgetHold } from '../policy/budget-leases.js';
 import type { Reservation } from '../policy/quota-leases.js';
 import { applicableRules } from '../pipeline/steps/budgets.js';
@@ -33,7 +33,7 @@ export function admitToolCall(req: McpRequest, policy: ProjectPolicy, allowance:
     });
   }
   if (allowance === null || !toolAllowed(allowance, tool)) {
-    req.refuseCall(new GatewayError('TOOL_NOT_ALLOWED', `The tool \`${shownName}\` is not allowed for this project.`, { param: 'params.name' }), RPC.invalidParams);
+    req.refuseCall(Errors.toolNotAllowed(shownName), RPC.invalidParams);
     return false;
   }
   const guarded = guardToolCall(req, policy, message);

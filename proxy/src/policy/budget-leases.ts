@@ -1,4 +1,4 @@
-import { budgetWindow, GatewayError, type BudgetRule, type RedisClient, type RedisKeys } from '@gateway/shared';
+import { budgetWindow, Errors, type GatewayError, type BudgetRule, type RedisClient, type RedisKeys } from '@gateway/shared';
 import { budgetLedgerCommand, type LedgerCommand } from './budget-ledger-script.js';
 import { LeaseRate } from './lease-rate.js';
 
@@ -139,7 +139,7 @@ export class BudgetLeases {
     for (const ledger of ledgers) {
       if (spendable(ledger, amount, at)) continue;
       if (ledger.away) {
-        if (!this.fitsAllowance(ledger, amount)) return new GatewayError('UNAVAILABLE', 'The budget cannot be checked right now; retry shortly.', { retryAfter: 1 });
+        if (!this.fitsAllowance(ledger, amount)) return Errors.budgetUncheckable();
         continue;
       }
       return refusal(ledger, amount);
@@ -370,9 +370,5 @@ function refusal(ledger: Ledger, amount: number): GatewayError {
   const { rule } = ledger;
   const scope = rule.scope === 'project' ? 'the project' : rule.scope === 'key' ? `key ${rule.key_id}` : `tag ${rule.tag}`;
   const per = rule.period === 'total' ? 'in total' : `per ${rule.period}`;
-  return new GatewayError(
-    'BUDGET_EXCEEDED',
-    `Budget ${rule.id} (${scope}, ${usd(ledger.limit)} ${per}) cannot cover this request, which may cost up to ${usd(amount)}. Lower max_tokens, wait for the period to reset or raise the budget.`,
-    { param: rule.id },
-  );
+  return Errors.budgetCannotCover(rule.id, scope, usd(ledger.limit), per, usd(amount));
 }

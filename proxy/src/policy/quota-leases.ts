@@ -1,5 +1,5 @@
 import { LeaseRate } from './lease-rate.js';
-import { GatewayError, quotaPeriodId, quotaPeriodRange, type ProjectPolicy, type RedisClient, type RedisKeys } from '@gateway/shared';
+import { Errors, quotaPeriodId, quotaPeriodRange, type GatewayError, type ProjectPolicy, type RedisClient, type RedisKeys } from '@gateway/shared';
 
 /**
  * Token quotas without a Redis round trip per request. Each project's quota ledger in Redis (one
@@ -180,7 +180,7 @@ export class QuotaLeases {
     ledger.leasing = null;
     if (failed) {
       if (ledger.outageUsed + estimate > Math.floor(ledger.quota * (this.options.outageFraction ?? 0))) {
-        return new GatewayError('UNAVAILABLE', 'The quota cannot be checked right now; retry shortly.', { retryAfter: 1 });
+        return Errors.quotaUncheckable();
       }
       // The outage allowance: a debt of the lease (a negative balance), paid back by the next one.
       ledger.outageUsed += estimate;
@@ -335,10 +335,7 @@ const count = new Intl.NumberFormat('en-US');
 
 /** Why the reservation did not fit: the quota is used up, or this request is larger than what is left. */
 function refusal(ledger: Ledger, estimate: number, used: number): GatewayError {
-  if (used >= ledger.quota) return new GatewayError('QUOTA_EXCEEDED', 'The project has used its token quota.');
+  if (used >= ledger.quota) return Errors.quotaUsedUp();
   const left = Math.max(0, ledger.balance);
-  return new GatewayError(
-    'QUOTA_EXCEEDED',
-    `This request may need ${count.format(estimate)} tokens; the project has ${count.format(left)} left of its ${count.format(ledger.quota)}-token quota. Lower max_tokens or raise the quota.`,
-  );
+  return Errors.quotaCannotCover(count.format(estimate), count.format(left), count.format(ledger.quota));
 }

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import { readBreakpoint, type CacheBreakpoint } from '../request/cache-breakpoint.js';
 
 export type { CacheBreakpoint };
@@ -13,6 +13,6 @@ export function cacheBreakpoint(value: unknown, at: string): CacheBreakpoint | u
   const read = readBreakpoint(value);
   if (read === undefined || typeof read === 'object') return read;
   const where = `${at}.cache_control`;
-  if (read === 'type') throw new GatewayError('INVALID_REQUEST', `\`${where}\` must be {"type": "ephemeral"}, with an optional "ttl" of "5m" or "1h".`, { param: where });
-  throw new GatewayError('INVALID_REQUEST', `\`${where}.ttl\` must be "5m" or "1h".`, { param: `${where}.ttl` });
+  if (read === 'type') throw Errors.cacheControlNotEphemeral(where);
+  throw Errors.cacheControlBadTtl(where);
 }

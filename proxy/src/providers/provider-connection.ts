@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
 import { ClientStack } from './client-stack.js';
-import { GatewayError, type ProviderConfig } from '@gateway/shared';
+import { Errors, type GatewayError, type ProviderConfig } from '@gateway/shared';
 import type { Cancel } from './cancel.js';
 import { withTraceHeaders } from './trace-headers.js';
 import { readLimited, transportError } from './upstream-error.js';
@@ -58,7 +58,7 @@ export class ProviderConnection {
    */
   async post(path: string, payload: Buffer, cancel: Cancel, traced: { traceHeaders?: Record<string, string> } | null, statusError: StatusError, headers: Record<string, string> = this.headers): Promise<UpstreamResponse> {
     if (this.outstanding - this.maxConnections >= this.maxQueued) {
-      throw new GatewayError('UNAVAILABLE', `Provider ${this.config.name} has too many requests waiting; retry shortly.`, { retryAfter: 1, retryable: true });
+      throw Errors.providerQueueFull(this.config.name);
     }
     let res: UpstreamResponse;
     if (this.counted !== undefined) this.outstanding++;

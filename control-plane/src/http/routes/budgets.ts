@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError, isTimezone, type BudgetInput } from '@gateway/shared';
+import { Errors, isTimezone, type GatewayError, type BudgetInput } from '@gateway/shared';
 import { principalOf } from '../../auth/require-auth.js';
 import { budgetProjectionFailed, projectBudgets, resetLedger } from '../../budgets/budget-projection.js';
 import { budgetStatus } from '../../budgets/budget-status.js';
@@ -38,7 +38,7 @@ export function registerBudgetRoutes(app: FastifyInstance, ctx: AppContext): voi
         await projectAccess(tx, principal, req.params.id, 'project.update', 'change this project', { lock: 'share' });
         await checkFields(tx, req.params.id, fields);
         if ((await countBudgets(tx, req.params.id)) >= MAX_BUDGETS_PER_PROJECT) {
-          throw new GatewayError('INVALID_REQUEST', `A project has at most ${MAX_BUDGETS_PER_PROJECT} budgets; delete one first.`);
+          throw Errors.tooManyBudgets(MAX_BUDGETS_PER_PROJECT);
         }
         const created = await insertBudget(tx, req.params.id, fields, principal.userId);
         await writeAudit(tx, { type: 'budget.created', outcome: 'success', status: 201, projectId: created.project_id, actor: principal.userId, target: { type: 'budget', id: created.id } }, requestFacts(req, reply));
@@ -155,7 +155,7 @@ function mergedFields(row: BudgetRow, body: Partial<BudgetInput>): BudgetFields 
 
 /** What JSON schema cannot say: the scope's own target, a real time zone, a key of this project. */
 async function checkFields(sql: Queryable, projectId: string, fields: BudgetFields): Promise<void> {
-  const bad = (param: string, message: string) => new GatewayError('INVALID_REQUEST', message, { param });
+  const bad = (param: string, message: string) => Errors.invalidField(param, message);
   if (fields.scope === 'key' && fields.key_id === null) throw bad('key_id', 'body.key_id is required when scope is key');
   if (fields.scope !== 'key' && fields.key_id !== null) throw bad('key_id', 'body.key_id is only for scope key');
   if (fields.scope === 'tag' && fields.tag === null) throw bad('tag', 'body.tag is required when scope is tag');
@@ -168,5 +168,5 @@ async function checkFields(sql: Queryable, projectId: string, fields: BudgetFiel
 }
 
 function budgetNotFound(): GatewayError {
-  return new GatewayError('NOT_FOUND', 'No such budget in this project.', { param: 'budget_id' });
+  return Errors.noSuchBudget();
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 
 /**
  * The dashboard: a single-page app that Vite builds into control-plane/dashboard/dist, served from
@@ -34,10 +34,7 @@ const PAGE_HEADERS = {
   'x-frame-options': 'DENY',
 } as const;
 
-const NOT_BUILT = new GatewayError(
-  'UNAVAILABLE',
-  'The dashboard has not been built: run `npm run build` (it runs `vite build control-plane/dashboard`), then reload. The management API under /v1 works without it.',
-);
+const NOT_BUILT = Errors.dashboardNotBuilt();
 
 /** A year, the most a cache honours: asset names carry a content hash, so a name never changes meaning. */
 const ASSET_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;

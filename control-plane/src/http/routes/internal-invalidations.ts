@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { encodeInvalidation, GatewayError } from '@gateway/shared';
+import { encodeInvalidation, Errors } from '@gateway/shared';
 import type { AppContext } from '../../context.js';
 import { requireInternalToken } from '../internal-token.js';
 import { logPosition, readInvalidations, type LogEntry } from '../../keys/invalidation-log.js';
@@ -20,7 +20,7 @@ export function registerInternalInvalidationRoutes(app: FastifyInstance, ctx: Ap
     requireInternalToken(req, ctx);
     const rawAfter = req.query.after;
     if (rawAfter !== undefined && !AFTER.test(rawAfter)) {
-      throw new GatewayError('INVALID_REQUEST', 'query.after must be a log id (a non-negative integer)', { param: 'after' });
+      throw Errors.badLogPosition();
     }
     const after = rawAfter === undefined ? null : Number(rawAfter);
     const position = await logPosition(ctx.sql, after);

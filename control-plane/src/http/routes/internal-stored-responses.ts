@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError, type StoredResponseRecord, type StoredResponseWrite } from '@gateway/shared';
+import { Errors, type GatewayError, type StoredResponseRecord, type StoredResponseWrite } from '@gateway/shared';
 import type { AppContext } from '../../context.js';
 import { deleteStoredResponse, getStoredResponse, putStoredResponse } from '../../db/stored-responses.js';
 import { requireInternalToken } from '../internal-token.js';
@@ -52,7 +52,7 @@ const body = {
 } as const;
 
 function responseNotFound(): GatewayError {
-  return new GatewayError('NOT_FOUND', 'No such stored response.', { param: 'id' });
+  return Errors.noSuchStoredResponse();
 }
 
 export function registerInternalStoredResponseRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -70,11 +70,11 @@ export function registerInternalStoredResponseRoutes(app: FastifyInstance, ctx: 
       } catch (err) {
         // JSON PostgreSQL's jsonb cannot hold (a lone surrogate escape): the body's fault, not the server's.
         const code = (err as { code?: string }).code;
-        if (code === '22P02' || code === '22P05') throw new GatewayError('INVALID_REQUEST', 'The body holds text PostgreSQL cannot store (a lone UTF-16 surrogate).');
+        if (code === '22P02' || code === '22P05') throw Errors.unstorableText();
         throw err;
       }
-      if (outcome === 'no_project') throw new GatewayError('NOT_FOUND', 'No such project.', { param: 'project_id' });
-      if (outcome === 'conflict') throw new GatewayError('CONFLICT', 'This response id belongs to another project.', { param: 'id' });
+      if (outcome === 'no_project') throw Errors.noSuchProject('project_id');
+      if (outcome === 'conflict') throw Errors.responseIdTaken();
       return reply.status(204).send();
     },
   );

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError, generateApiKey, MAX_TAGS, tagsProblem } from '@gateway/shared';
+import { Errors, generateApiKey, MAX_TAGS, tagsProblem, type GatewayError } from '@gateway/shared';
 import { can } from '../../auth/permissions.js';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
@@ -62,13 +62,13 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
       const expiresAt = req.body.expires_at ? new Date(req.body.expires_at) : null;
       const tags = req.body.tags ?? {};
       const tagsWrong = tagsProblem(tags);
-      if (tagsWrong !== null) throw new GatewayError('INVALID_REQUEST', `body.tags: ${tagsWrong}`, { param: 'tags' });
+      if (tagsWrong !== null) throw Errors.badKeyTags(tagsWrong);
       if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
-        throw new GatewayError('INVALID_REQUEST', 'body.expires_at must be in the future', { param: 'expires_at' });
+        throw Errors.expiryInPast();
       }
       // A key the proxies cannot look up is no key: while Redis is away, say so at once rather
       // than create it and wait.
-      if (!ctx.projection.reachable) throw new GatewayError('UNAVAILABLE', 'Keys cannot be created while the gateway cannot reach Redis; retry shortly.', { retryAfter: 1 });
+      if (!ctx.projection.reachable) throw Errors.keysUncreatable();
       const generated = generateApiKey();
       const facts = requestFacts(req, reply);
       const key = await ctx.sql.begin(async (tx) => {
@@ -96,13 +96,13 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
         ctx.invalidations.wake();
         void ctx.projection.remove(key).catch(() => {});
         req.log.error({ key_id: key.id }, 'key projection failed or timed out; key withdrawn');
-        throw new GatewayError('UNAVAILABLE', 'The key could not be published to the gateway; nothing was created. Retry shortly.', { retryAfter: 1 });
+        throw Errors.keyNotPublished();
       }
       // A deletion of the key or its project that committed meanwhile may have cleaned the
       // projection before this put landed: check again, so a dead key is never left projected.
       if (!(await isKeyLive(ctx.sql, key.id))) {
         await ctx.projection.remove(key);
-        throw new GatewayError('NOT_FOUND', 'The project was deleted while the key was being created.', { param: 'id' });
+        throw Errors.projectDeletedDuringKeyCreation();
       }
       // Only now that the key is live everywhere: a key withdrawn above was never created.
       await ctx.webhooks.emit({ projectId: key.project_id, type: 'key.created', data: { project_id: key.project_id, key: keyFacts(key), actor: principal.userId } });
@@ -214,7 +214,7 @@ function deletionEntry(key: StoredKey) {
 }
 
 function keyNotFound(): GatewayError {
-  return new GatewayError('NOT_FOUND', 'No such key in this project.', { param: 'key_id' });
+  return Errors.noSuchKey();
 }
 
 /** A key as webhook events describe it: what identifies it, never its hash. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import { can, type ProjectRole } from '../../auth/permissions.js';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
@@ -98,7 +98,7 @@ export function registerMemberRoutes(app: FastifyInstance, ctx: AppContext): voi
       await ctx.sql.begin(async (tx) => {
         const access = await projectAccess(tx, principal, req.params.id, leaving ? 'project.read' : 'member.manage', 'manage members', { lock: 'update' });
         const current = await findMemberRole(tx, req.params.id, req.params.user_id);
-        if (current === null) throw new GatewayError('NOT_FOUND', 'This user is not a member of the project.', { param: 'user_id' });
+        if (current === null) throw Errors.notAMember();
         if (current === 'owner' && !leaving && !can(access.role, 'member.manage_owners')) throw forbidden(access.role, 'remove an owner');
         if (current === 'owner') await keepAnOwner(tx, req.params.id);
         await removeMember(tx, req.params.id, req.params.user_id);
@@ -112,20 +112,20 @@ export function registerMemberRoutes(app: FastifyInstance, ctx: AppContext): voi
 /** The id of the account the body names by user_id or email; 400 unless exactly one is given, 404 when unknown. */
 async function memberToAdd(sql: Queryable, body: MemberBody): Promise<string> {
   if ((body.user_id === undefined) === (body.email === undefined)) {
-    throw new GatewayError('INVALID_REQUEST', 'body: give exactly one of user_id and email', { param: body.user_id === undefined ? 'user_id' : 'email' });
+    throw Errors.memberTargetAmbiguous(body.user_id === undefined ? 'user_id' : 'email');
   }
   if (body.user_id !== undefined) {
-    if ((await findUserById(sql, body.user_id)) === null) throw new GatewayError('NOT_FOUND', 'No such user.', { param: 'user_id' });
+    if ((await findUserById(sql, body.user_id)) === null) throw Errors.noSuchUser();
     return body.user_id;
   }
   const user = await findUserByEmail(sql, body.email as string);
-  if (user === null) throw new GatewayError('NOT_FOUND', 'No account has this email; an account admin creates accounts with POST /v1/users.', { param: 'email' });
+  if (user === null) throw Errors.noAccountWithEmail();
   return user.id;
 }
 
 /** Refuses a change that would take the project's last owner away. */
 async function keepAnOwner(sql: Queryable, projectId: string): Promise<void> {
   if ((await countOwners(sql, projectId)) <= 1) {
-    throw new GatewayError('CONFLICT', 'A project keeps at least one owner; make someone else owner first.');
+    throw Errors.lastProjectOwner();
   }
 }

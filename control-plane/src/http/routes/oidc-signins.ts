@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 import { startSession } from '../../auth/jwt.js';
 import { setFlowCookie, takeFlowCookie } from '../../auth/oidc-flow-cookie.js';
 import { OidcRefusal, type OidcIdentity, type OidcSignin } from '../../auth/oidc.js';
@@ -97,7 +97,7 @@ export function registerOidcSigninRoutes(app: FastifyInstance, ctx: AppContext):
         await callback(ctx, oidc, req, reply);
         return reply.redirect(DASHBOARD, 303);
       } catch (err) {
-        const refusal = err instanceof GatewayError ? err : new GatewayError('INTERNAL', undefined, { cause: err });
+        const refusal = err instanceof GatewayError ? err : Errors.internal(err);
         if (refusal.status >= 500) req.log.error({ err }, 'single sign-on failed');
         if (!(refusal instanceof AuditedRefusal)) {
           await writeAudit(ctx.sql, { type: 'signin.failed', outcome: outcomeOf(refusal), status: refusal.status, errorCode: refusal.code }, requestFacts(req, reply));
@@ -167,7 +167,7 @@ async function accountOf(ctx: AppContext, oidc: OidcSignin, identity: OidcIdenti
 }
 
 function configured(ctx: AppContext): OidcSignin {
-  if (ctx.oidc === null) throw new GatewayError('NOT_FOUND', 'Single sign-on is not configured here (OIDC_ISSUER); sign in with POST /v1/signins.');
+  if (ctx.oidc === null) throw Errors.ssoNotConfigured();
   return ctx.oidc;
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, type AuditOutcome } from '@gateway/shared';
+import { Errors, GatewayError, type AuditOutcome } from '@gateway/shared';
 import { hashPassword, verifyPassword } from '../../auth/passwords.js';
 import { checkPassword } from '../../auth/password-policy.js';
 import { afterInstant, principalOf, requireAccountAdmin } from '../../auth/require-auth.js';
@@ -21,8 +21,6 @@ interface OwnPasswordBody {
   current_password: string;
   new_password: string;
 }
-
-const WRONG_PASSWORD = 'The current password is wrong.';
 
 export function registerPasswordRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: OwnPasswordBody }>(
@@ -65,7 +63,7 @@ export function registerPasswordRoutes(app: FastifyInstance, ctx: AppContext): v
     async (req, reply) => {
       const admin = requireAccountAdmin(req, "set other accounts' passwords");
       const target = await findUserById(ctx.sql, req.params.user_id);
-      if (target === null) throw new GatewayError('NOT_FOUND', 'No such user.', { param: 'user_id' });
+      if (target === null) throw Errors.noSuchUser();
       checkPassword(req.body.new_password, target.email, 'new_password');
       const passwordHash = await hashPassword(req.body.new_password);
       const now = Date.now();
@@ -84,10 +82,10 @@ async function changeOwnPassword(ctx: AppContext, req: FastifyRequest<{ Body: Ow
   // The policy first: a new password that could never be accepted costs no attempt.
   checkPassword(req.body.new_password, principal.email, 'new_password');
   const verdict = await ctx.signinThrottle.attempt({ userId: principal.userId }, req.ip);
-  if (!verdict.allowed) throw new GatewayError('RATE_LIMITED', 'Too many wrong passwords; retry later.', { retryAfter: verdict.retryAfterSeconds });
+  if (!verdict.allowed) throw Errors.passwordThrottled(verdict.retryAfterSeconds);
   const stored = await findPasswordHash(ctx.sql, principal.userId);
   if (stored === null || !(await verifyPassword(req.body.current_password, stored))) {
-    throw new GatewayError('FORBIDDEN', WRONG_PASSWORD, { param: 'current_password' });
+    throw Errors.wrongPassword();
   }
   await ctx.signinThrottle.succeeded({ userId: principal.userId }, req.ip);
   const passwordHash = await hashPassword(req.body.new_password);

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 import { startSession, type IssuedToken } from '../../auth/jwt.js';
 import { decoyHash, hashPassword, hasPassword, needsRehash, verifyPassword } from '../../auth/passwords.js';
 import { clearRefreshCookie, CSRF_HEADER, refreshCookieOf, setRefreshCookie } from '../../auth/refresh-cookie.js';
@@ -37,8 +37,6 @@ interface SigninBody {
   password?: string;
   refresh_cookie?: boolean;
 }
-
-const BAD_CREDENTIALS = 'Wrong email or password.';
 
 export function registerSigninRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: SigninBody }>(
@@ -93,7 +91,7 @@ async function passwordGrant(ctx: AppContext, req: FastifyRequest<{ Body: Signin
   const verdict = await ctx.signinThrottle.attempt(account, req.ip);
   if (!verdict.allowed) {
     await audit({ outcome: 'policy_blocked', status: 429, errorCode: 'RATE_LIMITED', actor: user?.id ?? null });
-    throw new GatewayError('RATE_LIMITED', 'Too many failed sign-ins; retry later.', { retryAfter: verdict.retryAfterSeconds });
+    throw Errors.signinThrottled(verdict.retryAfterSeconds);
   }
   // An unknown email costs the same scrypt work as a wrong password, so timing does not tell them apart.
   // So does an account without a password (made by single sign-on).
@@ -101,16 +99,16 @@ async function passwordGrant(ctx: AppContext, req: FastifyRequest<{ Body: Signin
   const valid = (await verifyPassword(password, stored ?? (await decoyHash()))) && stored !== null;
   if (user === null || !valid) {
     await audit({ outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED', actor: user?.id ?? null });
-    throw new GatewayError('UNAUTHORIZED', BAD_CREDENTIALS);
+    throw Errors.badCredentials();
   }
   await ctx.signinThrottle.succeeded(account, req.ip);
   if (user.disabled) {
     await audit({ outcome: 'auth_failed', status: 401, errorCode: 'UNAUTHORIZED', actor: user.id });
-    throw new GatewayError('UNAUTHORIZED', 'This account is disabled; ask an account admin.');
+    throw Errors.accountDisabled();
   }
   if (!ctx.config.passwordSignin && !user.break_glass) {
     await audit({ outcome: 'policy_blocked', status: 403, errorCode: 'FORBIDDEN', actor: user.id });
-    throw new GatewayError('FORBIDDEN', 'Password sign-in is turned off here; sign in with single sign-on (GET /v1/signins/oidc).');
+    throw Errors.passwordSigninOff();
   }
   // The one moment the password is known: a hash made at an older, cheaper cost is replaced.
   if (needsRehash(user.password_hash)) await upgradePasswordHash(ctx.sql, user.id, user.password_hash, await hashPassword(password));
@@ -121,17 +119,17 @@ async function passwordGrant(ctx: AppContext, req: FastifyRequest<{ Body: Signin
 
 async function refreshGrant(ctx: AppContext, req: FastifyRequest<{ Body: SigninBody }>, reply: FastifyReply): Promise<IssuedToken> {
   if (req.body.email !== undefined || req.body.password !== undefined || req.body.refresh_cookie !== undefined) {
-    throw new GatewayError('INVALID_REQUEST', 'The refresh grant takes no email, password or refresh_cookie; send the current token as the bearer.');
+    throw Errors.refreshGrantWithCredentials();
   }
   // A bearer wins over the cookie: API clients and gatewayctl refresh as they always have.
   const bearer = bearerToken(req);
   const cookie = bearer === null ? refreshCookieOf(req) : null;
   // The dashboard asks on every load whether a session exists; "none" names no one to audit.
   if (bearer === null && cookie === null) {
-    throw new GatewayError('UNAUTHORIZED', 'No session to refresh: send the current token as "Authorization: Bearer <token>", or sign in.');
+    throw Errors.noSessionToRefresh();
   }
   if (cookie !== null && req.headers[CSRF_HEADER] === undefined) {
-    throw new GatewayError('FORBIDDEN', 'A refresh with the session cookie must carry an X-Requested-With header.', { param: 'x-requested-with' });
+    throw Errors.refreshWithoutCsrfHeader();
   }
   let principal: Principal | null = null;
   let token: IssuedToken;

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { FINISH_REASONS, GATEWAY_ENDPOINTS, GatewayError, type FinishReason, type GatewayEndpoint } from '@gateway/shared';
+import { FINISH_REASONS, GATEWAY_ENDPOINTS, Errors, type FinishReason, type GatewayEndpoint } from '@gateway/shared';
 import type { AppContext } from '../../context.js';
 import { usageExportPages, type ExportPage } from '../../db/usage-export.js';
 import type { UsageFilter } from '../../db/usage.js';
@@ -172,10 +172,10 @@ export function registerUsageDownloadRoute(app: FastifyInstance, ctx: AppContext
 
 async function sendExport(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, q: ExportQuery): Promise<FastifyReply> {
   if (q.order_desc !== undefined && q.order_asc !== undefined) {
-    throw new GatewayError('INVALID_REQUEST', 'query: give order_desc or order_asc, not both', { param: 'order_asc' });
+    throw Errors.orderBothWays();
   }
   if (q.from !== undefined && q.to !== undefined && q.from > q.to) {
-    throw new GatewayError('INVALID_REQUEST', 'query.from must not be after query.to', { param: 'from' });
+    throw Errors.fromAfterTo();
   }
   const projectIds = await visibleProjects(ctx, req, q.project_id);
   const filter: UsageFilter = { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint, ...attributionFilter(q) };

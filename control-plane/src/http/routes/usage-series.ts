@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { FINISH_REASONS, GATEWAY_ENDPOINTS, GatewayError, type FinishReason, type GatewayEndpoint } from '@gateway/shared';
+import { FINISH_REASONS, GATEWAY_ENDPOINTS, Errors, type FinishReason, type GatewayEndpoint } from '@gateway/shared';
 import type { AppContext } from '../../context.js';
 import { usageSeries, type SeriesPoint } from '../../db/usage-series.js';
 import { SUMMARY_GROUPS, type SummaryGroup } from '../../db/usage-summary.js';
@@ -102,9 +102,9 @@ export function registerUsageSeriesRoute(app: FastifyInstance, ctx: AppContext):
     },
     async (req): Promise<{ bucket_ms: number; offset_ms: number; data: SeriesPoint[] }> => {
       const q = req.query;
-      if (q.from >= q.to) throw new GatewayError('INVALID_REQUEST', 'query.from must be before query.to', { param: 'from' });
+      if (q.from >= q.to) throw Errors.fromNotBeforeTo();
       if ((q.to - q.from) / q.bucket_ms > MAX_BUCKETS) {
-        throw new GatewayError('INVALID_REQUEST', `query.bucket_ms is too small for the range: at most ${MAX_BUCKETS} buckets`, { param: 'bucket_ms' });
+        throw Errors.tooManyBuckets(MAX_BUCKETS);
       }
       const answer = { bucket_ms: q.bucket_ms, offset_ms: q.offset_ms };
       const projectIds = await visibleProjects(ctx, req, q.project_id);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { FINISH_REASONS, GATEWAY_ENDPOINTS, GatewayError, type FinishReason, type GatewayEndpoint } from '@gateway/shared';
+import { FINISH_REASONS, GATEWAY_ENDPOINTS, Errors, type FinishReason, type GatewayEndpoint } from '@gateway/shared';
 import type { AppContext } from '../../context.js';
 import { listUsage } from '../../db/usage.js';
 import { emptyFigures, SUMMARY_GROUPS, summariseUsage, type SummaryGrouping, type UsageSummary } from '../../db/usage-summary.js';
@@ -93,11 +93,11 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: AppContext): void
     async (req): Promise<UsageSummary> => {
       const q = req.query;
       if (!SUMMARY_GROUPING.test(q.group_by)) {
-        throw new GatewayError('INVALID_REQUEST', `query.group_by must be one of ${SUMMARY_GROUPS.join(', ')}, end_user or tag:<key> (a tag key of 1-32 characters a-z, 0-9, _ . -)`, { param: 'group_by' });
+        throw Errors.badGroupBy(SUMMARY_GROUPS.join(', '));
       }
       const filter = attributionFilter(q);
       if (q.from !== undefined && q.to !== undefined && q.from > q.to) {
-        throw new GatewayError('INVALID_REQUEST', 'query.from must not be after query.to', { param: 'from' });
+        throw Errors.fromAfterTo();
       }
       const projectIds = await visibleProjects(ctx, req, q.project_id);
       if (projectIds !== null && projectIds.length === 0) return { data: [], totals: emptyFigures() };

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import { hashPassword } from '../../auth/passwords.js';
 import { checkPassword } from '../../auth/password-policy.js';
 import type { AccountRole } from '../../auth/permissions.js';
@@ -58,7 +58,7 @@ export function registerUserRoutes(app: FastifyInstance, ctx: AppContext): void 
         await writeAudit(tx, { type: 'user.created', outcome: 'success', status: 201, actor: principal.userId, target: { type: 'user', id: row.id } }, requestFacts(req, reply));
         return row;
       });
-      if (user === null) throw new GatewayError('CONFLICT', 'An account with this email already exists.', { param: 'email' });
+      if (user === null) throw Errors.emailTaken();
       return reply.status(201).send(toUser(user));
     },
   );
@@ -120,11 +120,11 @@ export function registerUserRoutes(app: FastifyInstance, ctx: AppContext): void 
         if (req.body.role === 'member' || req.body.disabled === true) {
           const admins = await lockEnabledAdmins(tx);
           if (admins.length === 1 && admins[0] === userId) {
-            throw new GatewayError('CONFLICT', 'This is the last enabled account admin; make another account admin first.');
+            throw Errors.lastAccountAdmin();
           }
         }
         const current = await findUserById(tx, userId);
-        if (current === null) throw new GatewayError('NOT_FOUND', 'No such user.', { param: 'user_id' });
+        if (current === null) throw Errors.noSuchUser();
         const change: UserChange = {};
         const events: string[] = [];
         if (req.body.role !== undefined && req.body.role !== current.role) {

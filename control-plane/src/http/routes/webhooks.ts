@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { AddressNotAllowed, GatewayError, bareHost, checkHostAtCreation } from '@gateway/shared';
+import { AddressNotAllowed, Errors, bareHost, checkHostAtCreation, type GatewayError } from '@gateway/shared';
 import { principalOf } from '../../auth/require-auth.js';
 import type { AppContext } from '../../context.js';
 import { writeAudit } from '../../db/audit-writer.js';
@@ -89,10 +89,10 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext): vo
       const principal = principalOf(req);
       await projectAccess(ctx.sql, principal, req.params.id, 'webhook.manage', 'manage webhooks');
       const parsed = parseWebhookUrl(req.body.url);
-      if (parsed.problem !== null) throw new GatewayError('INVALID_REQUEST', `body.url ${parsed.problem}`, { param: 'url' });
+      if (parsed.problem !== null) throw Errors.badBodyField('url', parsed.problem);
       if (req.body.secret !== undefined) {
         const problem = secretProblem(req.body.secret);
-        if (problem !== null) throw new GatewayError('INVALID_REQUEST', `body.secret ${problem}`, { param: 'secret' });
+        if (problem !== null) throw Errors.badBodyField('secret', problem);
       }
       if (!ctx.config.webhookAllowPrivate) await refusePrivateHost(parsed.url);
       const secret = req.body.secret ?? generateSecret();
@@ -100,7 +100,7 @@ export function registerWebhookRoutes(app: FastifyInstance, ctx: AppContext): vo
         // A share lock: a project deletion waits for this to commit (like a new key).
         await projectAccess(tx, principal, req.params.id, 'webhook.manage', 'manage webhooks', { lock: 'share' });
         if ((await countWebhooks(tx, req.params.id)) >= MAX_WEBHOOKS_PER_PROJECT) {
-          throw new GatewayError('INVALID_REQUEST', `A project has at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one first.`);
+          throw Errors.tooManyWebhooks(MAX_WEBHOOKS_PER_PROJECT);
         }
         const created = await insertWebhook(tx, { projectId: req.params.id, url: parsed.url.href, events: req.body.events, secret, createdBy: principal.userId });
         await writeAudit(tx, { type: 'webhook.created', outcome: 'success', status: 201, projectId: created.project_id, actor: principal.userId, target: { type: 'webhook', id: created.id } }, requestFacts(req, reply));
@@ -232,16 +232,12 @@ async function refusePrivateHost(url: URL): Promise<void> {
     await checkHostAtCreation(bareHost(url));
   } catch (err) {
     if (err instanceof AddressNotAllowed) {
-      throw new GatewayError(
-        'INVALID_REQUEST',
-        'body.url must reach a public address: its host is or resolves to a private, loopback, link-local or other non-public address',
-        { param: 'url' },
-      );
+      throw Errors.webhookHostNotPublic();
     }
-    throw new GatewayError('INVALID_REQUEST', 'body.url: its host could not be resolved', { param: 'url' });
+    throw Errors.webhookHostUnresolved();
   }
 }
 
 function webhookNotFound(): GatewayError {
-  return new GatewayError('NOT_FOUND', 'No such webhook in this project.', { param: 'webhook_id' });
+  return Errors.noSuchWebhook();
 }

@@ -56,7 +56,7 @@ export function callEmbeddings(ctx: RequestContext): Promise<void> {
     const request = upstream === base.model ? base : { ...base, upstreamModel: upstream };
     begin(ctx, target, request);
     // Never thrown: the route holds only providers with embeddings (ModelRouter.embeddingsRoute).
-    if (target.adapter.embed === undefined) throw new GatewayError('INTERNAL', `Provider ${target.adapter.name} has no embeddings.`);
+    if (target.adapter.embed === undefined) throw Errors.adapterHasNoEmbeddings(target.adapter.name);
     return target.adapter.embed(request, cancel);
   });
 }

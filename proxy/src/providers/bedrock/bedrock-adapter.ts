@@ -1,6 +1,6 @@
 import { getChunkedStream, EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import { GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import { Errors, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, ProviderAdapter, StreamResult } from '../adapter.js';
 import type { ParamTable } from '../../conversion/param-support.js';
 import type { Cancel } from '../cancel.js';
@@ -66,9 +66,9 @@ export class BedrockAdapter implements ProviderAdapter {
     try {
       response = JSON.parse(body.toString('utf8')) as BedrockResponse;
     } catch {
-      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not JSON.`);
+      throw Errors.providerNotJson(this.name);
     }
-    if (response === null || typeof response !== 'object') throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a response that is not an object.`);
+    if (response === null || typeof response !== 'object') throw Errors.providerSentNot(this.name, 'an object');
     const answer = toChatCompletion(response, this.name, `chatcmpl-${request.requestId}`, request.model);
     return { status: 200, body: Buffer.from(answer.json), usage: answer.usage, finishReason: answer.finish.gateway, rawFinishReason: answer.finish.raw };
   }
@@ -95,7 +95,7 @@ export class BedrockAdapter implements ProviderAdapter {
         try {
           message = this.codec.decode(whole);
         } catch {
-          throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a corrupt event stream.`);
+          throw Errors.providerCorruptEventStream(this.name);
         }
         const headers = message.headers;
         const messageType = String(headers[':message-type']?.value ?? 'event');
@@ -111,14 +111,14 @@ export class BedrockAdapter implements ProviderAdapter {
       if (err instanceof GatewayError) throw err;
       if (cancel.aborted) throw transportError(this.name, err, true);
       // The chunker's "Truncated event message" and the like: the stream broke, the answer is partial.
-      if (err instanceof Error && !('code' in err)) throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} sent a corrupt event stream.`);
+      if (err instanceof Error && !('code' in err)) throw Errors.providerCorruptEventStream(this.name);
       throw transportError(this.name, err, cancel.aborted);
     } finally {
       // The consumer left early (client gone, key revoked): stop the provider too.
       if (!ended) res.destroy();
     }
     if (translator.finished) res.release();
-    else throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.name} ended the stream before it was complete.`);
+    else throw Errors.providerStreamIncomplete(this.name);
   }
 
   /** Amazon Titan and Cohere embedding models through InvokeModel; any other model is refused 400. */

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, type GatewayError } from '@gateway/shared';
 import { providerErrorDetail, retryAfterSeconds, withProviderText } from '../upstream-error.js';
 
 /**
@@ -39,8 +39,8 @@ function classOf(errorType: string | undefined): string {
 function build(provider: string, mapped: Mapped, message: string, retryAfter: number | undefined): GatewayError {
   const detail = message === '' ? '' : `: ${message}`;
   const text = `Provider ${provider} ${mapped.what}${detail}`;
-  if (mapped.code === 'RATE_LIMITED' || mapped.code === 'UNAVAILABLE') return new GatewayError(mapped.code, text, { retryAfter: retryAfter ?? 1, retryable: mapped.retryable });
-  return new GatewayError(mapped.code, text, { retryable: mapped.retryable });
+  if (mapped.code === 'RATE_LIMITED' || mapped.code === 'UNAVAILABLE') return Errors.fromProvider(mapped.code, text, { retryAfter: retryAfter ?? 1, retryable: mapped.retryable });
+  return Errors.fromProvider(mapped.code, text, { retryable: mapped.retryable });
 }
 
 /** A non-200 answer. */
@@ -48,8 +48,8 @@ export function bedrockStatusError(provider: string, status: number, bodyText: s
   const mapped = CLASSES[classOf(errorType)] ?? CLASSES[BY_STATUS[status] ?? ''];
   const said = providerErrorDetail(bodyText);
   const { message } = said;
-  if (status === 413) return withProviderText(new GatewayError('PAYLOAD_TOO_LARGE', `Provider ${provider} refused the request as too large${message ? `: ${message}` : ''}`), said);
-  if (mapped === undefined) return withProviderText(new GatewayError('UPSTREAM_ERROR', `Provider ${provider} answered ${status}${message ? `: ${message}` : ''}`, { retryable: status >= 500 }), said);
+  if (status === 413) return withProviderText(Errors.providerTooLarge(provider, message ? `: ${message}` : ''), said);
+  if (mapped === undefined) return withProviderText(Errors.providerAnswered(provider, status, message ? `: ${message}` : '', status >= 500), said);
   return withProviderText(build(provider, mapped, message, retryAfterSeconds(retryAfter)), said);
 }
 
@@ -62,5 +62,5 @@ export function bedrockExceptionError(provider: string, exceptionType: string, p
   const { message } = said;
   const mapped = CLASSES[exceptionType.toLowerCase()] ?? CLASSES.internalserverexception!;
   if (!started) return withProviderText(build(provider, mapped, message, undefined), said);
-  return withProviderText(new GatewayError('UPSTREAM_ERROR', `Provider ${provider} failed mid-stream (${exceptionType})${message ? `: ${message}` : ''}`), said);
+  return withProviderText(Errors.providerStreamException(provider, exceptionType, message), said);
 }

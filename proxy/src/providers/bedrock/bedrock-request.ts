@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, type GatewayError } from '@gateway/shared';
 import { cacheBreakpoint } from '../cache-breakpoint.js';
 import type { BedrockCachePoint, BedrockContentBlock, BedrockImageBlock, BedrockMessage, BedrockRequest, BedrockTool, BedrockToolChoice, BedrockToolResult } from './bedrock-wire.js';
 
@@ -24,7 +24,7 @@ const IMAGE_FORMATS: Readonly<Record<string, BedrockImageBlock['format']>> = {
 const DATA_URL = /^data:([^;,]+);base64,/;
 
 function invalid(param: string, message: string): GatewayError {
-  return new GatewayError('INVALID_REQUEST', message, { param });
+  return Errors.invalidField(param, message);
 }
 
 function isObject(value: unknown): value is Json {

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import type { Usage } from '../adapter.js';
 import { mapStopReason, usageFrom, type MappedFinish } from './bedrock-usage.js';
 import type { BedrockResponse } from './bedrock-wire.js';
@@ -19,7 +19,7 @@ export interface Translated {
 
 export function toChatCompletion(response: BedrockResponse, provider: string, id: string, model: string): Translated {
   const content = response.output?.message?.content;
-  if (!Array.isArray(content)) throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} sent an answer without output.message.content.`);
+  if (!Array.isArray(content)) throw Errors.providerAnswerWithout(provider, 'output.message.content');
   let text = '';
   let hasText = false;
   const calls: { id: string; type: 'function'; function: { name: string; arguments: string } }[] = [];

@@ -1,5 +1,5 @@
 import { readSse } from '../sse-reader.js';
-import { GatewayError, sseData } from '@gateway/shared';
+import { Errors, sseData } from '@gateway/shared';
 import type { ChatRequest, CompletionResult, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { anthropicStreamError } from '../anthropic/anthropic-errors.js';
@@ -43,7 +43,7 @@ export class VertexAnthropic {
     } catch {
       // Refused below with the other shapes that are no message.
     }
-    if (typeof message !== 'object' || message === null || Array.isArray(message)) throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.provider} sent a response that is not a JSON message.`);
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) throw Errors.providerSentNot(this.provider, 'a JSON message');
     const { body: completion, usage, finish } = toChatCompletion(message as AnthropicResponse, request.upstreamModel);
     if (isNative(request)) return { status: 200, body, native: true, usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
     return { status: 200, body: Buffer.from(JSON.stringify(completion)), usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
@@ -79,7 +79,7 @@ export class VertexAnthropic {
         return translator.finished;
       },
       end: () => {
-        throw new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ended the stream before it was complete.`);
+        throw Errors.providerStreamIncomplete(provider);
       },
     });
   }

@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/shared';
+import { Errors, type GatewayError } from '@gateway/shared';
 import { anthropicStatusError } from '../anthropic/anthropic-errors.js';
 import { geminiStatusError } from '../gemini/gemini-error.js';
 import { providerErrorDetail, withProviderText } from '../upstream-error.js';
@@ -13,7 +13,7 @@ export function vertexStatusError(provider: string, publisher: 'google' | 'anthr
   if (status === 401 || status === 403) {
     const said = providerErrorDetail(bodyText);
     const what = status === 401 ? "refused the gateway's access token" : "does not allow the gateway's service account this request";
-    return withProviderText(new GatewayError('UPSTREAM_ERROR', `Provider ${provider} ${what} (${status}${said.message ? `: ${said.message}` : ''}); check its credentials_file and project.`), said);
+    return withProviderText(Errors.providerCredentialsRefused(provider, what, status, said.message), said);
   }
   return publisher === 'google' ? geminiStatusError(provider, status, bodyText, retryAfter, null) : anthropicStatusError(provider, status, bodyText, retryAfter);
 }

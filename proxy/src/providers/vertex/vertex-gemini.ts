@@ -1,5 +1,5 @@
 import { readSse } from '../sse-reader.js';
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import type { ChatRequest, CompletionResult, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { toGeminiRequest } from '../gemini/gemini-request.js';
@@ -35,9 +35,9 @@ export class VertexGemini {
     try {
       response = JSON.parse(body.toString('utf8')) as GeminiResponse;
     } catch {
-      throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.provider} sent a response that is not JSON.`);
+      throw Errors.providerNotJson(this.provider);
     }
-    if (response === null || typeof response !== 'object') throw new GatewayError('UPSTREAM_ERROR', `Provider ${this.provider} sent a response that is not an object.`);
+    if (response === null || typeof response !== 'object') throw Errors.providerSentNot(this.provider, 'an object');
     const answer = toChatCompletion(response, context(request, response.responseId), this.provider);
     return { status: 200, body: Buffer.from(JSON.stringify(answer.body)), usage: answer.usage, finishReason: answer.finish.gateway, rawFinishReason: answer.finish.raw };
   }

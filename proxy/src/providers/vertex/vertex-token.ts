@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { GatewayError } from '@gateway/shared';
+import { Errors } from '@gateway/shared';
 import { gaxios, JWT } from 'google-auth-library';
 import { providerTextDetail, withProviderText } from '../upstream-error.js';
 
@@ -115,7 +115,7 @@ export class VertexTokenSource {
         if (this.token !== null && Date.now() < this.usableUntil) this.schedule(Math.min(RETRY_MS, (this.usableUntil - Date.now()) / 2));
         // The token endpoint's complaint may name the service account: scrubbed as any provider text.
         const said = providerTextDetail(err instanceof Error ? err.message : 'unknown error');
-        throw withProviderText(new GatewayError('UNAVAILABLE', `Provider ${this.provider} could not get an access token from its credentials_file's token_uri (${said.message}).`, { retryAfter: 1, retryable: true }), said);
+        throw withProviderText(Errors.providerTokenUnavailable(this.provider, said.message), said);
       })
       .finally(() => {
         this.pending = null;
