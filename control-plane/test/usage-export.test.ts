@@ -137,6 +137,19 @@ describe('GET /v1/usage/export', () => {
     expect(row[column('cost_usd')]).toBe('');
   });
 
+  it('names the model a request asked for when an alias served another', async () => {
+    const id = randomUUID();
+    await h.sql`insert into usage_records ${h.sql([{ ts: T0, id, request_id: `req-alias-${id}`, project_id: projectA, key_id: keyA, model: 'served-model', requested_model: 'claude-asked', provider: 'mock', input_tokens: 1, output_tokens: 1, total_tokens: 2, cached_tokens: 0, cost_usd: null, latency_ms: 1, finish_reason: 'stop', provider_finish_reason: null, stream: false, endpoint: 'messages' }])}`;
+    try {
+      const { rows } = await exportCsv(`?project_id=${projectA}&model=served-model`);
+      expect(rows).toHaveLength(2);
+      expect(rows[1]?.[column('model')]).toBe('served-model');
+      expect(rows[1]?.[column('requested_model')]).toBe('claude-asked');
+    } finally {
+      await h.sql`delete from usage_records where id = ${id}`;
+    }
+  });
+
   it('shows a member only their projects, and a foreign project as not found', async () => {
     const foreign = await exportCsv(`?project_id=${projectB}`, member.token);
     expect(foreign.res.status).toBe(404);

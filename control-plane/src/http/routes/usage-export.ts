@@ -45,6 +45,7 @@ export const EXPORT_COLUMNS = [
   'tags',
   'end_user',
   'cache_write_tokens',
+  'requested_model',
 ] as const;
 
 const { limit: _limit, cursor: _cursor, ...listProperties } = recordQuerySchema({
@@ -91,6 +92,7 @@ function* csvRows(page: ExportPage): Generator<string> {
       tags: tagsCell(r.tags),
       end_user: r.end_user,
       cache_write_tokens: r.cache_write_tokens,
+      requested_model: r.requested_model,
     };
     yield spreadsheetLine(EXPORT_COLUMNS.map((c) => row[c]));
   }
