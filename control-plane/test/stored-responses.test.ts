@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisKeys } from '@gateway/shared';
-import { run } from '../src/cli/run.js';
+import { ctlInProcess } from './ctl-in-process.js';
 import { startHarness, type Harness } from './harness.js';
 
 /**
@@ -320,20 +320,7 @@ describe('the internal routes and the OpenAPI document', () => {
 });
 
 describe('gatewayctl --responses-ttl-days', () => {
-  async function ctl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const config = join(dir, 'config.json');
-    writeFileSync(config, JSON.stringify({ url: h.base, token: h.adminToken, expires_at: Date.now() + 50 * 60_000 }));
-    let stdout = '';
-    let stderr = '';
-    const code = await run(args, {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text) },
-      term: { stdinIsTTY: false, stdoutIsTTY: false, readStdin: async () => '', ask: async () => '', askHidden: async () => '', confirm: async () => false },
-      env: { GATEWAYCTL_CONFIG: config },
-      now: Date.now,
-    });
-    return { code, stdout, stderr };
-  }
+  const ctl = (args: string[]) => ctlInProcess(h, dir, args);
 
   it('sets the field on create and update, puts the default back, and refuses a non-number', async () => {
     const created = await ctl(['projects', 'create', 'cli-responses', '--responses-ttl-days', '90']);
