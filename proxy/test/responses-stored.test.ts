@@ -110,6 +110,13 @@ describe('stateful Responses on a translated provider', () => {
     await expect(client.responses.create({ model: 'chat-1', previous_response_id: made.id, input: 'hi' })).rejects.toThrow(/not found/);
   });
 
+  it('answers an id that is not valid percent-encoding 404, and keeps serving', async () => {
+    const res = await fetch(`${h.url}/v1/responses/resp_%E0%A4%A`, { headers: { authorization: `Bearer ${key.key}` } });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    expect((await client.responses.create({ model: 'chat-1', input: 'still here', store: false })).status).toBe('completed');
+  });
+
   it('keeps nothing with store: false', async () => {
     const made = await client.responses.create({ model: 'chat-1', input: 'Forget me.', store: false });
     expect((made as unknown as { store: boolean }).store).toBe(false);

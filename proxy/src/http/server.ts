@@ -80,8 +80,17 @@ function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxie
     cacheControl: req.getHeader(NAME.cacheControl),
     providerHeaders: native ? providerHeadersOf(req) : null,
     query: native || withId ? (req.getQuery() ?? '') : '',
-    pathId: withId ? decodeURIComponent(req.getParameter(0) ?? '') : '',
+    pathId: withId ? pathParameter(req.getParameter(0) ?? '') : '',
   };
+}
+
+/** A path parameter decoded; one that is not valid percent-encoding stays as sent (no id matches it). */
+function pathParameter(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }
 
 /** The TCP peer, or, behind trusted proxies (TRUST_PROXY), the client X-Forwarded-For names. */

@@ -1,6 +1,7 @@
 import { Errors, GatewayError } from '@gateway/shared';
 import type { RequestContext } from '../pipeline/context.js';
 import { CLIENT_CLOSED } from '../pipeline/exits.js';
+import { isResponseId } from '../protocols/openai-responses/response-object.js';
 import type { ResponseStore, StoredResponse } from './response-store.js';
 
 /**
@@ -14,7 +15,8 @@ function withStore(answer: Answer): (ctx: RequestContext) => void | Promise<void
   return (ctx) => {
     const store = ctx.deps.responses ?? null;
     const id = ctx.info.pathId;
-    if (store === null) return ctx.fail(notFound(id), 'error');
+    // An id the gateway never makes is not asked for.
+    if (store === null || !isResponseId(id)) return ctx.fail(notFound(id), 'error');
     return answer(ctx, store, id).catch((err: unknown) => ctx.fail(err instanceof GatewayError ? err : Errors.responseStoreUnavailable('no answer'), 'error'));
   };
 }

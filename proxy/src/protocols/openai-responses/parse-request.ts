@@ -2,6 +2,7 @@ import type { ParsedRequest } from '../protocol.js';
 import { scanResponsesRequest } from './scan-request.js';
 import { clip, invalid, isObject, isSet, optionalBoolean, optionalNumber, optionalPositiveInt, optionalString } from './checks.js';
 import { inputMessages } from './input-items.js';
+import { isResponseId } from './response-object.js';
 import { parseToolChoice, ToolSet, type ToolOrigin } from './tools.js';
 import type { ChatCompletionBody, ChatMessage } from '../../request/openai-chat.js';
 
@@ -139,7 +140,7 @@ function translateRequest(body: unknown): ResponsesRequest {
   }
 
   const previous = optionalString(body, 'previous_response_id');
-  if (previous !== null && !/^resp_[A-Za-z0-9_-]{1,200}$/.test(previous)) throw invalid('previous_response_id', '`previous_response_id` must be the id of a response (resp_…).');
+  if (previous !== null && !isResponseId(previous)) throw invalid('previous_response_id', '`previous_response_id` must be the id of a response (resp_…).');
   const inputItems = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: body.input }] }] : (body.input as unknown[]);
   const parsed: ResponsesRequest = { chat, raw: null, model, stream, wantsUsage: true, maxTokens: maxOutputTokens, echo, store: optionalBoolean(body, 'store'), previousResponseId: previous, inputItems };
   if (tools.origins.size > 0) parsed.toolOrigins = tools.origins;

@@ -13,6 +13,13 @@ export function newId(prefix: 'resp' | 'msg' | 'fc' | 'call'): string {
   return `${prefix}_${randomBytes(24).toString('hex')}`;
 }
 
+/** A response id as the gateway makes them and the control plane keeps them (`resp_…`). */
+const RESPONSE_ID = /^resp_[A-Za-z0-9_-]{1,200}$/;
+
+export function isResponseId(id: string): boolean {
+  return RESPONSE_ID.test(id);
+}
+
 export type ContentPart = { type: 'output_text'; text: string } | { type: 'refusal'; text: string };
 
 export function contentPartObject(part: ContentPart): Record<string, unknown> {
