@@ -41,7 +41,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
   const stored = (answer: Step): Endpoint => ({ name: null, errors: openAiResponses, meter: null, steps: [refuseWhileDraining, checkKey, authenticate, answer], closing });
 
   /** A model request in any inbound protocol, which only parses and renders. */
-  const model = (protocol: InboundProtocol): Endpoint => ({
+  const model = (protocol: InboundProtocol, state?: Step): Endpoint => ({
     name: protocol.endpoint,
     errors: protocol,
     native: protocol.nativeProtocol !== undefined,
@@ -63,8 +63,8 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
       projectPolicy,
       modelServed,
       paramsJudged,
-      // Responses API state: a stored conversation continued, this answer kept (responses/)
-      protocol.endpoint === 'responses' ? responsesState : undefined,
+      // the protocol's own state (the Responses API's kept conversations, responses/)
+      state,
       maxTokensCap,
       estimateChat,
       rateLimit,
@@ -83,7 +83,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
   return {
     chatCompletions: model(openAiChat),
     messages: model(anthropicMessages),
-    responses: model(openAiResponses),
+    responses: model(openAiResponses, responsesState),
     embeddings: {
       name: 'embeddings',
       errors: openAiChat,

@@ -39,6 +39,8 @@ export class Route {
   readonly attempts: number;
   /** Protocols every target of the route is sent as they came (`ProviderAdapter.speaksNatively`). */
   private readonly nativeProtocols = new Map<NativeProtocol, boolean>();
+  /** Some target translates the internal request for its provider (Target.params): its parameters are judged at admission. */
+  readonly translates: boolean;
   private readonly weights: number[] | null;
   private readonly totalWeight: number;
 
@@ -50,6 +52,7 @@ export class Route {
     this.attempts = Math.min(config?.attempts ?? targets.length, Math.max(targets.length, 1));
     this.weights = config?.strategy === 'weighted' && config.weights !== null ? targets.map((t) => config.weights?.[t.adapter.name] ?? 0) : null;
     this.totalWeight = this.weights?.reduce((a, b) => a + b, 0) ?? 0;
+    this.translates = targets.some((t) => t.params !== null);
   }
 
   /**

@@ -35,16 +35,19 @@ function completeOnce(ctx: RequestContext, protocol: InboundProtocol, result: Co
   const meter = ctx.chain.meter!;
   if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled', result.usage));
   const body = protocol.render(result, ctx.parsed as ParsedRequest);
-  const sent = () => {
-    if (ctx.finished) return;
-    if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled', result.usage));
-    ctx.ex.send(200, 'application/json', body);
-    ctx.finish(answeredOutcome(ctx), 200, null, meter(ctx, result.finishReason, result.usage, result.rawFinishReason ?? null));
-  };
   // A kept Response is stored before it is sent: a follow-up naming it always finds it.
   const keep = ctx.keepAnswer;
-  if (keep === null) return sent();
-  return keep(JSON.parse(body.toString('utf8')) as Record<string, unknown>).then(sent);
+  if (keep === null) return sendWhole(ctx, result, body);
+  return keep(JSON.parse(body.toString('utf8')) as Record<string, unknown>).then(() => {
+    if (ctx.finished) return;
+    if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled', result.usage));
+    sendWhole(ctx, result, body);
+  });
+}
+
+function sendWhole(ctx: RequestContext, result: CompletionResult, body: Buffer): void {
+  ctx.ex.send(200, 'application/json', body);
+  ctx.finish(answeredOutcome(ctx), 200, null, ctx.chain.meter!(ctx, result.finishReason, result.usage, result.rawFinishReason ?? null));
 }
 
 async function streamOut(ctx: RequestContext, protocol: InboundProtocol, result: StreamResult): Promise<void> {

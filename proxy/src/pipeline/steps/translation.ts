@@ -17,6 +17,8 @@ export function paramsJudged(ctx: RequestContext): void {
   const parsed = ctx.parsed as ParsedRequest;
   const route = ctx.route as Route;
   const inbound = parsed.dropped ?? null;
+  // A route of providers that take the internal request as it is, and nothing left out on the way in: nothing to judge.
+  if (inbound === null && !route.translates) return;
   const refuseDrops = (ctx.policy as ProjectPolicy).unsupported_params === 'refuse';
   let dropped: Map<Target, string> | null = null;
   for (const target of route.targets) {

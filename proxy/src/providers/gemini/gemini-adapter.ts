@@ -10,10 +10,9 @@ import { geminiStatusError } from './gemini-error.js';
 import { parseGeminiOptions } from './gemini-options.js';
 import { toGeminiRequest, type GeminiRequestOptions } from './gemini-request.js';
 import { toChatCompletion, type AnswerContext } from './gemini-response.js';
-import { GeminiStreamTranslator } from './gemini-stream.js';
+import { geminiEvents, GeminiStreamTranslator } from './gemini-stream.js';
 import type { GeminiResponse } from './gemini-wire.js';
 import { ProviderConnection } from '../provider-connection.js';
-import { readSse } from '../sse-reader.js';
 import { GEMINI_PARAMS } from './gemini-params.js';
 
 /**
@@ -79,7 +78,7 @@ export class GeminiAdapter implements ProviderAdapter {
     const res = await this.send(`${this.modelPath(request)}:streamGenerateContent?alt=sse`, payload, cancel, request);
     const meta = newStreamMeta();
     const translator = new GeminiStreamTranslator(meta, Object.assign(this.context(request, undefined), { provider: this.name, clientWantsUsage: request.clientWantsUsage, secret: this.secret }));
-    const events = this.events(res, translator, cancel);
+    const events = geminiEvents(res, this.name, cancel, translator);
     // The stream is answered once its first chunk is in: Gemini may send an error event (an
     // overloaded model) in place of the answer, and that must fail over like an error status.
     const first = await events.next();
@@ -98,19 +97,6 @@ export class GeminiAdapter implements ProviderAdapter {
       throw transportError(this.name, err, cancel.aborted);
     }
     return fromGeminiEmbeddings(this.name, body, request, batch.requests.length);
-  }
-
-  /** Gemini marks no end of stream: the answer is whole when the body ends (sse-reader.ts). */
-  private events(res: UpstreamResponse, translator: GeminiStreamTranslator, cancel: Cancel): AsyncGenerator<string> {
-    return readSse(res, this.name, cancel, {
-      event(event, out) {
-        for (const chunk of translator.push(event.data)) out.push(chunk);
-        return false;
-      },
-      end(out) {
-        for (const chunk of translator.close()) out.push(chunk);
-      },
-    });
   }
 
   private payload(request: ChatRequest): Buffer {

@@ -1,5 +1,8 @@
 import { Errors } from '@gateway/shared';
 import type { StreamMeta } from '../adapter.js';
+import type { Cancel } from '../cancel.js';
+import { readSse } from '../sse-reader.js';
+import type { UpstreamResponse } from '../upstream-request.js';
 import { estimateTokens } from '../stream-inspector.js';
 import { BLOCKED, mapFinishReason, type Finish } from './gemini-finish.js';
 import { readParts, toolCallId, type AnswerContext } from './gemini-response.js';
@@ -105,4 +108,20 @@ export class GeminiStreamTranslator {
     }
     return `${this.base},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}}]}`;
   }
+}
+
+/**
+ * Gemini's stream read with the shared SSE loop: it marks no end, so the answer is whole when the
+ * body ends. Used by the Gemini adapter and by Vertex AI's Gemini models alike.
+ */
+export function geminiEvents(res: UpstreamResponse, provider: string, cancel: Cancel, translator: GeminiStreamTranslator): AsyncGenerator<string> {
+  return readSse(res, provider, cancel, {
+    event(event, out) {
+      for (const chunk of translator.push(event.data)) out.push(chunk);
+      return false;
+    },
+    end(out) {
+      for (const chunk of translator.close()) out.push(chunk);
+    },
+  });
 }

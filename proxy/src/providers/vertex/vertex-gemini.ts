@@ -1,10 +1,9 @@
-import { readSse } from '../sse-reader.js';
 import { Errors } from '@gateway/shared';
 import type { ChatRequest, CompletionResult, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { toGeminiRequest } from '../gemini/gemini-request.js';
 import { toChatCompletion, type AnswerContext } from '../gemini/gemini-response.js';
-import { GeminiStreamTranslator } from '../gemini/gemini-stream.js';
+import { geminiEvents, GeminiStreamTranslator } from '../gemini/gemini-stream.js';
 import type { GeminiResponse } from '../gemini/gemini-wire.js';
 import { newStreamMeta } from '../stream-inspector.js';
 import { transportError } from '../upstream-error.js';
@@ -46,23 +45,10 @@ export class VertexGemini {
     const res = await this.send(`${modelPath}:streamGenerateContent?alt=sse`, this.payload(request), cancel, request);
     const meta = newStreamMeta();
     const translator = new GeminiStreamTranslator(meta, Object.assign(context(request, undefined), { provider: this.provider, clientWantsUsage: request.clientWantsUsage, secret: null }));
-    const events = this.events(res, translator, cancel);
+    const events = geminiEvents(res, this.provider, cancel, translator);
     // Answered once the first chunk is in: an error event in place of the answer fails over.
     const first = await events.next();
     return { meta, events: prepend(first, events) };
-  }
-
-  /** The shared SSE read loop (sse-reader.ts), each event through the Gemini translator. */
-  private events(res: UpstreamResponse, translator: GeminiStreamTranslator, cancel: Cancel): AsyncGenerator<string> {
-    return readSse(res, this.provider, cancel, {
-      event(event, out) {
-        for (const chunk of translator.push(event.data)) out.push(chunk);
-        return false;
-      },
-      end(out) {
-        for (const chunk of translator.close()) out.push(chunk);
-      },
-    });
   }
 
   private payload(request: ChatRequest): Buffer {
