@@ -160,10 +160,10 @@ describe('usage export', () => {
     const lines = res.text.trim().split('\r\n');
     const header = (lines[0] as string).split(',');
     expect(header).toEqual([...EXPORT_COLUMNS]);
-    expect(header.slice(-4)).toEqual(['tags', 'end_user', 'cache_write_tokens', 'requested_model']);
-    // No alias served these records: requested_model is empty.
-    expect(lines[1]).toMatch(/,"(team=search,feature=rag|feature=rag,team=search)",alice,0,$/);
-    expect(lines[4]).toMatch(/,,,0,$/);
+    expect(header.slice(-5)).toEqual(['tags', 'end_user', 'cache_write_tokens', 'requested_model', 'batch_id']);
+    // No alias served these records and none was a batch line: requested_model and batch_id are empty.
+    expect(lines[1]).toMatch(/,"(team=search,feature=rag|feature=rag,team=search)",alice,0,,$/);
+    expect(lines[4]).toMatch(/,,,0,,$/);
     const filtered = await get(`/v1/usage/export?project_id=${projectId}&${range}&end_user=bob`);
     expect(filtered.text.trim().split('\r\n')).toHaveLength(2);
   });

@@ -135,6 +135,15 @@ describe('list queries use the indexes', () => {
     expectIndexWalk(await plan(auditListQuery(db, page({ projectIds: PROJECTS.slice(0, 5), after: cursorAtNow(), order: 'asc' }), {})), options);
   });
 
+  it("one batch's records: (batch_id, ts, id), for one project, several or all", async () => {
+    const batchId = 'batch_0192f3a45b6c7d8e';
+    for (const projectIds of [one(), PROJECTS.slice(0, 5), null]) {
+      const options = projectIds !== null && projectIds.length > 1 ? { index: /batch_id_ts_id/, sortAbove: 'Limit' } : { index: /batch_id_ts_id/ };
+      expectIndexWalk(await plan(usageListQuery(db, page({ projectIds }), { batchId })), options);
+      expectIndexWalk(await plan(auditListQuery(db, page({ projectIds, order: 'asc', after: cursorAtNow() }), { batchId })), options);
+    }
+  });
+
   it('several projects page like one: same rows, same order', async () => {
     const projects = PROJECTS.slice(0, 3);
     const merged = await h.sql`${usageListQuery(db, page({ projectIds: projects, fetch: 200 }), {}) as never}`;

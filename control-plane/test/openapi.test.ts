@@ -46,9 +46,9 @@ it('describes every /v1 route, and nothing else, as OpenAPI 3.1', async () => {
     expect.arrayContaining(['ErrorBody', 'Token', 'User', 'Project', 'ApiKey', 'NewApiKey', 'Member', 'UsageRecord', 'AuditEvent', 'UsageSummary']),
   );
   expect(doc.paths['/v1/usage']?.get?.parameters?.map((p) => p.name)).toEqual(
-    expect.arrayContaining(['project_id', 'limit', 'order_desc', 'order_asc', 'cursor', 'key_id', 'model', 'provider', 'finish_reason', 'endpoint', 'from', 'to']),
+    expect.arrayContaining(['project_id', 'limit', 'order_desc', 'order_asc', 'cursor', 'key_id', 'model', 'provider', 'finish_reason', 'endpoint', 'batch_id', 'from', 'to']),
   );
-  expect(doc.paths['/v1/audit']?.get?.parameters?.map((p) => p.name)).toEqual(expect.arrayContaining(['outcome', 'type', 'endpoint', 'tag', 'end_user']));
+  expect(doc.paths['/v1/audit']?.get?.parameters?.map((p) => p.name)).toEqual(expect.arrayContaining(['outcome', 'type', 'endpoint', 'tag', 'end_user', 'batch_id']));
   expect(doc.paths['/v1/usage/summary']?.get?.parameters?.map((p) => p.name).sort()).toEqual(
     ['project_id', 'key_id', 'model', 'provider', 'finish_reason', 'endpoint', 'tag', 'end_user', 'from', 'to', 'group_by'].sort(),
   );
@@ -69,6 +69,10 @@ it('describes the record fields of batch version 2 and the usage summary', async
   expect(audit.properties.providers?.type).toBe('array');
   expect(audit.properties.endpoint?.enum).toEqual(['chat.completions', 'messages', 'messages.count_tokens', 'responses', 'embeddings', 'mcp', null]);
   expect(audit.properties.mcp?.type).toEqual(['object', 'null']);
+  for (const record of [usage, audit]) {
+    expect(record.required).toContain('batch_id');
+    expect(record.properties.batch_id?.type).toEqual(['string', 'null']);
+  }
   const summary = schemas.UsageSummary!;
   expect(summary.required).toEqual(['data', 'totals']);
   expect(Object.keys(summary.properties.data?.items?.properties ?? {})).toEqual(['project', 'model', 'provider', 'key', 'endpoint', 'end_user', 'tag', 'requests', 'tokens', 'cost_usd']);

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newRecordId } from '@gateway/shared';
+import { CompactRowsWriter, decodeRecordBatch, encodeCompactRecordBatch, newRecordId, RECORD_BATCH_VERSION, type AuditEvent, type UsageRecord } from '@gateway/shared';
+import type { Db } from '../src/db/connect.js';
+import { writeBatch } from '../src/writer/batch-writer.js';
+import { addAuditRows, addUsageRows, emptyAuditRows, emptyUsageRows } from '../src/writer/record-rows.js';
 import { startHarness, type ApiResponse, type Harness } from './harness.js';
 
 let h: Harness;
@@ -166,6 +169,7 @@ describe('usage and audit lists', () => {
       cache_hit: false,
       saved_usd: null,
       requested_model: null,
+      batch_id: null,
     });
     expect(res.body.data.find((r: { id: string }) => r.id === priced?.id)).toMatchObject({ cost_usd: 0.0058, tokens: { cached: 1 } });
     const other = res.body.data.find((r: { finish_reason: string }) => r.finish_reason === 'other');
@@ -328,6 +332,7 @@ describe('usage and audit lists', () => {
       end_user: null,
       cache: null,
       guardrails: [],
+      batch_id: null,
     });
     const onMessages = await pageThrough(viewer.token, `/v1/audit?project_id=${projectA}&endpoint=messages`);
     expect(onMessages).toHaveLength(1);
@@ -488,6 +493,144 @@ describe('usage summary', () => {
       const res = await summary(query);
       expect(res.status, query).toBe(400);
       expect(res.body.error, query).toMatchObject({ code: 'INVALID_REQUEST', message });
+    }
+  });
+});
+
+describe('records of batch lines', () => {
+  const T2 = Date.UTC(2026, 4, 1);
+  const BATCH = 'batch_0192f3a45b6c7d8e9f00';
+  const OTHER = 'msgbatch_01HZX3Q7ABCDEF';
+  let viewer: User;
+  let project: string;
+  const keyId = randomUUID();
+
+  /** A request's two records as the proxy makes them, stamped at `ts` (the batch runner's time for a line). */
+  function line(ts: number, batchId: string | null): { usage: UsageRecord; audit: AuditEvent } {
+    const id = newRecordId();
+    const requestId = `req-${randomUUID()}`;
+    const batch = batchId === null ? {} : { batch_id: batchId };
+    return {
+      usage: {
+        id,
+        request_id: requestId,
+        project_id: project,
+        key_id: keyId,
+        timestamp: ts,
+        model: 'mock-1',
+        provider: 'mock',
+        tokens: { input: 3, output: 5, total: 8, cached: 0 },
+        cost_usd: null,
+        latency_ms: 7,
+        finish_reason: 'stop',
+        provider_finish_reason: null,
+        stream: false,
+        endpoint: 'chat.completions',
+        ...batch,
+      },
+      audit: {
+        id,
+        request_id: requestId,
+        timestamp: ts,
+        type: 'gateway.request',
+        outcome: 'success',
+        status: 200,
+        error_code: null,
+        project_id: project,
+        key_id: keyId,
+        actor: null,
+        model: 'mock-1',
+        provider: 'mock',
+        endpoint: 'chat.completions',
+        attempts: 1,
+        providers: ['mock'],
+        client_ip: null,
+        user_agent: null,
+        latency_ms: 7,
+        ...batch,
+      },
+    };
+  }
+
+  /** Through the path the proxy's batches take: compact rows, the batch envelope, the writer's checks and its insert. */
+  async function write(lines: { usage: UsageRecord; audit: AuditEvent }[]) {
+    const segment = new CompactRowsWriter();
+    for (const l of lines) segment.add(l.audit, l.usage);
+    segment.seal();
+    const batch = decodeRecordBatch(encodeCompactRecordBatch([segment]));
+    expect(batch.v).toBe(RECORD_BATCH_VERSION);
+    const usage = emptyUsageRows();
+    const audit = emptyAuditRows();
+    expect([...addUsageRows(usage, batch.usage, batch.v), ...addAuditRows(audit, batch.audit, batch.v)]).toEqual([]);
+    return writeBatch(h.sql as unknown as Db, usage, audit);
+  }
+
+  let ofBatch: { usage: UsageRecord; audit: AuditEvent }[];
+
+  beforeAll(async () => {
+    viewer = await h.createUser();
+    project = (await h.api('POST', '/v1/projects', { token: h.adminToken, body: { name: 'batches' } })).body.id;
+    await h.api('POST', `/v1/projects/${project}/members`, { token: h.adminToken, body: { user_id: viewer.id, role: 'viewer' } });
+    ofBatch = [0, 1, 2].map((i) => line(T2 + i * 1000, BATCH));
+    const result = await write([...ofBatch, line(T2 + 500, OTHER), line(T2 + 1500, null)]);
+    expect({ usage: result.usageInserted, audit: result.auditInserted }).toEqual({ usage: 5, audit: 5 });
+  });
+
+  it('land with their batch id and are served with it; other requests have none', async () => {
+    const usage = await pageThrough(viewer.token, `/v1/usage?project_id=${project}`);
+    expect(usage).toHaveLength(5);
+    const byId = new Map(usage.map((r) => [r.id, r as unknown as { batch_id: string | null; timestamp: number }]));
+    for (const l of ofBatch) expect(byId.get(l.usage.id)).toMatchObject({ batch_id: BATCH, timestamp: l.usage.timestamp });
+    expect([...byId.values()].map((r) => r.batch_id).sort()).toEqual([BATCH, BATCH, BATCH, OTHER, null].sort());
+
+    const audit = await pageThrough(viewer.token, `/v1/audit?project_id=${project}&type=gateway.request`);
+    expect(audit).toHaveLength(5);
+    const eventsById = new Map(audit.map((e) => [e.id, e as unknown as { batch_id: string | null }]));
+    for (const l of ofBatch) expect(eventsById.get(l.audit.id)).toMatchObject({ batch_id: BATCH, timestamp: l.audit.timestamp });
+    expect([...eventsById.values()].map((e) => e.batch_id).sort()).toEqual([BATCH, BATCH, BATCH, OTHER, null].sort());
+  });
+
+  it('filter by batch id, in keyset order, across pages', async () => {
+    for (const order of ['desc', 'asc'] as const) {
+      const usage = await pageThrough(viewer.token, `/v1/usage?project_id=${project}&batch_id=${BATCH}&limit=2&order_${order}=timestamp`);
+      expect(usage.map((r) => r.id).sort()).toEqual(ofBatch.map((l) => l.usage.id).sort());
+      expectStrictOrder(usage, order);
+      const audit = await pageThrough(viewer.token, `/v1/audit?project_id=${project}&batch_id=${BATCH}&limit=2&order_${order}=timestamp`);
+      expect(audit.map((e) => e.id).sort()).toEqual(ofBatch.map((l) => l.audit.id).sort());
+      expectStrictOrder(audit, order);
+    }
+    // Without project_id: the caller's projects, as for every other filter.
+    expect((await pageThrough(viewer.token, `/v1/usage?batch_id=${OTHER}`)).map((r) => (r as unknown as { batch_id: string }).batch_id)).toEqual([OTHER]);
+    expect(await pageThrough(viewer.token, `/v1/audit?batch_id=${OTHER}`)).toHaveLength(1);
+    expect(await pageThrough(viewer.token, '/v1/usage?batch_id=batch_none')).toEqual([]);
+    for (const list of ['usage', 'audit']) {
+      for (const [query, message] of [
+        ['batch_id=', 'query.batch_id must NOT have fewer than 1 characters'],
+        [`batch_id=${'b'.repeat(129)}`, 'query.batch_id must NOT have more than 128 characters'],
+      ] as const) {
+        const res = await h.api('GET', `/v1/${list}?${query}`, { token: viewer.token });
+        expect(res.status, `${list} ${query}`).toBe(400);
+        expect(res.body.error, `${list} ${query}`).toMatchObject({ code: 'INVALID_REQUEST', message });
+      }
+    }
+  });
+
+  it("drop a line's records written again with the same timestamp and id, as after a crash", async () => {
+    const again = await write(ofBatch);
+    expect({ usage: again.usageInserted, audit: again.auditInserted }).toEqual({ usage: 0, audit: 0 });
+    expect(await pageThrough(viewer.token, `/v1/usage?project_id=${project}&batch_id=${BATCH}`)).toHaveLength(3);
+  });
+
+  it('store no batch id from a batch older than version 6, and refuse one that is empty or too long', () => {
+    const usage = emptyUsageRows();
+    const audit = emptyAuditRows();
+    const old = line(T2, BATCH);
+    expect([...addUsageRows(usage, [old.usage], 5), ...addAuditRows(audit, [old.audit], 5)]).toEqual([]);
+    expect({ usage: usage.batchId, audit: audit.batchId }).toEqual({ usage: [null], audit: [null] });
+    for (const bad of ['', 'b'.repeat(129), 7]) {
+      const l = line(T2, bad as string);
+      expect(addUsageRows(emptyUsageRows(), [l.usage], 6)).toEqual([{ table: 'usage_records', id: l.usage.id, reason: expect.stringMatching(/batch_id/) }]);
+      expect(addAuditRows(emptyAuditRows(), [l.audit], 6)).toEqual([{ table: 'audit_events', id: l.audit.id, reason: expect.stringMatching(/batch_id/) }]);
     }
   });
 });

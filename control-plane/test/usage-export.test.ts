@@ -150,6 +150,23 @@ describe('GET /v1/usage/export', () => {
     }
   });
 
+  it('names the batch a request was a line of, and takes the batch_id filter of the list', async () => {
+    const ids = [randomUUID(), randomUUID()];
+    const rows = ids.map((id, i) => ({ ts: T0 + i, id, request_id: `req-batch-${id}`, project_id: projectA, key_id: keyA, model: 'batch-model', batch_id: 'batch_0192f3a45b6c', provider: 'mock', input_tokens: 1, output_tokens: 1, total_tokens: 2, cached_tokens: 0, cost_usd: null, latency_ms: 1, finish_reason: 'stop', provider_finish_reason: null, stream: false, endpoint: 'chat.completions' }));
+    await h.sql`insert into usage_records ${h.sql(rows)}`;
+    try {
+      const { rows: csv } = await exportCsv(`?project_id=${projectA}&batch_id=batch_0192f3a45b6c`);
+      expect(csv[0]?.at(-1)).toBe('batch_id');
+      expect(csv.slice(1).map((r) => r[column('id')]).sort()).toEqual([...ids].sort());
+      expect(csv.slice(1).map((r) => r[column('batch_id')])).toEqual(['batch_0192f3a45b6c', 'batch_0192f3a45b6c']);
+      // Other requests' cells are empty.
+      const { rows: plain } = await exportCsv(`?project_id=${projectA}&from=${T0 + (BULK + 1) * 1000}`);
+      expect(plain[1]?.[column('batch_id')]).toBe('');
+    } finally {
+      await h.sql`delete from usage_records where id = any(${ids}::uuid[])`;
+    }
+  });
+
   it('shows a member only their projects, and a foreign project as not found', async () => {
     const foreign = await exportCsv(`?project_id=${projectB}`, member.token);
     expect(foreign.res.status).toBe(404);

@@ -12,6 +12,7 @@ export interface AuditFilter extends AttributionFilter {
   outcome?: AuditOutcome | undefined;
   type?: string | undefined;
   endpoint?: GatewayEndpoint | undefined;
+  batchId?: string | undefined;
 }
 
 interface AuditRow {
@@ -42,10 +43,11 @@ interface AuditRow {
   end_user: string | null;
   cache: StoredAuditEvent['cache'];
   guardrails: StoredAuditEvent['guardrails'];
+  batch_id: string | null;
 }
 
 const COLUMNS =
-  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, target_type, target_id, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp, count, skipped, tags, end_user, cache, guardrails';
+  'ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, target_type, target_id, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp, count, skipped, tags, end_user, cache, guardrails, batch_id';
 
 function toAuditEvent(row: AuditRow): StoredAuditEvent {
   return {
@@ -75,6 +77,7 @@ function toAuditEvent(row: AuditRow): StoredAuditEvent {
     end_user: row.end_user,
     cache: row.cache,
     guardrails: row.guardrails,
+    batch_id: row.batch_id,
   };
 }
 
@@ -87,6 +90,7 @@ export function auditListQuery(sql: Queryable, page: PageQuery, filter: AuditFil
   if (filter.outcome !== undefined) extra.push(sql`outcome = ${filter.outcome}`);
   if (filter.type !== undefined) extra.push(sql`type = ${filter.type}`);
   if (filter.endpoint !== undefined) extra.push(sql`endpoint = ${filter.endpoint}`);
+  if (filter.batchId !== undefined) extra.push(sql`batch_id = ${filter.batchId}`);
   extra.push(...attributionConditions(sql, filter));
   return pageQuery(sql, 'audit_events', COLUMNS, page, extra);
 }

@@ -11,6 +11,7 @@ export interface UsageFilter extends AttributionFilter {
   provider?: string | undefined;
   finishReason?: FinishReason | undefined;
   endpoint?: GatewayEndpoint | undefined;
+  batchId?: string | undefined;
 }
 
 export interface UsageRow {
@@ -38,10 +39,11 @@ export interface UsageRow {
   cache_hit: boolean;
   saved_usd: string | null;
   requested_model: string | null;
+  batch_id: string | null;
 }
 
 const COLUMNS =
-  'ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens, total_tokens, cached_tokens, cost_usd, latency_ms, finish_reason, provider_finish_reason, stream, endpoint, cache_write_tokens, tags, end_user, cache_hit, saved_usd, requested_model';
+  'ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens, total_tokens, cached_tokens, cost_usd, latency_ms, finish_reason, provider_finish_reason, stream, endpoint, cache_write_tokens, tags, end_user, cache_hit, saved_usd, requested_model, batch_id';
 
 /** Dollars as JSON numbers: a double holds numeric(20, 10)'s costs to well under a millionth of a cent. */
 export function dollars(value: string | null): number | null {
@@ -69,6 +71,7 @@ function toUsageRecord(row: UsageRow): StoredUsageRecord {
     cache_hit: row.cache_hit,
     saved_usd: dollars(row.saved_usd),
     requested_model: row.requested_model,
+    batch_id: row.batch_id,
   };
 }
 
@@ -80,6 +83,7 @@ export function usageListQuery(sql: Queryable, page: PageQuery, filter: UsageFil
   if (filter.provider !== undefined) extra.push(sql`provider = ${filter.provider}`);
   if (filter.finishReason !== undefined) extra.push(sql`finish_reason = ${filter.finishReason}`);
   if (filter.endpoint !== undefined) extra.push(sql`endpoint = ${filter.endpoint}`);
+  if (filter.batchId !== undefined) extra.push(sql`batch_id = ${filter.batchId}`);
   extra.push(...attributionConditions(sql, filter));
   return pageQuery(sql, 'usage_records', COLUMNS, page, extra);
 }

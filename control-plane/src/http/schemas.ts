@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { cacheSettingAnswer } from './cache-setting-schema.js';
-import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, CACHE_OUTCOMES, DEFAULT_RESPONSES_TTL_DAYS, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS, GUARDRAIL_ACTIONS, UNSUPPORTED_PARAMS_MODES } from '@gateway/shared';
+import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, CACHE_OUTCOMES, DEFAULT_RESPONSES_TTL_DAYS, ERROR_CODES, FINISH_REASONS, GATEWAY_ENDPOINTS, GUARDRAIL_ACTIONS, MAX_RECORD_BATCH_ID_LENGTH, UNSUPPORTED_PARAMS_MODES } from '@gateway/shared';
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
 import { WEBHOOK_SCHEMAS } from './webhook-schemas.js';
 import { BUDGET_SCHEMAS } from './budget-schemas.js';
@@ -49,6 +49,7 @@ const tags = {
   description: 'Cost-attribution tags: the `x-gateway-tags` header over the key\'s default tags; `{}` when none.',
 } as const;
 const endUser = { type: ['string', 'null'], description: "The client's end user (OpenAI `user`, Anthropic `metadata.user_id`); null when none." } as const;
+const batchId = { type: ['string', 'null'], description: 'The batch (`batch_…` / `msgbatch_…`) this request was a line of; null otherwise.' } as const;
 const summaryFigures = {
   requests: { type: 'integer' },
   tokens,
@@ -204,6 +205,7 @@ export const SHARED_SCHEMAS = [
       'cache_hit',
       'saved_usd',
       'requested_model',
+      'batch_id',
     ],
     properties: {
       id: uuid,
@@ -225,6 +227,7 @@ export const SHARED_SCHEMAS = [
       cache_hit: { type: 'boolean', description: "Answered from the gateway's response cache: no provider call, tokens 0, `cost_usd` 0." },
       saved_usd: { ...dollars, description: 'On a cache hit, what the provider call behind the answer cost; else null.' },
       requested_model: { type: ['string', 'null'], description: "The model id the client asked for when the project's `model_aliases` served `model` instead; else null." },
+      batch_id: batchId,
     },
   },
   {
@@ -256,6 +259,7 @@ export const SHARED_SCHEMAS = [
       'end_user',
       'cache',
       'guardrails',
+      'batch_id',
     ],
     properties: {
       id: uuid,
@@ -307,6 +311,7 @@ export const SHARED_SCHEMAS = [
           },
         },
       },
+      batch_id: batchId,
     },
   },
   {
@@ -388,6 +393,14 @@ export const pageOf = (id: Parameters<typeof ref>[0]) => ({
 
 export const uuidSchema = uuid;
 export const dateTimeSchema = dateTime;
+
+/** The record lists' `batch_id` filter; longer than a record may carry would match nothing. */
+export const batchIdQuerySchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_RECORD_BATCH_ID_LENGTH,
+  description: 'Only records of the lines of this batch (`batch_…` / `msgbatch_…`).',
+} as const;
 
 /** Path parameters. */
 export const projectParams = {

@@ -100,7 +100,7 @@ function insertUsage(q: Q, rows: UsageRows) {
     with ins as (
       insert into usage_records (ts, id, request_id, project_id, key_id, model, provider, input_tokens, output_tokens,
                                  total_tokens, cached_tokens, cost_usd, latency_ms, finish_reason, provider_finish_reason,
-                                 stream, endpoint, cache_write_tokens, tags, end_user, cache_hit, saved_usd, requested_model)
+                                 stream, endpoint, cache_write_tokens, tags, end_user, cache_hit, saved_usd, requested_model, batch_id)
       select * from unnest(
         ${plainArray(rows.ts)}::int8[], ${plainArray(rows.id)}::uuid[], ${textArray(rows.requestId)}::text[],
         ${plainArray(rows.projectId)}::uuid[], ${plainArray(rows.keyId)}::uuid[], ${textArray(rows.model)}::text[],
@@ -109,7 +109,7 @@ function insertUsage(q: Q, rows: UsageRows) {
         ${plainArray(rows.latencyMs)}::int4[], ${textArray(rows.finishReason)}::text[], ${textArray(rows.providerFinishReason)}::text[],
         ${boolArray(rows.stream)}::bool[], ${textArray(rows.endpoint)}::text[], ${plainArray(rows.cacheWriteTokens)}::int4[],
         ${textArray(rows.tags)}::jsonb[], ${textArray(rows.endUser)}::text[], ${boolArray(rows.cacheHit)}::bool[],
-        ${plainArray(rows.savedUsd)}::numeric[], ${textArray(rows.requestedModel)}::text[])
+        ${plainArray(rows.savedUsd)}::numeric[], ${textArray(rows.requestedModel)}::text[], ${textArray(rows.batchId)}::text[])
       on conflict do nothing
       returning project_id, total_tokens, ts
     )
@@ -132,10 +132,10 @@ function insertAudit(q: Q, rows: AuditRows) {
     with ins as (
     insert into audit_events (ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
                               actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp, count, skipped,
-                              tags, end_user, cache, guardrails)
+                              tags, end_user, cache, guardrails, batch_id)
     select ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
            actor, model, provider, endpoint, attempts, providers::text[], client_ip, user_agent, latency_ms, mcp, count, skipped::text[],
-           tags, end_user, cache, guardrails
+           tags, end_user, cache, guardrails, batch_id
     from unnest(
       ${plainArray(rows.ts)}::int8[], ${plainArray(rows.id)}::uuid[], ${textArray(rows.requestId)}::text[],
       ${textArray(rows.type)}::text[], ${textArray(rows.outcome)}::text[], ${plainArray(rows.status)}::int2[],
@@ -144,10 +144,11 @@ function insertAudit(q: Q, rows: AuditRows) {
       ${textArray(rows.endpoint)}::text[], ${plainArray(rows.attempts)}::int2[], ${textArray(rows.providers.map(textArray))}::text[],
       ${textArray(rows.clientIp)}::text[], ${textArray(rows.userAgent)}::text[], ${plainArray(rows.latencyMs)}::int4[],
       ${textArray(rows.mcp)}::jsonb[], ${plainArray(rows.count)}::int4[], ${textArray(rows.skipped.map(textArray))}::text[],
-      ${textArray(rows.tags)}::jsonb[], ${textArray(rows.endUser)}::text[], ${textArray(rows.cache)}::text[], ${textArray(rows.guardrails)}::jsonb[])
+      ${textArray(rows.tags)}::jsonb[], ${textArray(rows.endUser)}::text[], ${textArray(rows.cache)}::text[], ${textArray(rows.guardrails)}::jsonb[],
+      ${textArray(rows.batchId)}::text[])
       as r(ts, id, request_id, type, outcome, status, error_code, project_id, key_id,
            actor, model, provider, endpoint, attempts, providers, client_ip, user_agent, latency_ms, mcp, count, skipped,
-           tags, end_user, cache, guardrails)
+           tags, end_user, cache, guardrails, batch_id)
     on conflict do nothing
     returning ts, id, request_id, type, outcome, status, error_code, project_id, key_id, model, provider, endpoint, guardrails
     ), waiting as (

@@ -3,6 +3,7 @@ import {
   CACHE_OUTCOMES,
   GUARDRAIL_ACTIONS,
   MAX_END_USER_LENGTH,
+  MAX_RECORD_BATCH_ID_LENGTH,
   MAX_RECORD_TAGS,
   MAX_TAG_KEY_LENGTH,
   MAX_TAG_VALUE_LENGTH,
@@ -55,6 +56,8 @@ export interface UsageRows {
   cacheHit: boolean[];
   savedUsd: (number | null)[];
   requestedModel: (string | null)[];
+  /** Version 6; null before. */
+  batchId: (string | null)[];
 }
 
 export interface AuditRows {
@@ -89,6 +92,8 @@ export interface AuditRows {
   cache: (string | null)[];
   /** Guardrail decisions as JSON text (version 4; `[]` before). */
   guardrails: string[];
+  /** Version 6; null before. */
+  batchId: (string | null)[];
 }
 
 export interface RejectedRecord {
@@ -178,6 +183,14 @@ function endUser(value: unknown): string | null {
   return user;
 }
 
+/** Made by the gateway, never by a client: an empty one is a bug, not a value to keep. */
+function batchId(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  const id = text(value, 'batch_id');
+  if (id.length > MAX_RECORD_BATCH_ID_LENGTH) throw new Invalid(`batch_id is longer than ${MAX_RECORD_BATCH_ID_LENGTH} characters`);
+  return id;
+}
+
 function cacheOutcome(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string' || !cacheOutcomes.has(value)) throw new Invalid('cache is not a known value');
@@ -259,6 +272,7 @@ export function emptyUsageRows(): UsageRows {
     cacheHit: [],
     savedUsd: [],
     requestedModel: [],
+    batchId: [],
   };
 }
 
@@ -289,6 +303,7 @@ export function emptyAuditRows(): AuditRows {
     endUser: [],
     cache: [],
     guardrails: [],
+    batchId: [],
   };
 }
 
@@ -318,6 +333,7 @@ export function addUsageRows(rows: UsageRows, records: readonly unknown[], v: Re
         cacheHit: v4 && r.cache_hit !== undefined ? r.cache_hit : false,
         savedUsd: v4 ? cost(r.saved_usd, 'saved_usd') : null,
         requestedModel: v >= 5 ? nullableText(r.requested_model, 'requested_model') : null,
+        batchId: v >= 6 ? batchId(r.batch_id) : null,
       };
       if (typeof v4Fields.cacheHit !== 'boolean') throw new Invalid('cache_hit is not a boolean');
       const v2Fields = {
@@ -358,6 +374,7 @@ export function addUsageRows(rows: UsageRows, records: readonly unknown[], v: Re
       rows.cacheHit.push(v4Fields.cacheHit);
       rows.savedUsd.push(v4Fields.savedUsd);
       rows.requestedModel.push(v4Fields.requestedModel);
+      rows.batchId.push(v4Fields.batchId);
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       rejected.push({ table: 'usage_records', id: idOf(raw), reason: err.message });
@@ -407,6 +424,7 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: Rec
         endUser: v4 ? endUser(e.end_user) : null,
         cache: v4 ? cacheOutcome(e.cache) : null,
         guardrails: v4 ? guardrailDecisions(e.guardrails) : NO_GUARDRAILS,
+        batchId: v >= 6 ? batchId(e.batch_id) : null,
       };
       rows.ts.push(row.ts);
       rows.id.push(row.id);
@@ -433,6 +451,7 @@ export function addAuditRows(rows: AuditRows, events: readonly unknown[], v: Rec
       rows.endUser.push(attribution.endUser);
       rows.cache.push(attribution.cache);
       rows.guardrails.push(attribution.guardrails);
+      rows.batchId.push(attribution.batchId);
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       rejected.push({ table: 'audit_events', id: idOf(raw), reason: err.message });

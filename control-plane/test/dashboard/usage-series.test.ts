@@ -36,6 +36,7 @@ function record(timestamp: number, model: string, input: number, output: number)
     cache_hit: false,
     saved_usd: null,
     requested_model: null,
+    batch_id: null,
   };
 }
 

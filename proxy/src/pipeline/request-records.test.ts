@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { costUsd, type UsageOutcome } from './request-records.js';
+import type { KeyRecord } from '@gateway/shared';
+import { extrasOf, type RequestExtras } from './request-extras.js';
+import { auditEvent, costUsd, usageRecord, type RequestIdentity, type UsageOutcome } from './request-records.js';
 
 const usage = (over: Partial<UsageOutcome>): UsageOutcome => ({
   input: 0,
@@ -30,5 +32,48 @@ describe('costUsd', () => {
 
   it('is null without a price', () => {
     expect(costUsd(usage({ input: 10, price: null }))).toBeNull();
+  });
+});
+
+describe('records of a batch line', () => {
+  const key: KeyRecord = { v: 1, id: '0192f3a4-5b6c-7d8e-9f00-bbbbbbbbbbbb', project_id: '0192f3a4-5b6c-7d8e-9f00-aaaaaaaaaaaa', expires_at: null };
+  const call = (extras: RequestExtras | null): RequestIdentity => ({
+    id: '0192f3a4-5b6c-7d8e-9f00-112233445566',
+    info: { requestId: 'req-1', clientIp: '127.0.0.1', userAgent: 'test' },
+    model: 'mock-1',
+    provider: 'mock',
+    endpoint: 'chat.completions',
+    attempts: 1,
+    tried: ['mock'],
+    coolingProviders: null,
+    extras,
+  });
+  const NOW = 1_764_000_000_999;
+  const records = (c: RequestIdentity) => ({
+    audit: auditEvent(c, key, 'success', 200, null, NOW, 12),
+    usage: usageRecord(c, key, 'mock-1', 'mock', usage({ input: 3, output: 5 }), NOW, 12),
+  });
+
+  it("carry the batch id and the runner's timestamp instead of the time the request finished", () => {
+    const holder: { extras: RequestExtras | null } = { extras: null };
+    const extras = extrasOf(holder);
+    expect(extras).toMatchObject({ batchId: null, recordTs: null });
+    extras.batchId = 'batch_0192f3a45b6c';
+    extras.recordTs = 1_700_000_000_000;
+    const { audit, usage: record } = records(call(extras));
+    expect(audit).toMatchObject({ timestamp: 1_700_000_000_000, batch_id: 'batch_0192f3a45b6c' });
+    expect(record).toMatchObject({ timestamp: 1_700_000_000_000, batch_id: 'batch_0192f3a45b6c', latency_ms: 12 });
+  });
+
+  it('keep the time the request finished, and no batch id, for any other request', () => {
+    const tagged = extrasOf({ extras: null });
+    tagged.endUser = 'u';
+    for (const extras of [null, tagged]) {
+      const { audit, usage: record } = records(call(extras));
+      expect(audit.timestamp).toBe(NOW);
+      expect(record.timestamp).toBe(NOW);
+      expect(Object.keys(audit)).not.toContain('batch_id');
+      expect(Object.keys(record)).not.toContain('batch_id');
+    }
   });
 });

@@ -67,7 +67,7 @@ export function auditEvent(
   const event: AuditEvent = {
     id: call.id,
     request_id: info.requestId,
-    timestamp,
+    timestamp: call.extras?.recordTs ?? timestamp,
     type: 'gateway.request',
     outcome,
     status,
@@ -92,6 +92,7 @@ export function auditEvent(
     if (extras.endUser !== null) event.end_user = extras.endUser;
     if (extras.cache !== null) event.cache = extras.cache;
     if (extras.guardrails !== null) event.guardrails = extras.guardrails;
+    if (extras.batchId !== null) event.batch_id = extras.batchId;
   }
   return event;
 }
@@ -102,7 +103,7 @@ export function usageRecord(call: RequestIdentity, key: KeyRecord, model: string
     request_id: call.info.requestId,
     project_id: key.project_id,
     key_id: key.id,
-    timestamp,
+    timestamp: call.extras?.recordTs ?? timestamp,
     model,
     provider,
     tokens:
@@ -121,6 +122,7 @@ export function usageRecord(call: RequestIdentity, key: KeyRecord, model: string
     if (extras.tags !== null) record.tags = extras.tags;
     if (extras.endUser !== null) record.end_user = extras.endUser;
     if (extras.requestedModel !== null) record.requested_model = extras.requestedModel;
+    if (extras.batchId !== null) record.batch_id = extras.batchId;
     if (extras.cache === 'hit') {
       record.cache_hit = true;
       record.saved_usd = extras.savedUsd;

@@ -67,6 +67,8 @@ export interface AuditEvent {
   cache?: CacheOutcome | null;
   /** Every guardrail that acted on the request, in order (batch version 4). Absent: none. */
   guardrails?: GuardrailDecision[];
+  /** The batch (`batch_…` / `msgbatch_…`) this request was a line of (batch version 6). Absent: null. */
+  batch_id?: string | null;
 }
 
 export type CacheOutcome = 'hit' | 'miss' | 'bypass';
@@ -107,7 +109,7 @@ export interface AuditTarget {
  * `target` is written by the control plane for its own actions; gateway requests have none.
  */
 export interface StoredAuditEvent
-  extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers' | 'mcp' | 'count' | 'skipped' | 'tags' | 'end_user' | 'cache' | 'guardrails'> {
+  extends Omit<AuditEvent, 'endpoint' | 'attempts' | 'providers' | 'mcp' | 'count' | 'skipped' | 'tags' | 'end_user' | 'cache' | 'guardrails' | 'batch_id'> {
   endpoint: GatewayEndpoint | null;
   mcp: McpAuditFacts | null;
   attempts: number;
@@ -119,4 +121,5 @@ export interface StoredAuditEvent
   end_user: string | null;
   cache: CacheOutcome | null;
   guardrails: GuardrailDecision[];
+  batch_id: string | null;
 }

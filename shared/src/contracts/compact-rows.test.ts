@@ -106,6 +106,74 @@ describe('compact rows carry the attribution fields of batch version 4', () => {
   });
 });
 
+describe('compact rows carry the batch id of batch version 6', () => {
+  it("keeps a usage record's and an audit event's batch_id, beside the other attribution fields or alone", () => {
+    const usage: UsageRecord = {
+      id: base.id,
+      request_id: base.request_id,
+      project_id: base.project_id as string,
+      key_id: base.key_id as string,
+      timestamp: base.timestamp,
+      model: 'mock-1',
+      provider: 'mock',
+      tokens: { input: 10, output: 2, total: 12 },
+      latency_ms: 12,
+      finish_reason: 'stop',
+      stream: false,
+      batch_id: 'batch_0192f3a45b6c7d8e',
+    };
+    const audit: AuditEvent = { ...base, batch_id: 'batch_0192f3a45b6c7d8e' };
+    // With other attribution bits set, the batch id still comes last in its byte's fields.
+    const tagged: AuditEvent = { ...base, id: '0192f3a4-5b6c-7d8e-9f00-000000000011', tags: { team: 'ads' }, guardrails: [], batch_id: 'msgbatch_01abc' };
+    const taggedUsage: UsageRecord = { ...usage, id: tagged.id, tags: { team: 'ads' }, requested_model: 'asked', batch_id: 'msgbatch_01abc' };
+    const nulls: AuditEvent = { ...base, id: '0192f3a4-5b6c-7d8e-9f00-000000000012', batch_id: null };
+    const nullsUsage: UsageRecord = { ...usage, id: nulls.id, batch_id: null };
+
+    const writer = new CompactRowsWriter();
+    writer.add(audit, usage);
+    writer.add(tagged, taggedUsage);
+    writer.add(nulls, nullsUsage);
+    writer.add(null, { ...usage, id: '0192f3a4-5b6c-7d8e-9f00-000000000013' });
+    writer.seal();
+    // Rows of one batch share its id: one dictionary entry.
+    expect(writer.dictionary.filter((v) => v === 'batch_0192f3a45b6c7d8e')).toHaveLength(1);
+    const usageOut: UsageRecord[] = [];
+    const auditOut: AuditEvent[] = [];
+    readCompactRows(writer.dictionary, writer.rows(), usageOut, auditOut);
+    expect(auditOut).toEqual([audit, tagged, nulls]);
+    expect(usageOut).toEqual([usage, taggedUsage, nullsUsage, { ...usage, id: '0192f3a4-5b6c-7d8e-9f00-000000000013' }]);
+  });
+
+  it('leaves batch_id out of rows written without it, as a version 5 proxy wrote them', () => {
+    const usage: UsageRecord = {
+      id: base.id,
+      request_id: base.request_id,
+      project_id: base.project_id as string,
+      key_id: base.key_id as string,
+      timestamp: base.timestamp,
+      model: 'mock-1',
+      provider: 'mock',
+      tokens: { input: 10, output: 2, total: 12 },
+      latency_ms: 12,
+      finish_reason: 'stop',
+      stream: false,
+      requested_model: 'asked',
+    };
+    const audit: AuditEvent = { ...base, end_user: 'u' };
+    const writer = new CompactRowsWriter();
+    writer.add(audit, usage);
+    writer.seal();
+    const usageOut: UsageRecord[] = [];
+    const auditOut: AuditEvent[] = [];
+    readCompactRows(writer.dictionary, writer.rows(), usageOut, auditOut);
+    expect(usageOut).toEqual([usage]);
+    expect(auditOut).toEqual([audit]);
+    // Absent, the writer's default (null) applies, whatever the batch's version.
+    expect(Object.keys(usageOut[0]!)).not.toContain('batch_id');
+    expect(Object.keys(auditOut[0]!)).not.toContain('batch_id');
+  });
+});
+
 describe('compact rows write a repeated UUID from the bytes of the last one', () => {
   it('keeps ids equal to request ids, new ones, a row given back and the buffer growing', () => {
     const id = (n: number) => `0192f3a4-5b6c-7d8e-9f00-${n.toString(16).padStart(12, '0')}`;

@@ -25,10 +25,10 @@ import type { UsageRecord } from './usage-record.js';
  *          64: attribution) then
  *          dict endpoint, num attempts, varint n + n × dict providers, num count, varint n + n × dict
  *          skipped, (u8 0 | u8 1 dict server, dict tool, dict method) mcp, each when present;
- *          attribution (version 4): u8 has (1: tags, 2: end_user, 4: cache, 8: guardrails) then
- *          dict tags (the object itself: a key's default tags are one entry however many rows
- *          share them), dict end_user, dict cache, varint n + n × (dict id, dict stage, dict action,
- *          u8 failed) guardrails, each when present
+ *          attribution (version 4): u8 has (1: tags, 2: end_user, 4: cache, 8: guardrails,
+ *          16: batch_id, version 6) then dict tags (the object itself: a key's default tags are one
+ *          entry however many rows share them), dict end_user, dict cache, varint n + n × (dict id,
+ *          dict stage, dict action, u8 failed) guardrails, dict batch_id, each when present
  *   usage: u8 same (bits 0–7: id, request_id, project_id, key_id, timestamp, model, provider,
  *          latency_ms equal to the audit event's), then uid id, uid request_id, dict project_id,
  *          dict key_id, f64 timestamp, dict model, dict provider, num latency_ms, each unless same;
@@ -37,12 +37,12 @@ import type { UsageRecord } from './usage-record.js';
  *          32: attribution) then
  *          num cached, (u8 0 | u8 1 f64) cost_usd, dict provider_finish_reason, dict endpoint,
  *          num cache_write, each when present; attribution (version 4): u8 has (1: tags, 2: end_user,
- *          4: cache_hit, 8: saved_usd, 16: requested_model, version 5) then dict tags, dict end_user,
- *          (u8 0 | u8 1 f64) saved_usd, dict requested_model, each when present (cache_hit is the
- *          bit itself)
+ *          4: cache_hit, 8: saved_usd, 16: requested_model, version 5, 32: batch_id, version 6) then
+ *          dict tags, dict end_user, (u8 0 | u8 1 f64) saved_usd, dict requested_model, dict
+ *          batch_id, each when present (cache_hit is the bit itself)
  *
- * Version 4 rows are version 3 rows that may set the bits added with it; a version 3 reader stops
- * at the version, never misreads (record-batch.ts).
+ * Version 4 rows are version 3 rows that may set the bits added with it, and so on for 5 and 6; a
+ * reader of an older version stops at the version, never misreads (record-batch.ts).
  */
 const AUDIT_PART = 1;
 const USAGE_PART = 2;
@@ -246,7 +246,7 @@ export class CompactRowsWriter {
       (a.count !== undefined ? 8 : 0) |
       (a.skipped !== undefined ? 16 : 0) |
       (a.mcp !== undefined ? 32 : 0) |
-      (a.tags !== undefined || a.end_user !== undefined || a.cache !== undefined || a.guardrails !== undefined ? 64 : 0);
+      (a.tags !== undefined || a.end_user !== undefined || a.cache !== undefined || a.guardrails !== undefined || a.batch_id !== undefined ? 64 : 0);
     this.u8(present);
     if (a.endpoint !== undefined) this.dict(a.endpoint);
     if (a.attempts !== undefined) this.num(a.attempts);
@@ -269,7 +269,9 @@ export class CompactRowsWriter {
       }
     }
     if ((present & 64) !== 0) {
-      this.u8((a.tags !== undefined ? 1 : 0) | (a.end_user !== undefined ? 2 : 0) | (a.cache !== undefined ? 4 : 0) | (a.guardrails !== undefined ? 8 : 0));
+      this.u8(
+        (a.tags !== undefined ? 1 : 0) | (a.end_user !== undefined ? 2 : 0) | (a.cache !== undefined ? 4 : 0) | (a.guardrails !== undefined ? 8 : 0) | (a.batch_id !== undefined ? 16 : 0),
+      );
       if (a.tags !== undefined) this.dict(a.tags);
       if (a.end_user !== undefined) this.dict(a.end_user);
       if (a.cache !== undefined) this.dict(a.cache);
@@ -282,6 +284,7 @@ export class CompactRowsWriter {
           this.u8(g.failed === true ? 1 : 0);
         }
       }
+      if (a.batch_id !== undefined) this.dict(a.batch_id);
     }
   }
 
@@ -312,7 +315,8 @@ export class CompactRowsWriter {
     this.num(t.total);
     this.dict(u.finish_reason);
     this.u8(u.stream ? 1 : 0);
-    const attribution = u.tags !== undefined || u.end_user !== undefined || u.cache_hit === true || u.saved_usd !== undefined || u.requested_model !== undefined;
+    const attribution =
+      u.tags !== undefined || u.end_user !== undefined || u.cache_hit === true || u.saved_usd !== undefined || u.requested_model !== undefined || u.batch_id !== undefined;
     const present =
       (t.cached !== undefined ? 1 : 0) |
       (u.cost_usd !== undefined ? 2 : 0) |
@@ -333,7 +337,14 @@ export class CompactRowsWriter {
     if (u.endpoint !== undefined) this.dict(u.endpoint);
     if (t.cache_write !== undefined) this.num(t.cache_write);
     if (attribution) {
-      this.u8((u.tags !== undefined ? 1 : 0) | (u.end_user !== undefined ? 2 : 0) | (u.cache_hit === true ? 4 : 0) | (u.saved_usd !== undefined ? 8 : 0) | (u.requested_model !== undefined ? 16 : 0));
+      this.u8(
+        (u.tags !== undefined ? 1 : 0) |
+          (u.end_user !== undefined ? 2 : 0) |
+          (u.cache_hit === true ? 4 : 0) |
+          (u.saved_usd !== undefined ? 8 : 0) |
+          (u.requested_model !== undefined ? 16 : 0) |
+          (u.batch_id !== undefined ? 32 : 0),
+      );
       if (u.tags !== undefined) this.dict(u.tags);
       if (u.end_user !== undefined) this.dict(u.end_user);
       if (u.saved_usd !== undefined) {
@@ -344,6 +355,7 @@ export class CompactRowsWriter {
         }
       }
       if (u.requested_model !== undefined) this.dict(u.requested_model);
+      if (u.batch_id !== undefined) this.dict(u.batch_id);
     }
   }
 }
@@ -452,6 +464,7 @@ export function readCompactRows(dictionary: readonly unknown[], rows: Uint8Array
           }
           event.guardrails = decisions;
         }
+        if ((has & 16) !== 0) event.batch_id = dict();
       }
       audit.push(event);
       a = event;
@@ -496,6 +509,7 @@ export function readCompactRows(dictionary: readonly unknown[], rows: Uint8Array
         if ((has & 4) !== 0) record.cache_hit = true;
         if ((has & 8) !== 0) record.saved_usd = u8() === 0 ? null : f64();
         if ((has & 16) !== 0) record.requested_model = dict();
+        if ((has & 32) !== 0) record.batch_id = dict();
       }
       usage.push(record);
     }

@@ -84,8 +84,8 @@ describe('versioned contracts', () => {
   });
 
   it('refuses a batch of a newer version, or of none', () => {
-    expect(() => decodeRecordBatch(packed({ v: 6, usage: [], audit: [] }))).toThrow(ContractError);
-    expect(() => decodeRecordBatch(packed({ v: 6, usage: [], audit: [] }))).toThrow(/unsupported version 6 \(this build reads 1, 2, 3, 4, 5\)/);
+    expect(() => decodeRecordBatch(packed({ v: 7, usage: [], audit: [] }))).toThrow(ContractError);
+    expect(() => decodeRecordBatch(packed({ v: 7, usage: [], audit: [] }))).toThrow(/unsupported version 7 \(this build reads 1, 2, 3, 4, 5, 6\)/);
     expect(() => decodeRecordBatch(packed({ usage: [], audit: [] }))).toThrow(/unsupported version undefined/);
     expect(() => decodeRecordBatch(packed({ v: 2, usage: {}, audit: [] }))).toThrow(/must be arrays/);
   });

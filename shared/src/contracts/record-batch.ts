@@ -27,16 +27,18 @@ import { ContractError, expectObject, expectVersion } from './version.js';
  *   (compact-rows.ts). A writer that knows only 3 refuses the batch rather than misreading it.
  * - 5: version 4 rows that may carry a usage record's requested_model (the model id a project's
  *   alias replaced). A writer that knows only 4 refuses the batch rather than misreading it.
+ * - 6: version 5 rows that may carry a usage record's and an audit event's batch_id (the batch the
+ *   request was a line of). A writer that knows only 5 refuses the batch rather than misreading it.
  *
  * Upgrade writers before proxies: a writer refuses a version it does not know, and the batch is
  * retried until a writer that knows it takes it (docs/pipeline.md).
  */
-export type RecordBatchVersion = 1 | 2 | 3 | 4 | 5;
+export type RecordBatchVersion = 1 | 2 | 3 | 4 | 5 | 6;
 
 /** What proxies write. */
-export const RECORD_BATCH_VERSION = 5;
+export const RECORD_BATCH_VERSION = 6;
 /** What writers read. */
-export const RECORD_BATCH_VERSIONS: readonly RecordBatchVersion[] = [1, 2, 3, 4, 5];
+export const RECORD_BATCH_VERSIONS: readonly RecordBatchVersion[] = [1, 2, 3, 4, 5, 6];
 
 export interface RecordBatch {
   v: RecordBatchVersion;

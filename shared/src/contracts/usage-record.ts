@@ -30,6 +30,8 @@ export const MAX_RECORD_TAGS = 32;
 export const MAX_TAG_KEY_LENGTH = 32;
 export const MAX_TAG_VALUE_LENGTH = 64;
 export const MAX_END_USER_LENGTH = 128;
+/** The longest batch id a record may carry (`batch_…` / `msgbatch_…` ids are far shorter). */
+export const MAX_RECORD_BATCH_ID_LENGTH = 128;
 
 export interface UsageRecord {
   id: string;
@@ -60,11 +62,13 @@ export interface UsageRecord {
   saved_usd?: number | null;
   /** The model id the client asked for, when the project's `model_aliases` served `model` instead (batch version 4). Absent: null. */
   requested_model?: string | null;
+  /** The batch (`batch_…` / `msgbatch_…`) this request was a line of (batch version 6). Absent: null. */
+  batch_id?: string | null;
 }
 
 /** A usage record as Postgres holds it and the management API serves it: every field present. */
 export interface StoredUsageRecord
-  extends Omit<UsageRecord, 'tokens' | 'cost_usd' | 'provider_finish_reason' | 'endpoint' | 'tags' | 'end_user' | 'cache_hit' | 'saved_usd' | 'requested_model'> {
+  extends Omit<UsageRecord, 'tokens' | 'cost_usd' | 'provider_finish_reason' | 'endpoint' | 'tags' | 'end_user' | 'cache_hit' | 'saved_usd' | 'requested_model' | 'batch_id'> {
   tokens: Required<UsageTokens>;
   cost_usd: number | null;
   provider_finish_reason: string | null;
@@ -74,6 +78,7 @@ export interface StoredUsageRecord
   cache_hit: boolean;
   saved_usd: number | null;
   requested_model: string | null;
+  batch_id: string | null;
 }
 
 /** Maps a provider's finish reason (OpenAI, Anthropic or Gemini spelling) onto the gateway's set. */

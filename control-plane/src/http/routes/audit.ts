@@ -4,10 +4,10 @@ import type { AppContext } from '../../context.js';
 import { listAudit } from '../../db/audit.js';
 import { attributionFilter, attributionQuerySchema, type AttributionQuery } from '../attribution-query.js';
 import { recordPage, recordQuerySchema, type RecordListQuery } from '../record-list.js';
-import { ERROR_RESPONSES, pageOf } from '../schemas.js';
+import { batchIdQuerySchema, ERROR_RESPONSES, pageOf } from '../schemas.js';
 
 /** GET /v1/audit: gateway requests and management actions, keyset-paged. */
-type AuditQuery = RecordListQuery & AttributionQuery & { outcome?: AuditOutcome; type?: string; endpoint?: GatewayEndpoint };
+type AuditQuery = RecordListQuery & AttributionQuery & { outcome?: AuditOutcome; type?: string; endpoint?: GatewayEndpoint; batch_id?: string };
 
 export function registerAuditRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: AuditQuery }>(
@@ -21,6 +21,7 @@ export function registerAuditRoutes(app: FastifyInstance, ctx: AppContext): void
           type: { type: 'string', minLength: 1, maxLength: 100, description: 'Only events of this type, e.g. `gateway.request`, `key.deleted`.' },
           endpoint: { type: 'string', enum: GATEWAY_ENDPOINTS, description: 'Only gateway requests on this endpoint.' },
           ...attributionQuerySchema,
+          batch_id: batchIdQuerySchema,
         }),
         response: { 200: pageOf('AuditEvent'), ...ERROR_RESPONSES },
       },
@@ -34,6 +35,7 @@ export function registerAuditRoutes(app: FastifyInstance, ctx: AppContext): void
           outcome: req.query.outcome,
           type: req.query.type,
           endpoint: req.query.endpoint,
+          batchId: req.query.batch_id,
           ...attributionFilter(req.query),
         }),
       ),

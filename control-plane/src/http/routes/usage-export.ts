@@ -8,7 +8,7 @@ import { principalOf, principalOfClaims } from '../../auth/require-auth.js';
 import { EXPORT_TICKET_TTL_SECONDS, issueExportTicket, verifyExportTicket } from '../export-ticket.js';
 import { attributionFilter, attributionQuerySchema, type AttributionQuery } from '../attribution-query.js';
 import { recordQuerySchema, visibleProjects, type RecordListQuery } from '../record-list.js';
-import { ERROR_RESPONSES } from '../schemas.js';
+import { batchIdQuerySchema, ERROR_RESPONSES } from '../schemas.js';
 import { spreadsheetLine, type CsvValue } from '../../csv/spreadsheet-csv.js';
 
 /**
@@ -19,7 +19,7 @@ import { spreadsheetLine, type CsvValue } from '../../csv/spreadsheet-csv.js';
  * download short (the response ends without its final chunk), which clients report as an error
  * rather than a short file.
  */
-type ExportQuery = Omit<RecordListQuery, 'limit' | 'cursor'> & AttributionQuery & { finish_reason?: FinishReason; endpoint?: GatewayEndpoint };
+type ExportQuery = Omit<RecordListQuery, 'limit' | 'cursor'> & AttributionQuery & { finish_reason?: FinishReason; endpoint?: GatewayEndpoint; batch_id?: string };
 
 export const EXPORT_COLUMNS = [
   'timestamp',
@@ -46,12 +46,14 @@ export const EXPORT_COLUMNS = [
   'end_user',
   'cache_write_tokens',
   'requested_model',
+  'batch_id',
 ] as const;
 
 const { limit: _limit, cursor: _cursor, ...listProperties } = recordQuerySchema({
   finish_reason: { type: 'string', enum: FINISH_REASONS, description: 'Only records that ended this way.' },
   endpoint: { type: 'string', enum: GATEWAY_ENDPOINTS, description: 'Only records of requests on this gateway endpoint.' },
   ...attributionQuerySchema,
+  batch_id: batchIdQuerySchema,
 }).properties;
 
 const exportQuerySchema = { type: 'object', additionalProperties: false, properties: listProperties } as const;
@@ -93,6 +95,7 @@ function* csvRows(page: ExportPage): Generator<string> {
       end_user: r.end_user,
       cache_write_tokens: r.cache_write_tokens,
       requested_model: r.requested_model,
+      batch_id: r.batch_id,
     };
     yield spreadsheetLine(EXPORT_COLUMNS.map((c) => row[c]));
   }
@@ -180,7 +183,7 @@ async function sendExport(ctx: AppContext, req: FastifyRequest, reply: FastifyRe
     throw Errors.fromAfterTo();
   }
   const projectIds = await visibleProjects(ctx, req, q.project_id);
-  const filter: UsageFilter = { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint, ...attributionFilter(q) };
+  const filter: UsageFilter = { keyId: q.key_id, model: q.model, provider: q.provider, finishReason: q.finish_reason, endpoint: q.endpoint, batchId: q.batch_id, ...attributionFilter(q) };
   const scope = { projectIds, order: q.order_asc !== undefined ? ('asc' as const) : ('desc' as const), from: q.from, to: q.to };
   async function* lines(): AsyncGenerator<string> {
     yield spreadsheetLine(EXPORT_COLUMNS);

@@ -5,7 +5,7 @@ import { listUsage } from '../../db/usage.js';
 import { emptyFigures, SUMMARY_GROUPS, summariseUsage, type SummaryGrouping, type UsageSummary } from '../../db/usage-summary.js';
 import { attributionFilter, attributionQuerySchema, type AttributionQuery } from '../attribution-query.js';
 import { recordPage, recordQuerySchema, visibleProjects, type RecordListQuery } from '../record-list.js';
-import { ERROR_RESPONSES, pageOf, ref } from '../schemas.js';
+import { batchIdQuerySchema, ERROR_RESPONSES, pageOf, ref } from '../schemas.js';
 import { registerUsageExportRoute } from './usage-export.js';
 import { registerUsageSeriesRoute } from './usage-series.js';
 
@@ -15,7 +15,7 @@ import { registerUsageSeriesRoute } from './usage-series.js';
  * GET /v1/usage/export: all of them as CSV (usage-export.ts).
  * GET /v1/usage/series: their sums per time bucket (usage-series.ts).
  */
-type UsageQuery = RecordListQuery & AttributionQuery & { finish_reason?: FinishReason; endpoint?: GatewayEndpoint };
+type UsageQuery = RecordListQuery & AttributionQuery & { finish_reason?: FinishReason; endpoint?: GatewayEndpoint; batch_id?: string };
 
 type SummaryQuerystring = Pick<RecordListQuery, 'project_id' | 'key_id' | 'model' | 'provider' | 'from' | 'to'> &
   AttributionQuery & {
@@ -63,7 +63,7 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: AppContext): void
       schema: {
         tags: ['records'],
         summary: 'Usage records, newest first unless order_asc=timestamp',
-        querystring: recordQuerySchema(usageFilters),
+        querystring: recordQuerySchema({ ...usageFilters, batch_id: batchIdQuerySchema }),
         response: { 200: pageOf('UsageRecord'), ...ERROR_RESPONSES },
       },
     },
@@ -75,6 +75,7 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: AppContext): void
           provider: req.query.provider,
           finishReason: req.query.finish_reason,
           endpoint: req.query.endpoint,
+          batchId: req.query.batch_id,
           ...attributionFilter(req.query),
         }),
       ),
