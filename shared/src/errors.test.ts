@@ -48,6 +48,7 @@ describe('error table', () => {
       fromProvider: ['RATE_LIMITED', 'Provider p is rate-limiting requests', { retryAfter: 1, retryable: true }],
       mcpRefused: ['MCP_NOT_ALLOWED', 'The method is not allowed.'],
       mcpRefusedInBatch: [{ code: 'TOOL_NOT_ALLOWED', message: 'The tool `t` is not allowed for this project.' }],
+      relayed: ['NOT_FOUND', 'No such file.', 'file_id'],
     };
     for (const [name, make] of Object.entries(Errors) as [string, (...a: unknown[]) => GatewayError][]) {
       const err = make(...(args[name] ?? Array.from({ length: make.length }, (_, i) => (i === 0 ? 'p' : 1))));

@@ -31,6 +31,10 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}
+
 export interface ErrorBody {
   error: { message: string; type: string; param: string | null; code: ErrorCode };
 }
@@ -265,6 +269,26 @@ export const Errors = {
   noSuchBudget: () => new GatewayError('NOT_FOUND', 'No such budget in this project.', { param: 'budget_id' }),
   noSuchWebhook: () => new GatewayError('NOT_FOUND', 'No such webhook in this project.', { param: 'webhook_id' }),
   noSuchStoredResponse: () => new GatewayError('NOT_FOUND', 'No such stored response.', { param: 'id' }),
+  noSuchFile: () => new GatewayError('NOT_FOUND', 'No such file.', { param: 'file_id' }),
+  noSuchBatch: () => new GatewayError('NOT_FOUND', 'No such batch.', { param: 'batch_id' }),
+  /** A batch file's line (numbered from 1, as editors do) that is not a request the gateway can run; `why` never quotes the line. */
+  badBatchLine: (line: number, why: string) => new GatewayError('INVALID_REQUEST', `Line ${line} of the file: ${why}.`, { param: 'file' }),
+  batchTooManyLines: (max: number) => new GatewayError('INVALID_REQUEST', `A batch file holds at most ${max} lines (BATCH_MAX_LINES).`, { param: 'file' }),
+  batchFileTooLarge: (maxBytes: number) => new GatewayError('PAYLOAD_TOO_LARGE', `A batch file is at most ${maxBytes} bytes (BATCH_FILE_MAX_BYTES).`, { param: 'file' }),
+  batchFileEmpty: () => new GatewayError('INVALID_REQUEST', 'The file holds no request lines.', { param: 'file' }),
+  /** A line (numbered from 1) calling another endpoint than the batch's. */
+  batchEndpointMismatch: (line: number, url: string, endpoint: string) =>
+    new GatewayError('INVALID_REQUEST', `Line ${line} of the input file calls ${url}, not the batch's endpoint ${endpoint}.`, { param: 'endpoint' }),
+  batchFileNotUsable: (why: string) => new GatewayError('INVALID_REQUEST', `The input file cannot be used for a batch: ${why}.`, { param: 'input_file_id' }),
+  batchNotCancellable: (status: string) => new GatewayError('CONFLICT', `The batch is ${status} and can no longer be cancelled.`, { param: 'batch_id' }),
+  batchStoreUnavailable: (why: string) => new GatewayError('UNAVAILABLE', `Batches cannot be reached right now (${why}); retry shortly.`, { retryAfter: 1 }),
+  /** A refusal the control plane worded (its error body's code, message and param), passed on as it was. */
+  relayed: (code: ErrorCode, message: string, param: string | null) => new GatewayError(code, message, { param }),
+  badUpload: (why: string) => new GatewayError('INVALID_REQUEST', `The upload cannot be read: ${why}.`, { param: 'file' }),
+  batchStillRunning: () => new GatewayError('INVALID_REQUEST', 'The batch has not ended yet; its results are offered once it has (processing_status "ended").', { param: 'batch_id' }),
+  /** A Message Batches request (numbered from 0, as `requests` is indexed) that cannot be run; `why` never quotes it. */
+  badBatchRequest: (index: number, why: string) => new GatewayError('INVALID_REQUEST', `requests.${index}: ${why}.`, { param: `requests.${index}` }),
+  batchesOff: () => new GatewayError('NOT_FOUND', 'Batches and files need the control plane (CONTROL_PLANE_URL and INTERNAL_TOKEN), which this gateway is not configured with.'),
   notAMember: () => new GatewayError('NOT_FOUND', 'This user is not a member of the project.', { param: 'user_id' }),
   noAccountWithEmail: () => new GatewayError('NOT_FOUND', 'No account has this email; an account admin creates accounts with POST /v1/users.', { param: 'email' }),
   projectDeletedDuringKeyCreation: () => new GatewayError('NOT_FOUND', 'The project was deleted while the key was being created.', { param: 'id' }),

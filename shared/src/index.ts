@@ -30,6 +30,7 @@ export * from './contracts/guardrails.js';
 export * from './webhook-signing.js';
 export * from './contracts/cache-setting.js';
 export * from './contracts/cache-entry.js';
+export * from './contracts/batches.js';
 export * from './run-service.js';
 export * from './metrics-server.js';
 export * from './net/trusted-proxies.js';

@@ -1,4 +1,5 @@
 import type { ApiKey } from '@gateway/shared';
+import { cancelBatchesOfDeletedKeys } from './batches.js';
 import { one, type Queryable } from './connect.js';
 
 /** API keys in Postgres: the source of truth the Redis projection is made from. No secret is stored. */
@@ -88,12 +89,15 @@ export async function findKey(sql: Queryable, projectId: string, keyId: string):
   return rows[0] === undefined ? null : toStoredKey(rows[0]);
 }
 
-/** True when this call deleted the key (false: it was already deleted). */
+/** True when this call deleted the key (false: it was already deleted); its running batches become cancelling. */
 export async function markKeyDeleted(sql: Queryable, projectId: string, keyId: string): Promise<boolean> {
   const rows = await sql`
     update api_keys set deleted_at = now()
     where id = ${keyId} and project_id = ${projectId} and deleted_at is null returning id`;
-  return rows.length > 0;
+  if (rows.length === 0) return false;
+  // In the caller's transaction, with the deletion: no batch keeps running on a key that is gone.
+  await cancelBatchesOfDeletedKeys(sql, { keyId });
+  return true;
 }
 
 /** Whether the key is live: not deleted, and neither is its project. */

@@ -2,6 +2,7 @@ import type { Project } from '@gateway/shared';
 import { CACHE_OFF, DEFAULT_RESPONSES_TTL_DAYS, type CacheSetting, type McpSetting, type ProjectPolicy, type QuotaPeriod, type RateLimits, type ResponsesSetting, type UnsupportedParams } from '@gateway/shared';
 import type { ProjectRole } from '../auth/permissions.js';
 import type { JSONValue } from 'postgres';
+import { cancelBatchesOfDeletedKeys } from './batches.js';
 import { one, type Queryable } from './connect.js';
 
 /** Projects. Deletion is soft (deleted_at) so records keep pointing at a project that existed. */
@@ -211,7 +212,7 @@ export async function updateProject(sql: Queryable, projectId: string, patch: Pr
 }
 
 /**
- * Marks the project and its live keys deleted, and deletes its stored responses (a soft delete
+ * Marks the project and its live keys deleted (their running batches cancelling), and deletes its stored responses (a soft delete
  * leaves the foreign key's cascade unused; nothing may continue a deleted project's
  * conversations). Returns the hashes of all the project's keys (the
  * projection removes whatever of them Redis still holds), or null when there was no live project.
@@ -220,6 +221,7 @@ export async function softDeleteProject(sql: Queryable, projectId: string): Prom
   const deleted = await sql`update projects set deleted_at = now() where id = ${projectId} and deleted_at is null returning id`;
   if (deleted.length === 0) return null;
   await sql`update api_keys set deleted_at = now() where project_id = ${projectId} and deleted_at is null`;
+  await cancelBatchesOfDeletedKeys(sql, { projectId });
   await sql`delete from stored_responses where project_id = ${projectId}`;
   const keys = await sql<{ key_hash: string }[]>`select key_hash from api_keys where project_id = ${projectId}`;
   return { keyHashes: keys.map((k) => k.key_hash) };

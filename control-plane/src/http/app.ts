@@ -12,6 +12,8 @@ import { registerAuditRoutes } from './routes/audit.js';
 import { registerDashboard } from './routes/dashboard.js';
 import { registerGatewayRoutes } from './routes/gateway.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerInternalBatchRoutes } from './routes/internal-batches.js';
+import { registerInternalFileRoutes } from './routes/internal-files.js';
 import { registerInternalInvalidationRoutes } from './routes/internal-invalidations.js';
 import { registerInternalStoredResponseRoutes } from './routes/internal-stored-responses.js';
 import { registerKeyRoutes } from './routes/keys.js';
@@ -124,6 +126,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   registerOidcSigninRoutes(app, ctx);
   registerInternalInvalidationRoutes(app, ctx);
   registerInternalStoredResponseRoutes(app, ctx);
+  registerInternalFileRoutes(app, ctx);
+  registerInternalBatchRoutes(app, ctx);
   // Authenticated by its link's ticket, not a bearer token.
   registerUsageDownloadRoute(app, ctx);
   await app.register(async (authenticated) => {
