@@ -28,6 +28,8 @@ import { AuthThrottle } from './auth/auth-throttle.js';
 import { ProviderLog } from './routing/provider-log.js';
 import { ResponseCache } from './cache/response-cache.js';
 import { ResponseStore } from './responses/response-store.js';
+import { BatchStore } from './batches/batch-store.js';
+import { BatchQueue, BatchRunner } from './batches/batch-runner.js';
 
 export interface Proxy {
   port: number;
@@ -158,12 +160,30 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
       responseCache,
       // Responses API state lives with the control plane (PostgreSQL): kept only when it can be reached.
       responses: config.controlPlaneUrl !== undefined && config.internalToken !== undefined ? new ResponseStore(config.controlPlaneUrl, config.internalToken) : null,
+      // So do files and batches.
+      batches:
+        config.controlPlaneUrl !== undefined && config.internalToken !== undefined
+          ? { store: new BatchStore(config.controlPlaneUrl, config.internalToken), queue: new BatchQueue(queue, keys) }
+          : null,
     };
     // Ready while cached keys may be served: through a Redis outage the log stream keeps a proxy
     // serving the keys it holds, and taking it out of its load balancer would refuse them all.
     const ready = () => subscriber.trusted(Date.now(), config.keyStaleBoundMs);
     const mcp = new McpUpstreams(providers.mcp_servers, await SessionSigner.load(lookups, keys));
     const server: ProxyServer = await startProxyServer(deps, { ready }, config.host, config.port, mcp);
+    // Batches the gateway runs itself, through the same chains as the routes' (batches/batch-runner.ts).
+    const { endpoints } = server;
+    const batchRunner =
+      deps.batches === null || deps.batches === undefined
+        ? null
+        : new BatchRunner(
+            deps,
+            deps.batches.store,
+            { '/v1/chat/completions': endpoints.chatCompletions, '/v1/embeddings': endpoints.embeddings, '/v1/responses': endpoints.responses, '/v1/messages': endpoints.messages },
+            queue,
+            keys,
+            log,
+          );
     let ops: MetricsServer | null = null;
     if (options.worker === undefined) {
       try {
@@ -190,6 +210,8 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         if (deps.state.draining) return;
         deps.state.draining = true;
         server.stopListening();
+        // Lines in flight end first (their records go with the rest); the batch's job is taken over by another proxy.
+        const runnerClosed = batchRunner?.close();
         const deadline = Date.now() + config.drainTimeoutMs;
         while (deps.state.active > 0 && Date.now() < deadline) await sleep(25);
         const shuttingDown = Errors.shuttingDown();
@@ -205,6 +227,9 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         await mcp.close();
         await deps.guardrails?.close();
         await deps.responses?.close();
+        await runnerClosed;
+        await deps.batches?.queue.close();
+        await deps.batches?.store.close();
         await ops?.close();
         await closeAll();
       },

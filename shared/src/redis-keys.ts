@@ -24,6 +24,8 @@ export class RedisKeys {
   readonly recordsQueue = 'records';
   /** BullMQ queue of webhook work (deliveries, batched failure reports), run by the writers. */
   readonly webhooksQueue = 'webhooks';
+  /** BullMQ queue of batches the gateway runs itself (BatchJob, one per batch), run by the proxies. */
+  readonly batchesQueue = 'batches';
 
   /**
    * The BullMQ prefix of record queue `shard` (0 ≤ shard < RECORD_QUEUES). Queue 0 is the one

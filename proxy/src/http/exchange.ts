@@ -52,6 +52,14 @@ export class Exchange {
     readBody(this.res, limit, onBody, onTooLarge);
   }
 
+  /**
+   * Hands the body over chunk by chunk, each a copy (uWebSockets.js reuses a chunk's memory once
+   * the callback returns): a file upload streams on, with pauseBody/resumeBody as its backpressure.
+   */
+  streamBody(onChunk: (chunk: Buffer, last: boolean) => void): void {
+    this.res.onData((chunk, isLast) => onChunk(Buffer.from(new Uint8Array(chunk)), isLast));
+  }
+
   set onAbort(callback: () => void) {
     this.onAbortCallback = callback;
   }

@@ -1,7 +1,7 @@
 import { clientAddress, Errors, requestIdFrom, type TrustedProxies } from '@gateway/shared';
 import { RequestContext, type GatewayDeps, type RequestInfo } from '../pipeline/context.js';
 import type { Endpoint } from '../pipeline/endpoint.js';
-import { buildEndpoints } from '../pipeline/endpoints.js';
+import { buildEndpoints, type Endpoints } from '../pipeline/endpoints.js';
 import { attribute } from '../attribution/attribute.js';
 import { budgets } from '../pipeline/steps/budgets.js';
 import { guardrailsIn } from '../guardrails/input-step.js';
@@ -27,6 +27,8 @@ import { loadUws, type HttpRequest, type HttpResponse, type TemplatedApp, type u
 export interface ProxyServer {
   app: TemplatedApp;
   port: number;
+  /** The endpoints' chains as built (a batch's lines run through the same ones). */
+  endpoints: Endpoints;
   /** Stops accepting connections; requests in flight go on. */
   stopListening(): void;
 }
@@ -58,7 +60,7 @@ function providerHeadersOf(req: HttpRequest): [string, string][] | null {
   return found;
 }
 
-function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxies, native = false, withId = false): RequestInfo {
+function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxies, native = false, withId = false, batchRoute = false): RequestInfo {
   let apiKey = req.getHeader(NAME.apiKey);
   if (apiKey === '') {
     const match = BEARER.exec(req.getHeader(NAME.authorization));
@@ -81,6 +83,9 @@ function requestInfo(res: HttpResponse, req: HttpRequest, trusted: TrustedProxie
     providerHeaders: native ? providerHeadersOf(req) : null,
     query: native || withId ? (req.getQuery() ?? '') : '',
     pathId: withId ? pathParameter(req.getParameter(0) ?? '') : '',
+    keyHash: null,
+    contentType: batchRoute ? req.getHeader(NAME.contentType) : '',
+    host: batchRoute ? req.getHeader('host') : '',
   };
 }
 
@@ -114,6 +119,20 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     ['get', '/v1/responses/:id', endpoints.retrieveResponse],
     ['del', '/v1/responses/:id', endpoints.deleteResponse],
     ['get', '/v1/responses/:id/input_items', endpoints.listInputItems],
+    ['post', '/v1/files', endpoints.batches.uploadFile],
+    ['get', '/v1/files', endpoints.batches.listFiles],
+    ['get', '/v1/files/:id', endpoints.batches.retrieveFile],
+    ['del', '/v1/files/:id', endpoints.batches.deleteFile],
+    ['get', '/v1/files/:id/content', endpoints.batches.fileContent],
+    ['post', '/v1/batches', endpoints.batches.createBatch],
+    ['get', '/v1/batches', endpoints.batches.listBatches],
+    ['get', '/v1/batches/:id', endpoints.batches.retrieveBatch],
+    ['post', '/v1/batches/:id/cancel', endpoints.batches.cancelBatch],
+    ['post', '/v1/messages/batches', endpoints.batches.createMessageBatch],
+    ['get', '/v1/messages/batches', endpoints.batches.listMessageBatches],
+    ['get', '/v1/messages/batches/:id', endpoints.batches.retrieveMessageBatch],
+    ['get', '/v1/messages/batches/:id/results', endpoints.batches.messageBatchResults],
+    ['post', '/v1/messages/batches/:id/cancel', endpoints.batches.cancelMessageBatch],
   ];
   const errorShapes = new Map<string, ErrorShape>(routes.map(([, path, endpoint]) => [path, endpoint.errors]));
   // Browser access, decided here once: unset, no preflight route and no header on any answer.
@@ -134,7 +153,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     const verb = method === 'del' ? 'DELETE' : method.toUpperCase();
     const withId = path.includes('/:id');
     app[method](path, (res, req) => {
-      const info = requestInfo(res, req, deps.config.trustProxy, endpoint.native === true, withId);
+      const info = requestInfo(res, req, deps.config.trustProxy, endpoint.native === true, withId, endpoint.batchRoute === true);
       const ex = exchange(res, req, info.requestId);
       if (throttle !== null && throttledAway(throttle, deps, ex, info, endpoint.errors)) return;
       const ctx = new RequestContext(deps, ex, info, endpoint);
@@ -175,6 +194,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
       let listening: us_listen_socket | null = socket;
       resolve({
         app,
+        endpoints,
         port: uws.us_socket_local_port(socket),
         stopListening: () => {
           if (listening !== null) uws.us_listen_socket_close(listening);

@@ -19,6 +19,8 @@ import type { ChatRequest, CompletionResult, EmbeddingsBody, EmbeddingsRequest, 
 import type { ParsedRequest, StreamWriter } from '../protocols/protocol.js';
 import type { RecordSink } from '../records/record-sink.js';
 import type { ResponseStore } from '../responses/response-store.js';
+import type { BatchServices } from '../batches/batch-services.js';
+import type { FileUpload } from '../batches/file-upload.js';
 import type { CoolingLog, ModelRouter, Route, Target } from '../routing/model-router.js';
 import type { GatewayTracer, RequestTrace } from '../tracing/request-trace.js';
 import type { Endpoint } from './endpoint.js';
@@ -57,6 +59,8 @@ export interface GatewayDeps {
   responseCache?: ResponseCache | null;
   /** Stored Responses API state (responses/response-store.ts); absent or null without a control plane. */
   responses?: ResponseStore | null;
+  /** Files and batches (batches/); absent or null without a control plane. */
+  batches?: BatchServices | null;
 }
 
 /** What the HTTP layer read from the request line and headers (only valid inside its callback). */
@@ -86,6 +90,15 @@ export interface RequestInfo {
   query: string;
   /** The route's `:id` parameter ('' on routes without one). */
   pathId: string;
+  /**
+   * The hash of the key a batch line runs with (batches/batch-line.ts): the proxy holds no
+   * batch's key itself, only the hash the key cache is keyed by. Null for a request over HTTP.
+   */
+  keyHash: string | null;
+  /** The Content-Type header as sent, read only on the routes that take other bodies than JSON (a file upload); '' elsewhere. */
+  contentType: string;
+  /** The Host header, read only where an answer names the gateway's own address (a message batch's `results_url`); '' elsewhere. */
+  host: string;
 }
 
 /**
@@ -178,6 +191,9 @@ export class RequestContext implements Revocable, CoolingLog {
   // respond
   meta: StreamMeta | null = null;
   writer: StreamWriter | null = null;
+
+  /** A file upload being received (batches/file-upload.ts); null on every other route. */
+  upload: FileUpload | null = null;
 
   /** The response cache's state for this request (cache/cache-call.ts); null when the project does not cache. */
   cacheCall: CacheCall | null = null;

@@ -29,6 +29,8 @@ export interface Endpoint {
   readonly errors: ErrorShape;
   /** Some provider takes its requests as they came: the client's provider headers and query are read (RequestInfo). */
   readonly native?: boolean;
+  /** A Files or Batches route: the request's Content-Type and Host are read (RequestInfo). */
+  readonly batchRoute?: boolean;
   /** How it meters a provider call; null for endpoints that call none (count_tokens, models). */
   readonly meter: Meter | null;
   readonly steps: readonly Step[];

@@ -14,6 +14,7 @@ import { paramsJudged } from './steps/translation.js';
 import { responsesState } from '../responses/state-step.js';
 import { deleteResponse, listInputItems, retrieveResponse } from '../responses/stored-steps.js';
 import { callEmbeddings, callModel } from './steps/provider.js';
+import { batchEndpoints, type BatchEndpoints } from '../batches/batch-endpoints.js';
 import { respondEmbeddings, respondModels, respondTokenCount, respondWith } from './steps/respond.js';
 
 /**
@@ -32,6 +33,8 @@ export interface Endpoints {
   retrieveResponse: Endpoint;
   deleteResponse: Endpoint;
   listInputItems: Endpoint;
+  /** Files, Batch and Message Batches routes (batches/batch-endpoints.ts). */
+  batches: BatchEndpoints;
 }
 
 export function buildEndpoints(seams: Seams = {}): Endpoints {
@@ -130,5 +133,6 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
     retrieveResponse: stored(retrieveResponse),
     deleteResponse: stored(deleteResponse),
     listInputItems: stored(listInputItems),
+    batches: batchEndpoints(closing),
   };
 }

@@ -110,7 +110,8 @@ describe('run', () => {
 describe('buildEndpoints', () => {
   it('leaves an unused seam out of the chain entirely, and puts a used one at its point', () => {
     const bare = buildEndpoints();
-    for (const endpoint of Object.values(bare)) expect(endpoint.steps.every((step: Step) => typeof step === 'function')).toBe(true);
+    const { batches, ...models } = bare;
+    for (const endpoint of [...Object.values(models), ...Object.values(batches)]) expect(endpoint.steps.every((step: Step) => typeof step === 'function')).toBe(true);
     const marks: Record<string, Step> = {};
     for (const name of ['tags', 'cacheLookup', 'guardrailsIn', 'budgets', 'guardrailsOut']) marks[name] = Object.defineProperty(() => undefined, 'name', { value: name });
     const cacheStore = () => undefined;

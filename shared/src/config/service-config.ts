@@ -67,6 +67,16 @@ export interface ProxyConfig extends CommonConfig, ListenerConfig {
   internalToken: string | undefined;
   /** Webhook guards may be called at private, loopback and other non-public addresses (tests, labs). */
   guardrailWebhookAllowPrivate: boolean;
+  /** Largest batch input file (BATCH_FILE_MAX_BYTES), refused while it is read. */
+  batchFileMaxBytes: number;
+  /** Most request lines in one batch input file (BATCH_MAX_LINES). */
+  batchMaxLines: number;
+  /** How often a provider's own batch is polled (BATCH_POLL_MS). */
+  batchPollMs: number;
+  /** Lines of one batch in flight at once on one worker (BATCH_LINE_CONCURRENCY). */
+  batchLineConcurrency: number;
+  /** How long a batch's runner may go silent before another takes the batch over (BATCH_LOCK_MS). */
+  batchLockMs: number;
 }
 
 export interface ControlPlaneConfig extends CommonConfig, ListenerConfig {
@@ -188,6 +198,11 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     cacheMaxEntryBytes: envInt(env, 'CACHE_MAX_ENTRY_BYTES', 256 * 1024, 1, 64 * 1024 * 1024),
     cacheLocalBytes: envInt(env, 'CACHE_LOCAL_BYTES', 32 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
     guardrailWebhookAllowPrivate: envBool(env, 'GUARDRAIL_WEBHOOK_ALLOW_PRIVATE', false),
+    batchFileMaxBytes: envInt(env, 'BATCH_FILE_MAX_BYTES', 200 * 1024 * 1024, 1024, 2 * 1024 * 1024 * 1024),
+    batchMaxLines: envInt(env, 'BATCH_MAX_LINES', 50_000, 1, 1_000_000),
+    batchPollMs: envInt(env, 'BATCH_POLL_MS', 30_000, 10, 3_600_000),
+    batchLineConcurrency: envInt(env, 'BATCH_LINE_CONCURRENCY', 64, 1, 4_096),
+    batchLockMs: envInt(env, 'BATCH_LOCK_MS', 30_000, 1_000, 600_000),
     ...invalidationStream(env),
   };
 }

@@ -79,6 +79,7 @@ function adopt(ctx: RequestContext, result: KeyRecord | GatewayError): void {
 function lookUp(ctx: RequestContext): KeyCheck {
   const { deps } = ctx;
   const apiKey = ctx.info.apiKey;
+  if (ctx.info.keyHash !== null) return lookUpHash(ctx, ctx.info.keyHash);
   if (apiKey === '') return ctx.info.missingKey ?? Errors.noApiKey();
   if (!looksLikeApiKey(apiKey)) return malformedKeyError(apiKey);
   const now = Date.now();
@@ -94,6 +95,24 @@ function lookUp(ctx: RequestContext): KeyCheck {
     (record) => {
       ctx.authEpoch = deps.cache.currentEpoch;
       return record ?? invalidKey(ctx, apiKey);
+    },
+    () => Errors.keysUnverifiable(),
+  );
+}
+
+/** A batch line's key, by the hash the cache keys it by: found as a presented key is, and as dead once deleted. */
+function lookUpHash(ctx: RequestContext, hash: string): KeyCheck {
+  const { deps } = ctx;
+  const now = Date.now();
+  if (!deps.subscriber.trusted(now, deps.keyStaleBoundMs)) return Errors.keysUnverifiable();
+  ctx.authEpoch = deps.cache.currentEpoch;
+  const found = deps.cache.lookup(hash, now);
+  if (found === null) return Errors.deadApiKey();
+  if (!(found instanceof Promise)) return found;
+  return found.then(
+    (record) => {
+      ctx.authEpoch = deps.cache.currentEpoch;
+      return record ?? Errors.deadApiKey();
     },
     () => Errors.keysUnverifiable(),
   );

@@ -1,0 +1,239 @@
+import { Queue, Worker, type Job } from 'bullmq';
+import { Errors, type BatchEndpoint, type BatchJob, type BatchRow, type ClaimedLine, type LineResult, type RedisClient, type RedisKeys } from '@gateway/shared';
+import type { Logger } from 'pino';
+import type { GatewayDeps } from '../pipeline/context.js';
+import type { Endpoint } from '../pipeline/endpoint.js';
+import type { BatchStore } from './batch-store.js';
+import { CLIENT_CLOSED } from '../pipeline/exits.js';
+import { runLine, type LineAnswer, type RunningLine } from './batch-line.js';
+
+/**
+ * Runs the batches the gateway runs itself (`batch: gateway`): one BullMQ job per batch on the
+ * batches queue, taken by any proxy; a proxy that dies mid-batch loses its lock and another takes
+ * the job over, going on from the lines not answered yet (the control plane keeps every line's
+ * answer, and a line answered once keeps that answer). Lines run `BATCH_LINE_CONCURRENCY` at a
+ * time through their endpoint's own chain (batch-line.ts); a line the gateway refuses for now
+ * (RATE_LIMITED, a 503 to retry) waits as asked and runs again, so a batch goes as fast as the
+ * project's rate limits allow; a provider that fails is tried again a few times before the line
+ * is answered with its error. A deleted key stops the batch at its next line: the lines not
+ * answered end `UNAUTHORIZED` and the batch `cancelled`.
+ */
+const CLAIM_PAGE = 500;
+const RESULTS_PAGE = 100;
+const CHECK_MS = 1_000;
+const PROVIDER_RETRIES = 3;
+/** A wait asked for by a line's answer is honoured up to this, then the line is tried again anyway. */
+const MAX_WAIT_MS = 60_000;
+
+export type LineEndpoints = Readonly<Record<BatchEndpoint, Endpoint>>;
+
+export class BatchQueue {
+  private readonly queue: Queue;
+
+  constructor(connection: RedisClient, keys: RedisKeys) {
+    this.queue = new Queue(keys.batchesQueue, { connection, prefix: keys.bullPrefix });
+  }
+
+  /** Adds the batch's job (adding it again while it is queued or running changes nothing). */
+  async add(batchId: string): Promise<void> {
+    await this.queue.add('batch', { v: 1, batch_id: batchId } satisfies BatchJob, { jobId: batchId, removeOnComplete: true, removeOnFail: 1_000, attempts: 1_000, backoff: { type: 'exponential', delay: 1_000 } });
+  }
+
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+}
+
+export class BatchRunner {
+  private readonly worker: Worker;
+  private closing = false;
+
+  constructor(
+    private readonly deps: GatewayDeps,
+    private readonly store: BatchStore,
+    private readonly endpoints: LineEndpoints,
+    connection: RedisClient,
+    keys: RedisKeys,
+    private readonly log: Logger,
+  ) {
+    const { config } = deps;
+    this.worker = new Worker(keys.batchesQueue, (job: Job<BatchJob>) => this.runBatch(job.data.batch_id), {
+      connection,
+      prefix: keys.bullPrefix,
+      concurrency: 4,
+      lockDuration: config.batchLockMs,
+      stalledInterval: config.batchLockMs,
+      // A batch whose runners keep dying is never given up: its lines are answered once however often.
+      maxStalledCount: 2 ** 31 - 1,
+    });
+    this.worker.on('failed', (job, err) => this.log.warn({ batch: job?.data.batch_id, err: err.message }, 'batch run failed; it will be retried'));
+    this.worker.on('error', (err) => this.log.warn({ err: err.message }, 'batch worker error'));
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.worker.close();
+  }
+
+  /** Runs a batch to its end (or until this proxy stops: the job is then taken over). */
+  async runBatch(batchId: string): Promise<void> {
+    const found = await this.store.run(batchId);
+    if (found === null) return;
+    const { batch, key_hash: keyHash } = found;
+    if (ended(batch.status)) return;
+    if (batch.status === 'cancelling') return this.end(batch, batch.reason?.code === 'UNAUTHORIZED');
+    if (keyHash === null) return this.end(batch, true);
+    const run = new BatchRun(this, batch, keyHash);
+    // A cancel (or the key's deletion) made anywhere is seen within a second, lines in flight included.
+    const watch = setInterval(() => void run.check(), CHECK_MS);
+    try {
+      let after = -1;
+      while (run.going) {
+        const lines = await this.store.claim(batch.id, { after, limit: CLAIM_PAGE });
+        if (lines.length === 0) break;
+        await run.page(lines);
+        after = lines[lines.length - 1]!.line_no;
+      }
+      await run.flush();
+    } finally {
+      clearInterval(watch);
+    }
+    if (this.closing && run.stop === null) throw Errors.shuttingDown();
+    if (run.stop === 'key') return this.end(batch, true);
+    if (run.stop === 'cancelled') return this.end({ ...batch, status: 'cancelling' }, false);
+    await this.store.finish(batch.id, { outcome: 'completed', reason: null, unanswered: null });
+  }
+
+  private async end(batch: BatchRow, keyGone: boolean): Promise<void> {
+    if (ended(batch.status)) return;
+    const reason = keyGone ? { code: 'UNAUTHORIZED', message: 'The API key that made the batch was deleted.' } : (batch.reason ?? null);
+    await this.store.finish(batch.id, {
+      outcome: 'cancelled',
+      reason,
+      unanswered: keyGone ? { status_code: 401, code: 'UNAUTHORIZED', message: 'The API key that made the batch was deleted before this line ran.' } : null,
+    });
+  }
+
+  get stopping(): boolean {
+    return this.closing;
+  }
+
+  /** One line, tried again while the gateway asks it to wait; null when the batch stops first. */
+  async answer(run: BatchRun, line: ClaimedLine, body: Buffer): Promise<LineAnswer | null> {
+    let providerFailures = 0;
+    for (let attempt = 0; ; attempt++) {
+      if (!run.going) return null;
+      const running: RunningLine = runLine(this.deps, this.endpoints[run.batch.endpoint], run.batch, run.keyHash, line, body, attempt);
+      run.inFlight.add(running);
+      const answered = await running.answer;
+      run.inFlight.delete(running);
+      if (!run.going) return answered.errorCode === 'UNAUTHORIZED' || answered.status === CLIENT_CLOSED ? null : answered;
+      const wait = waitFor(answered, providerFailures);
+      if (wait === null) return answered;
+      if (isProviderFailure(answered)) providerFailures++;
+      await sleep(wait);
+    }
+  }
+
+  get concurrency(): number {
+    return this.deps.config.batchLineConcurrency;
+  }
+
+  get batchStore(): BatchStore {
+    return this.store;
+  }
+}
+
+/** Why a batch stopped before its last line: cancelled, its key deleted, or (null) it did not. */
+type Stop = 'cancelled' | 'key' | null;
+
+/**
+ * One batch being run on this proxy: its lines in flight, the answers not yet sent to the control
+ * plane (sent every RESULTS_PAGE answers, so its counts move while it runs), and whether it stops.
+ */
+class BatchRun {
+  stop: Stop = null;
+  readonly inFlight = new Set<RunningLine>();
+  private pending: LineResult[] = [];
+  private sending: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly runner: BatchRunner,
+    readonly batch: BatchRow,
+    readonly keyHash: string,
+  ) {}
+
+  get going(): boolean {
+    return this.stop === null && !this.runner.stopping;
+  }
+
+  /** Stops the batch: no line starts, and the lines in flight end now (as a client leaving would). */
+  halt(why: Exclude<Stop, null>): void {
+    if (this.stop !== null) return;
+    this.stop = why;
+    for (const running of this.inFlight) running.stop();
+  }
+
+  async check(): Promise<void> {
+    const now = await this.runner.batchStore.run(this.batch.id).catch(() => undefined);
+    if (now === undefined) return;
+    if (now === null || now.key_hash === null) return this.halt('key');
+    if (now.batch.status === 'cancelling' || ended(now.batch.status)) this.halt(now.batch.reason?.code === 'UNAUTHORIZED' ? 'key' : 'cancelled');
+  }
+
+  /** A page of lines, BATCH_LINE_CONCURRENCY at a time. */
+  async page(lines: ClaimedLine[]): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (this.going && next < lines.length) {
+        const line = lines[next++]!;
+        // The control plane holds lines the proxy checked at upload.
+        const request = JSON.parse(line.content) as { custom_id: string; body: unknown };
+        const answered = await this.runner.answer(this, line, Buffer.from(JSON.stringify(request.body)));
+        if (answered === null) continue;
+        if (answered.errorCode === 'UNAUTHORIZED') {
+          this.halt('key');
+          continue;
+        }
+        this.pending.push({ line_no: line.line_no, custom_id: request.custom_id, status_code: answered.status, request_id: answered.requestId, body: answered.body });
+        if (this.pending.length >= RESULTS_PAGE) await this.flush();
+      }
+    };
+    // Every worker has stopped before a failure is passed on: none runs lines behind the batch's back.
+    const settled = await Promise.allSettled(Array.from({ length: Math.min(this.runner.concurrency, lines.length) }, worker));
+    const failed = settled.find((outcome) => outcome.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+  }
+
+  /** Sends the answers not sent yet, one call at a time; a cancel seen in the answer stops the batch. */
+  flush(): Promise<void> {
+    this.sending = this.sending.then(async () => {
+      if (this.pending.length === 0) return;
+      const results = this.pending.sort((a, b) => a.line_no - b.line_no);
+      this.pending = [];
+      const ack = await this.runner.batchStore.results(this.batch.id, results);
+      if (ack.status === 'cancelling' || ended(ack.status)) this.halt('cancelled');
+    });
+    return this.sending;
+  }
+}
+
+/** How long to wait before trying the line again, or null when its answer is final. */
+function waitFor(answer: LineAnswer, providerFailures: number): number | null {
+  const code = answer.errorCode;
+  if (code === 'RATE_LIMITED' || (answer.status === 503 && code !== 'GUARDRAIL_UNAVAILABLE')) return Math.min(MAX_WAIT_MS, (answer.retryAfter ?? 1) * 1_000);
+  if (isProviderFailure(answer) && providerFailures < PROVIDER_RETRIES) return 1_000 * 2 ** providerFailures;
+  return null;
+}
+
+function isProviderFailure(answer: LineAnswer): boolean {
+  return answer.errorCode === 'UPSTREAM_ERROR' || answer.errorCode === 'UPSTREAM_TIMEOUT';
+}
+
+function ended(status: string): boolean {
+  return status === 'completed' || status === 'failed' || status === 'expired' || status === 'cancelled';
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
