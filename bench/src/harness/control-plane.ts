@@ -15,7 +15,7 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-export async function startControlPlane(ctx: RunContext, databaseUrl: string, prefix: string): Promise<ControlPlane> {
+export async function startControlPlane(ctx: RunContext, databaseUrl: string, prefix: string, env: Record<string, string> = {}): Promise<ControlPlane> {
   const port = await freePort();
   const email = 'bench-admin@localhost';
   const password = randomBytes(18).toString('base64url');
@@ -32,6 +32,7 @@ export async function startControlPlane(ctx: RunContext, databaseUrl: string, pr
       JWT_SECRET: randomBytes(48).toString('base64url'),
       DEMO_SEED: 'false',
       LOG_LEVEL: 'warn',
+      ...env,
     },
   });
   const origin = `http://127.0.0.1:${port}`;

@@ -89,7 +89,7 @@ export async function startBare(ctx: RunContext, upstream: string, options: Star
 }
 
 /** A providers file naming the mock as a provider of `type` (OpenAI-compatible by default), with no connection options: the defaults must hold 10k streams. */
-function writeProviders(ctx: RunContext, upstream: string, type: 'openai' | 'anthropic'): string {
+export function writeProviders(ctx: RunContext, upstream: string, type: 'openai' | 'anthropic'): string {
   const file = join(ctx.tmpDir, `providers-${type}-${upstream.replace(/\D/g, '')}.json`);
   const providers = {
     providers: [

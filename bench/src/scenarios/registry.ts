@@ -12,6 +12,7 @@ import { mcp } from './mcp.js';
 import { revocation } from './revocation.js';
 import type { Scenario } from './scenario.js';
 import { sequential } from './sequential.js';
+import { batches } from './batches.js';
 import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 import { throughputCluster } from './throughput-cluster.js';
@@ -20,7 +21,7 @@ import { usageQuery } from './usage-query.js';
 import { writer } from './writer.js';
 
 /** Every scenario, in the order a full run takes them (cheap and sensitive first). */
-export const SCENARIOS: readonly Scenario[] = [throughput, latency, sequential, streaming, anthropic, cloudProviders, endpoints, cache, idleMemory, revocation, authFlood, failover, mcp, guardrails, tracing, budgets, writer, usageQuery, throughputCluster];
+export const SCENARIOS: readonly Scenario[] = [throughput, latency, sequential, streaming, anthropic, cloudProviders, endpoints, cache, idleMemory, revocation, authFlood, failover, mcp, guardrails, tracing, budgets, writer, usageQuery, batches, throughputCluster];
 
 export function findScenarios(names: readonly string[]): Scenario[] {
   if (names.length === 0) return [...SCENARIOS];
