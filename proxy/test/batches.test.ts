@@ -142,11 +142,17 @@ describe('OpenAI Files and Batch APIs', () => {
     expect(usage).toHaveLength(2);
     expect(usage.every((record) => record.batch_id === batch.id)).toBe(true);
     const audit = await eventually(async () => {
-      const res = await cp.api<{ data: { batch_id: string; status: number }[] }>('GET', `/v1/audit?project_id=${projectId}&batch_id=${batch.id}`, { token: cp.adminToken });
-      if (res.body.data.length < 3) throw new Error('events not landed yet');
+      const res = await cp.api<{ data: { batch_id: string; status: number; type: string; outcome: string; target: unknown }[] }>('GET', `/v1/audit?project_id=${projectId}&batch_id=${batch.id}`, { token: cp.adminToken });
+      if (res.body.data.filter((event) => event.type === 'gateway.request').length < 3) throw new Error('events not landed yet');
       return res.body.data;
     }, 'audit events', 20_000);
-    expect(audit.map((event) => event.status).sort()).toEqual([200, 200, 404]);
+    expect(audit.filter((event) => event.type === 'gateway.request').map((event) => event.status).sort()).toEqual([200, 200, 404]);
+    // The batch itself: made and ended, with the batch as target.
+    expect(audit.filter((event) => event.type !== 'gateway.request').map((event) => [event.type, event.outcome]).sort()).toEqual([
+      ['batch.created', 'success'],
+      ['batch.ended', 'success'],
+    ]);
+    expect(audit.find((event) => event.type === 'batch.created')?.target).toEqual({ type: 'batch', id: batch.id });
 
     const listed = await openai.batches.list();
     expect(listed.data.map((b) => b.id)).toContain(batch.id);
@@ -198,6 +204,8 @@ describe('OpenAI Files and Batch APIs', () => {
     const done = await ended(batch.id);
     expect(done.status).toBe('cancelled');
     expect(done.request_counts!.completed + done.request_counts!.failed).toBeLessThan(12);
+    const events = await cp.api<{ data: { type: string; outcome: string }[] }>('GET', `/v1/audit?project_id=${projectId}&batch_id=${batch.id}&type=batch.cancelled`, { token: cp.adminToken });
+    expect(events.body.data).toHaveLength(1);
   });
 
   it('stops the batches of a deleted key: lines not answered end UNAUTHORIZED', async () => {

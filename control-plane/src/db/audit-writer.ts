@@ -18,6 +18,8 @@ export interface ManagementEvent {
   actor?: string | null;
   /** What the action was done to (the account, member, project, key or webhook). */
   target?: AuditTarget | null;
+  /** The batch a batch's own event is about (as its lines' events carry it). */
+  batchId?: string | null;
 }
 
 /** Facts of the HTTP request behind the event. */
@@ -32,10 +34,10 @@ export async function writeAudit(sql: Queryable, event: ManagementEvent, facts: 
   const id = newRecordId();
   await sql`
     insert into audit_events
-      (ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, target_type, target_id, client_ip, user_agent, latency_ms)
+      (ts, id, request_id, type, outcome, status, error_code, project_id, key_id, actor, target_type, target_id, client_ip, user_agent, latency_ms, batch_id)
     values
       (${Date.now()}, ${id}, ${facts.requestId}, ${event.type}, ${event.outcome}, ${event.status}, ${event.errorCode ?? null},
        ${event.projectId ?? null}, ${event.keyId ?? null}, ${event.actor ?? null}, ${event.target?.type ?? null}, ${event.target?.id ?? null},
-       ${facts.clientIp}, ${facts.userAgent}, ${Math.max(0, Math.round(facts.latencyMs))})`;
+       ${facts.clientIp}, ${facts.userAgent}, ${Math.max(0, Math.round(facts.latencyMs))}, ${event.batchId ?? null})`;
   return id;
 }

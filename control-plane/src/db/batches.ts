@@ -144,7 +144,8 @@ export async function listBatches(
   return { data: rows.slice(0, q.limit).map(toBatchRow), has_more: rows.length > q.limit };
 }
 
-export type CancelOutcome = { batch: BatchRow } | 'no_batch' | { ended: BatchStatus };
+/** `fresh`: this call cancelled it (false: it was cancelling already). */
+export type CancelOutcome = { batch: BatchRow; fresh: boolean } | 'no_batch' | { ended: BatchStatus };
 
 /** A running batch becomes `cancelling` (its runner stops and finishes it); one cancelling already is answered as it is. */
 export async function cancelBatch(sql: Queryable, id: string, projectId: string): Promise<CancelOutcome> {
@@ -152,10 +153,10 @@ export async function cancelBatch(sql: Queryable, id: string, projectId: string)
     update batches set status = 'cancelling', cancelling_at = now()
     where id = ${id} and project_id = ${projectId} and status in ${sql.unsafe(RUNNING_SQL)}
     returning *`;
-  if (cancelled !== undefined) return { batch: toBatchRow(cancelled) };
+  if (cancelled !== undefined) return { batch: toBatchRow(cancelled), fresh: true };
   const current = await getBatch(sql, id, projectId);
   if (current === null) return 'no_batch';
-  return current.status === 'cancelling' ? { batch: current } : { ended: current.status };
+  return current.status === 'cancelling' ? { batch: current, fresh: false } : { ended: current.status };
 }
 
 /** The batch and the hash its runner sends requests with: null once the key or its project was deleted. */
@@ -232,10 +233,11 @@ export async function storeLineResults(tx: Queryable, id: string, results: LineR
  * `reason` null keeps the reason the batch has (a deleted key's). Null when there is no such
  * batch. To be run in a transaction.
  */
-export async function finishBatch(tx: Queryable, id: string, finish: Omit<BatchFinish, 'v'>): Promise<BatchRow | null> {
+/** The batch as it ended; `fresh`: this call ended it (false: it had ended before). */
+export async function finishBatch(tx: Queryable, id: string, finish: Omit<BatchFinish, 'v'>): Promise<{ batch: BatchRow; fresh: boolean } | null> {
   const [batch] = await tx<BatchRecord[]>`select * from batches where id = ${id} for update`;
   if (batch === undefined) return null;
-  if (ENDED_STATUSES.includes(batch.status)) return toBatchRow(batch);
+  if (ENDED_STATUSES.includes(batch.status)) return { batch: toBatchRow(batch), fresh: false };
   let filled = 0;
   if (finish.unanswered !== null) {
     const { status_code, code, message } = finish.unanswered;
@@ -276,7 +278,7 @@ export async function finishBatch(tx: Queryable, id: string, finish: Omit<BatchF
       error_file_id = ${errorFileId}
     where id = ${id}
     returning *`;
-  return toBatchRow(row!);
+  return { batch: toBatchRow(row!), fresh: true };
 }
 
 /**

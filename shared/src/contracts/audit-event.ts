@@ -96,8 +96,8 @@ export interface McpAuditFacts {
 }
 
 /** What a management action was done to; `member` is the user id of a project member. */
-export type AuditTargetType = 'user' | 'member' | 'project' | 'key' | 'webhook' | 'budget';
-export const AUDIT_TARGET_TYPES: readonly AuditTargetType[] = ['user', 'member', 'project', 'key', 'webhook', 'budget'];
+export type AuditTargetType = 'user' | 'member' | 'project' | 'key' | 'webhook' | 'budget' | 'batch';
+export const AUDIT_TARGET_TYPES: readonly AuditTargetType[] = ['user', 'member', 'project', 'key', 'webhook', 'budget', 'batch'];
 
 export interface AuditTarget {
   type: AuditTargetType;

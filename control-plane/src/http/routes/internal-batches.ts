@@ -10,8 +10,12 @@ import {
   type BatchResultsAck,
   type BatchRow,
   type BatchRun,
+  type AuditOutcome,
   type ClaimedLine,
+  isErrorCode,
 } from '@gateway/shared';
+import { writeAudit, type ManagementEvent } from '../../db/audit-writer.js';
+import { requestFacts } from '../request-facts.js';
 import type { AppContext } from '../../context.js';
 import { batchResultText, cancelBatch, claimLines, createBatch, finishBatch, getBatch, getBatchRun, listBatches, storeLineResults } from '../../db/batches.js';
 import { requireInternalToken } from '../internal-token.js';
@@ -131,13 +135,26 @@ const finishBody = {
   },
 } as const;
 
+/**
+ * A batch's own audit event (its lines have theirs): made (`batch.created`), cancelled by a client
+ * (`batch.cancelled`) and ended (`batch.ended`, its outcome `success`, `cancelled` or `error`, a
+ * deleted key's batch with error code UNAUTHORIZED), with the batch as target and in `batch_id`.
+ */
+function batchEvent(type: string, batch: BatchRow, outcome: AuditOutcome, status: number): ManagementEvent {
+  return { type, outcome, status, projectId: batch.project_id, keyId: batch.key_id, target: { type: 'batch', id: batch.id }, batchId: batch.id };
+}
+
 export function registerInternalBatchRoutes(app: FastifyInstance, ctx: AppContext): void {
   // onRequest, before the body is read: no token, no other answer than 401.
   const onRequest = async (req: Parameters<typeof requireInternalToken>[0]) => requireInternalToken(req, ctx);
 
   app.post<{ Body: BatchCreate }>('/internal/v1/batches', { onRequest, schema: { body: createBody } }, async (req, reply) => {
     const { v: _v, ...input } = req.body;
-    const outcome = await ctx.sql.begin((tx) => createBatch(tx, input));
+    const outcome = await ctx.sql.begin(async (tx) => {
+      const made = await createBatch(tx, input);
+      if ('batch' in made) await writeAudit(tx, batchEvent('batch.created', made.batch, 'success', 201), requestFacts(req, reply));
+      return made;
+    });
     if ('batch' in outcome) return reply.status(201).send(outcome.batch);
     switch (outcome.refused) {
       case 'no_project':
@@ -173,8 +190,12 @@ export function registerInternalBatchRoutes(app: FastifyInstance, ctx: AppContex
   app.post<{ Params: { id: string }; Querystring: { project_id: string } }>(
     '/internal/v1/batches/:id/cancel',
     { onRequest, schema: { params: idParams, querystring: projectQuery } },
-    async (req): Promise<BatchRow> => {
-      const outcome = await cancelBatch(ctx.sql, req.params.id, req.query.project_id);
+    async (req, reply): Promise<BatchRow> => {
+      const outcome = await ctx.sql.begin(async (tx) => {
+        const cancelled = await cancelBatch(tx, req.params.id, req.query.project_id);
+        if (cancelled !== 'no_batch' && 'batch' in cancelled && cancelled.fresh) await writeAudit(tx, batchEvent('batch.cancelled', cancelled.batch, 'success', 200), requestFacts(req, reply));
+        return cancelled;
+      });
       if (outcome === 'no_batch') throw Errors.noSuchBatch();
       if ('ended' in outcome) throw Errors.batchNotCancellable(outcome.ended);
       return outcome.batch;
@@ -227,9 +248,17 @@ export function registerInternalBatchRoutes(app: FastifyInstance, ctx: AppContex
   app.post<{ Params: { id: string }; Body: BatchFinish }>(
     '/internal/v1/batches/:id/finish',
     { onRequest, schema: { params: idParams, body: finishBody } },
-    async (req): Promise<BatchRow> => {
+    async (req, reply): Promise<BatchRow> => {
       const { v: _v, ...finish } = req.body;
-      const batch = await ctx.sql.begin((tx) => finishBatch(tx, req.params.id, finish));
+      const batch = await ctx.sql.begin(async (tx) => {
+        const ended = await finishBatch(tx, req.params.id, finish);
+        if (ended !== null && ended.fresh) {
+          const outcome = ended.batch.status === 'completed' ? 'success' : ended.batch.status === 'cancelled' ? 'cancelled' : 'error';
+          const code = ended.batch.reason?.code;
+          await writeAudit(tx, { ...batchEvent('batch.ended', ended.batch, outcome, 200), errorCode: code !== undefined && isErrorCode(code) ? code : null }, requestFacts(req, reply));
+        }
+        return ended?.batch ?? null;
+      });
       if (batch === null) throw Errors.noSuchBatch();
       return batch;
     },
