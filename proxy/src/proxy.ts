@@ -211,7 +211,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         deps.state.draining = true;
         server.stopListening();
         // Lines in flight end first (their records go with the rest); the batch's job is taken over by another proxy.
-        const runnerClosed = batchRunner?.close();
+        const runnerClosed = batchRunner?.close(config.drainTimeoutMs + 2_000);
         const deadline = Date.now() + config.drainTimeoutMs;
         while (deps.state.active > 0 && Date.now() < deadline) await sleep(25);
         const shuttingDown = Errors.shuttingDown();
@@ -228,7 +228,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         await deps.guardrails?.close();
         await deps.responses?.close();
         await runnerClosed;
-        await deps.batches?.queue.close();
+        await deps.batches?.queue.close(2_000);
         await deps.batches?.store.close();
         await ops?.close();
         await closeAll();

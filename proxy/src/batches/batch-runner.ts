@@ -39,14 +39,16 @@ export class BatchQueue {
     await this.queue.add('batch', { v: 1, batch_id: batchId } satisfies BatchJob, { jobId: batchId, removeOnComplete: true, removeOnFail: 1_000, attempts: 1_000, backoff: { type: 'exponential', delay: 1_000 } });
   }
 
-  close(): Promise<void> {
-    return this.queue.close();
+  /** Bounded: with Redis away, BullMQ's close would wait for it; the connection is the caller's. */
+  async close(timeoutMs: number): Promise<void> {
+    await settlesWithin(this.queue.close(), timeoutMs);
   }
 }
 
 export class BatchRunner {
   private readonly worker: Worker;
   private closing = false;
+  private readonly running = new Set<Promise<void>>();
 
   constructor(
     private readonly deps: GatewayDeps,
@@ -57,7 +59,7 @@ export class BatchRunner {
     private readonly log: Logger,
   ) {
     const { config } = deps;
-    this.worker = new Worker(keys.batchesQueue, (job: Job<BatchJob>) => this.runBatch(job.data.batch_id), {
+    this.worker = new Worker(keys.batchesQueue, (job: Job<BatchJob>) => this.track(this.runBatch(job.data.batch_id)), {
       connection,
       prefix: keys.bullPrefix,
       concurrency: 4,
@@ -70,9 +72,21 @@ export class BatchRunner {
     this.worker.on('error', (err) => this.log.warn({ err: err.message }, 'batch worker error'));
   }
 
-  async close(): Promise<void> {
+  /**
+   * Lines in flight end first (their records go with the rest). The worker is then closed without
+   * BullMQ's own wait, which with Redis away would last until Redis came back: a job still held is
+   * left to its lock's expiry and another proxy.
+   */
+  async close(timeoutMs: number): Promise<void> {
     this.closing = true;
-    await this.worker.close();
+    await settlesWithin(Promise.allSettled([...this.running]), timeoutMs);
+    await settlesWithin(this.worker.close(true), 2_000);
+  }
+
+  private track(run: Promise<void>): Promise<void> {
+    this.running.add(run);
+    void run.finally(() => this.running.delete(run)).catch(() => {});
+    return run;
   }
 
   /** Runs a batch to its end (or until this proxy stops: the job is then taken over). */
@@ -236,4 +250,19 @@ function ended(status: string): boolean {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** True when the promise settled (either way) before the deadline. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const done = promise.then(
+    () => true,
+    () => true,
+  );
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const outcome = await Promise.race([done, late]);
+  clearTimeout(timer);
+  return outcome;
 }
