@@ -19,6 +19,7 @@ import { createRegistry } from './metrics.js';
 import { QuotaReconciler } from './quota/reconciler.js';
 import { BudgetKeeper } from './budgets/budget-keeper.js';
 import { StoredResponsePurger } from './responses/stored-response-purger.js';
+import { BatchPurger } from './batches/batch-purger.js';
 import { seed, seedOptionsFrom, type SeedResult } from './seed.js';
 import { WebhookEmitter } from './webhooks/webhook-emitter.js';
 import { WebhookQueue } from './webhooks/webhook-queue.js';
@@ -29,6 +30,8 @@ export interface ControlPlane {
   reconciler: QuotaReconciler;
   /** Deletes expired stored responses every minute. */
   storedResponsePurger: StoredResponsePurger;
+  /** Deletes the batches and files of projects deleted 30 days ago, every hour. */
+  batchPurger: BatchPurger;
   ctx: AppContext;
   port: number;
   /** Port of /metrics (with /healthz and /readyz): CONTROL_METRICS_PORT. */
@@ -104,6 +107,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   const reconciler = new QuotaReconciler(ctx, config.quotaReconcileMs);
   const budgetKeeper = new BudgetKeeper(ctx);
   const storedResponsePurger = new StoredResponsePurger(ctx);
+  const batchPurger = new BatchPurger(ctx);
   let replacing: Promise<void> | null = null;
   try {
     await invalidations.start();
@@ -191,11 +195,13 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
   reconciler.start();
   budgetKeeper.start();
   storedResponsePurger.start();
+  batchPurger.start();
 
   return {
     app,
     reconciler,
     storedResponsePurger,
+    batchPurger,
     ctx,
     port,
     metricsPort: ops.port,
@@ -216,6 +222,7 @@ export async function startControlPlane(env: Env, options: StartOptions = {}): P
       await reconciler.close();
       budgetKeeper.close();
       await storedResponsePurger.close();
+      await batchPurger.close();
       await ctx.webhooks.close().catch(() => {});
       await Promise.allSettled([ctx.sql.end({ timeout: 5 }), quitRedis(redis), quitRedis(hooksRedis)]);
     },

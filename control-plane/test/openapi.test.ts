@@ -104,3 +104,22 @@ it('answers every account route with the one shared User schema, disabled includ
   const inlineAccounts = JSON.stringify(doc.paths).match(/"disabled":\{"type":"boolean"/g) ?? [];
   expect(inlineAccounts).toHaveLength(1); // the PATCH body's field, not an answer
 });
+
+it("describes a project's batches with one Batch schema, and their output and error lines as JSON lines", async () => {
+  const doc = (await h.api('GET', '/openapi.json')).body;
+  const batch = doc.components.schemas.Batch as { required: string[]; properties: Record<string, { type?: unknown; format?: string }> };
+  expect(batch.required).toEqual(expect.arrayContaining(['id', 'api', 'endpoint', 'status', 'request_counts', 'key_id', 'output_file_id', 'error_file_id', 'metadata', 'reason', 'created_at', 'expires_at']));
+  expect(batch.properties.created_at).toMatchObject({ type: 'string', format: 'date-time' });
+  expect(batch.properties.completed_at).toMatchObject({ type: ['string', 'null'], format: 'date-time' });
+  const batchRef = { $ref: '#/components/schemas/Batch' };
+  const op = (path: string) => doc.paths[path]?.get;
+  expect(op('/v1/projects/{id}/batches').tags).toEqual(['batches']);
+  expect(op('/v1/projects/{id}/batches').parameters.map((p: { name: string }) => p.name).sort()).toEqual(['after', 'api', 'id', 'limit']);
+  expect(op('/v1/projects/{id}/batches').responses['200'].content['application/json'].schema.properties.data.items).toEqual(batchRef);
+  expect(op('/v1/projects/{id}/batches/{batch_id}').responses['200'].content['application/json'].schema).toEqual(batchRef);
+  for (const which of ['output', 'errors']) {
+    const answer = op(`/v1/projects/{id}/batches/{batch_id}/${which}`).responses['200'];
+    expect(Object.keys(answer.content)).toEqual(['application/jsonl']);
+  }
+  expect(doc.tags.map((t: { name: string }) => t.name)).toContain('batches');
+});

@@ -8,6 +8,7 @@ import { ToastProvider } from './components/toasts.js';
 import { href, Link, navigate, useLocation } from './lib/router.js';
 import { AccountsPage } from './pages/accounts-page.js';
 import { AuditPage } from './pages/audit-page.js';
+import { BatchesPage } from './pages/batches-page.js';
 import { GuardrailsPage } from './pages/guardrails-page.js';
 import { KeysPage } from './pages/keys-page.js';
 import { MembersPage } from './pages/members-page.js';
@@ -26,6 +27,7 @@ const PAGES: readonly { path: string; label: string; Page: FunctionComponent; ad
   { path: '/webhooks', label: 'Webhooks', Page: WebhooksPage },
   { path: '/guardrails', label: 'Guardrails', Page: GuardrailsPage },
   { path: '/usage', label: 'Usage', Page: UsagePage },
+  { path: '/batches', label: 'Batches', Page: BatchesPage },
   { path: '/audit', label: 'Audit', Page: AuditPage },
   { path: '/members', label: 'Members', Page: MembersPage },
   { path: '/accounts', label: 'Accounts', Page: AccountsPage, adminOnly: true },

@@ -24,6 +24,14 @@ export class Api {
     await this.send('DELETE', path);
   }
 
+  /** A download's bytes as they arrive; an error answer throws before any is handed over. */
+  async download(path: string, query?: Query): Promise<AsyncIterable<Uint8Array>> {
+    const bearer = await this.session.bearer();
+    const answer = await this.http.download({ path, query, bearer });
+    if (answer.status < 200 || answer.status >= 300 || answer.chunks === null) throw failure(answer, this.http.base);
+    return answer.chunks;
+  }
+
   /** For the callers that care whether it was a 200 or a 201. */
   async send<T>(method: string, path: string, body?: unknown, query?: Query, signal?: AbortSignal): Promise<{ status: number; body: T }> {
     const bearer = await this.session.bearer();

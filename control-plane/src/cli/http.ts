@@ -76,6 +76,35 @@ export class Http {
     this.log?.(`< ${res.status} ${res.statusText} (${Math.round(performance.now() - started)} ms)`);
     return { status: res.status, body: parseBody(text) };
   }
+
+  /**
+   * A GET whose 2xx answer is handed over as it arrives (a batch's output: any size), so only the
+   * wait for the answer to start is timed, not the download. Any other answer is read whole, as
+   * `send` reads it, for its error.
+   */
+  async download(req: Omit<HttpRequest, 'method' | 'body'>): Promise<HttpAnswer & { chunks: AsyncIterable<Uint8Array> | null }> {
+    const url = this.url(req.path, req.query);
+    const headers: Record<string, string> = { accept: 'application/jsonl, application/json', 'user-agent': USER_AGENT };
+    this.log?.(`> GET ${url}`);
+    for (const [name, value] of Object.entries(headers)) this.log?.(`> ${name}: ${value}`);
+    if (req.bearer !== undefined) this.log?.('> authorization: (not shown)');
+    if (req.bearer !== undefined) headers.authorization = `Bearer ${req.bearer}`;
+
+    const started = performance.now();
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new DOMException('timed out', 'TimeoutError')), TIMEOUT_MS);
+    let res: Response;
+    try {
+      res = await fetch(url, { method: 'GET', headers, signal: timeout.signal });
+    } catch (err) {
+      throw new UnreachableError(`cannot reach ${this.base}: ${reason(timeout.signal.aborted ? timeout.signal.reason : err)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    this.log?.(`< ${res.status} ${res.statusText} (${Math.round(performance.now() - started)} ms)`);
+    if (res.ok && res.body !== null) return { status: res.status, body: null, chunks: res.body };
+    return { status: res.status, body: parseBody(await res.text()), chunks: null };
+  }
 }
 
 /** The error an answer outside 2xx stands for: 401 means the sign-in is over (exit 3), anything else exit 1. */

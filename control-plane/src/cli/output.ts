@@ -111,6 +111,17 @@ export class Output {
     this.stdout.write(`${text}\n`);
   }
 
+  /**
+   * Data as it streams in (JSON lines, say), unchanged but for the characters a terminal would
+   * act on, which inertJson writes as escapes (the same JSON to a parser). A stdout that is full
+   * (a slow pipe) is waited for, so a large download is never held in memory.
+   */
+  async pipe(texts: AsyncIterable<string>): Promise<void> {
+    for await (const text of texts) {
+      if (this.stdout.write(inertJson(text)) === false) await drained(this.stdout);
+    }
+  }
+
   note(text: string): void {
     this.stderr.write(`${sanitize(text)}\n`);
   }
@@ -123,6 +134,11 @@ export class Output {
     const cells = columns.map((c) => csvCell(c, row));
     return spreadsheetLine(this.terminal ? cells.map((cell) => (typeof cell === 'string' ? sanitize(cell) : cell)) : cells);
   }
+}
+
+function drained(writer: Writer): Promise<void> {
+  const stream = writer as Writer & { once?: (event: 'drain', listener: () => void) => unknown };
+  return typeof stream.once === 'function' ? new Promise((resolve) => void stream.once?.('drain', resolve)) : Promise.resolve();
 }
 
 function titleOf(column: Column<unknown>): string {

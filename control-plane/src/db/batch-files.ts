@@ -184,3 +184,19 @@ export async function* uploadedFileText(sql: Queryable, fileId: string): AsyncGe
     yield text;
   }
 }
+
+/**
+ * Deletes up to `limit` files, their lines with them (the foreign key cascades), of projects
+ * deleted more than `days` days ago, whatever their state; returns how many. Skips the files
+ * another control plane is deleting at the same moment.
+ */
+export async function purgeFilesOfDeletedProjects(sql: Queryable, days: number, limit: number): Promise<number> {
+  const rows = await sql`
+    delete from batch_files where id in (
+      select f.id from batch_files f join projects p on p.id = f.project_id
+      where p.deleted_at < now() - make_interval(days => ${days})
+      limit ${limit}
+      for update of f skip locked)
+    returning id`;
+  return rows.length;
+}

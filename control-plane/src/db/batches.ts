@@ -344,3 +344,20 @@ function customIdOf(line: string | null): string {
     return '';
   }
 }
+
+/**
+ * Deletes up to `limit` batches, their lines with them (the foreign key cascades), of projects
+ * deleted more than `days` days ago; returns how many. Batches another control plane is deleting
+ * at the same moment are skipped, not waited for. Few at a time: one batch may hold tens of
+ * thousands of lines.
+ */
+export async function purgeBatchesOfDeletedProjects(sql: Queryable, days: number, limit: number): Promise<number> {
+  const rows = await sql`
+    delete from batches where id in (
+      select b.id from batches b join projects p on p.id = b.project_id
+      where p.deleted_at < now() - make_interval(days => ${days})
+      limit ${limit}
+      for update of b skip locked)
+    returning id`;
+  return rows.length;
+}

@@ -29,6 +29,7 @@ import { registerUsageRoutes } from './routes/usage.js';
 import { registerUserRoutes } from './routes/users.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 import { registerBudgetRoutes } from './routes/budgets.js';
+import { registerBatchRoutes } from './routes/batches.js';
 import { addSharedSchemas } from './schemas.js';
 import { refuseUnstorableText } from './storable-text.js';
 import { inferenceOnManagementPort } from './gateway-paths.js';
@@ -143,6 +144,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     registerAuditRoutes(authenticated, ctx);
     registerWebhookRoutes(authenticated, ctx);
     registerBudgetRoutes(authenticated, ctx);
+    registerBatchRoutes(authenticated, ctx);
     registerGatewayRoutes(authenticated, ctx);
   });
   return app;

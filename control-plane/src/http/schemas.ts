@@ -4,6 +4,7 @@ import { AUDIT_OUTCOMES, AUDIT_TARGET_TYPES, CACHE_OUTCOMES, DEFAULT_RESPONSES_T
 import { ACCOUNT_ROLES, PROJECT_ROLES } from '../auth/permissions.js';
 import { WEBHOOK_SCHEMAS } from './webhook-schemas.js';
 import { BUDGET_SCHEMAS } from './budget-schemas.js';
+import { BATCH_SCHEMAS } from '../batches/batch-schemas.js';
 
 export { nameSchema } from './names.js';
 
@@ -343,6 +344,7 @@ export const SHARED_SCHEMAS = [
   },
   ...WEBHOOK_SCHEMAS,
   ...BUDGET_SCHEMAS,
+  ...BATCH_SCHEMAS,
   {
     $id: 'ServedModel',
     description: 'A model id the gateway serves, as clients send it.',

@@ -153,7 +153,7 @@ describe.each(SIZES)('at the %s size', (size) => {
       expect(await menu.isVisible()).toBe(false);
     }
     const links = await nav.getByRole('link').allTextContents();
-    expect(links).toEqual(['Projects', 'API keys', 'Webhooks', 'Guardrails', 'Usage', 'Audit', 'Members', 'Accounts']);
+    expect(links).toEqual(['Projects', 'API keys', 'Webhooks', 'Guardrails', 'Usage', 'Batches', 'Audit', 'Members', 'Accounts']);
     const placed = await boxes();
     // Every entry whole on the screen, none clipped at an edge.
     for (const box of placed) expect(box.left >= 0 && box.right <= width, JSON.stringify(box)).toBe(true);

@@ -1,7 +1,8 @@
 /**
  * The management API's shapes as the dashboard reads them: declared once in shared
  * (management-api/ and the record contracts), imported here by path since the browser bundle
- * takes those files as they are (types and constant lists, no server module).
+ * takes those files as they are (types and constant lists, no server module). The batch view is
+ * the control plane's own (src/batches/batch-view.ts), a file of the same kind.
  */
 export { FINISH_REASONS, type FinishReason } from '../../../../shared/src/contracts/usage-record.js';
 export { GATEWAY_ENDPOINTS } from '../../../../shared/src/contracts/gateway-endpoint.js';
@@ -38,3 +39,4 @@ export type { Budget, BudgetInput } from '../../../../shared/src/management-api/
 export type { QuotaPeriod, RateLimits } from '../../../../shared/src/contracts/project-policy.js';
 export type { StoredUsageRecord as UsageRecord } from '../../../../shared/src/contracts/usage-record.js';
 export type { StoredAuditEvent as AuditEvent } from '../../../../shared/src/contracts/audit-event.js';
+export { ENDED_BATCH_STATUSES, type BatchView as Batch, type BatchViewPage as BatchPage, type BatchViewStatus as BatchStatus } from '../../../src/batches/batch-view.js';

@@ -15,3 +15,21 @@ export function followDownloadLink(url: string): void {
   link.click();
   link.remove();
 }
+
+/**
+ * Saves what the page already holds (a batch's JSON lines, fetched with the bearer: the API has
+ * no download ticket for them) under `name`, through an object URL revoked once the browser has
+ * taken it.
+ */
+export function saveBlob(blob: Blob, name: string): void {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.hidden = true;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // A click starts the download on the next task; the URL must live until then.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}

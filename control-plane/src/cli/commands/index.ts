@@ -4,6 +4,7 @@ import { guardrailCommands } from './guardrails.js';
 import { health } from './health.js';
 import { keyCommands } from './keys.js';
 import { budgetCommands } from './budgets.js';
+import { batchCommands } from './batches.js';
 import { memberCommands } from './members.js';
 import { projectCommands } from './projects.js';
 import { recordCommands } from './records.js';
@@ -17,6 +18,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...projectCommands,
   ...keyCommands,
   ...budgetCommands,
+  ...batchCommands,
   ...memberCommands,
   ...guardrailCommands,
   ...userCommands,

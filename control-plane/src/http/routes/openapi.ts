@@ -26,6 +26,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'records', description: 'Usage records and audit events' },
         { name: 'webhooks', description: 'Project webhooks and their delivery log' },
         { name: 'budgets', description: 'Spending budgets in US dollars per project, key or tag' },
+        { name: 'batches', description: "A project's batches (Batch API and Message Batches), their progress and their output and error lines" },
         { name: 'gateway', description: 'The models the gateway serves and its public address' },
       ],
     },
