@@ -207,13 +207,16 @@ export async function storeLineResults(tx: Queryable, id: string, results: LineR
   if (batch === undefined) return null;
   if (ENDED_STATUSES.includes(batch.status) || results.length === 0) return { status: batch.status, inserted: 0 };
   const answers = results.map(({ line_no, status_code, request_id, body }) => ({ line_no, status_code, request_id, body }));
+  // The line numbers bound the index scan and the answers are read once: with a batch's lines just
+  // inserted (no statistics yet) the planner otherwise walks every line of the batch per answer.
+  const lineNos = results.map((r) => r.line_no);
   const [counts] = await tx<{ ok: number; other: number }[]>`
-    with r as (
+    with r as materialized (
       select * from jsonb_to_recordset(${tx.json(answers as JSONValue)}::jsonb) as r(line_no int, status_code int, request_id text, body jsonb)
     ), answered as (
       update batch_lines l set status_code = r.status_code, request_id = r.request_id, body = r.body, answered_at = now()
       from r
-      where l.batch_id = ${id} and l.line_no = r.line_no and l.answered_at is null
+      where l.batch_id = ${id} and l.line_no = any(${lineNos}::int[]) and l.line_no = r.line_no and l.answered_at is null
       returning l.status_code
     )
     select count(*) filter (where status_code between 200 and 299)::int as ok,
