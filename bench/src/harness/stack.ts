@@ -68,7 +68,7 @@ export async function startMock(ctx: RunContext, options: StartOptions = {}): Pr
 }
 
 /** Under --cpu-prof, a process writes its profile here when it exits. */
-function profileArgs(ctx: RunContext, name: string): string[] {
+export function profileArgs(ctx: RunContext, name: string): string[] {
   return ctx.profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${ctx.profileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`];
 }
 

@@ -6,7 +6,7 @@ import { connect, freshDatabase } from '../harness/database.js';
 import { spawnNode, sleep, waitForHttp, waitForOutput, type Child } from '../harness/processes.js';
 import { formatInt, progress } from '../harness/progress.js';
 import { atLeast, atMost, ms, type Row } from '../harness/report.js';
-import { BENCH_MODEL, startMock, writeProviders } from '../harness/stack.js';
+import { BENCH_MODEL, profileArgs, startMock, writeProviders } from '../harness/stack.js';
 import { sized, type Scenario, type ScenarioOutcome } from './scenario.js';
 
 /**
@@ -72,6 +72,7 @@ export const batches: Scenario = {
       const project = await cp.call<{ id: string }>('POST', '/v1/projects', { name: 'bench batches' }, 201);
       const { key } = await cp.call<{ key: string }>('POST', `/v1/projects/${project.id}/keys`, { name: 'bench' }, 201);
       proxy = spawnNode('gateway (batches)', 'proxy/dist/main.js', [], {
+        nodeArgs: profileArgs(ctx, 'gateway-batches'),
         env: {
           PROXY_HOST: '127.0.0.1',
           PROXY_PORT: '0',

@@ -6,6 +6,7 @@ import type { Endpoint } from '../pipeline/endpoint.js';
 import type { BatchStore } from './batch-store.js';
 import { CLIENT_CLOSED } from '../pipeline/exits.js';
 import { runLine, type LineAnswer, type RunningLine } from './batch-line.js';
+import { LineFeed } from './line-feed.js';
 
 /**
  * Runs the batches the gateway runs itself (`batch: gateway`): one BullMQ job per batch on the
@@ -101,14 +102,7 @@ export class BatchRunner {
     // A cancel (or the key's deletion) made anywhere is seen within a second, lines in flight included.
     const watch = setInterval(() => void run.check(), CHECK_MS);
     try {
-      let after = -1;
-      while (run.going) {
-        const lines = await this.store.claim(batch.id, { after, limit: CLAIM_PAGE });
-        if (lines.length === 0) break;
-        await run.page(lines);
-        after = lines[lines.length - 1]!.line_no;
-      }
-      await run.flush();
+      await run.lines(new LineFeed(this.store, batch.id, CLAIM_PAGE));
     } finally {
       clearInterval(watch);
     }
@@ -170,6 +164,9 @@ class BatchRun {
   readonly inFlight = new Set<RunningLine>();
   private pending: LineResult[] = [];
   private sending: Promise<void> = Promise.resolve();
+  /** Pages handed to `sending` and not acknowledged yet. */
+  private unsent = 0;
+  private failure: unknown = null;
 
   constructor(
     private readonly runner: BatchRunner,
@@ -178,7 +175,12 @@ class BatchRun {
   ) {}
 
   get going(): boolean {
-    return this.stop === null && !this.runner.stopping;
+    return this.stop === null && this.failure === null && !this.runner.stopping;
+  }
+
+  /** The control plane refused a page of answers: no line starts, and the run fails once the lines in flight end. */
+  private fail(err: unknown): void {
+    if (this.failure === null) this.failure = err;
   }
 
   /** Stops the batch: no line starts, and the lines in flight end now (as a client leaving would). */
@@ -195,12 +197,16 @@ class BatchRun {
     if (now.batch.status === 'cancelling' || ended(now.batch.status)) this.halt(now.batch.reason?.code === 'UNAUTHORIZED' ? 'key' : 'cancelled');
   }
 
-  /** A page of lines, BATCH_LINE_CONCURRENCY at a time. */
-  async page(lines: ClaimedLine[]): Promise<void> {
-    let next = 0;
+  /**
+   * Every line of the feed, BATCH_LINE_CONCURRENCY at a time, then the last answers sent. Answers go
+   * to the control plane in pages while the workers go on; a worker waits only when two pages are
+   * already on their way, so a slow control plane slows the batch instead of filling memory.
+   */
+  async lines(feed: LineFeed): Promise<void> {
     const worker = async () => {
-      while (this.going && next < lines.length) {
-        const line = lines[next++]!;
+      while (this.going) {
+        const line = await feed.next();
+        if (line === null) return;
         // The control plane holds lines the proxy checked at upload.
         const request = JSON.parse(line.content) as { custom_id: string; body: unknown };
         const answered = await this.runner.answer(this, line, Buffer.from(JSON.stringify(request.body)));
@@ -210,24 +216,36 @@ class BatchRun {
           continue;
         }
         this.pending.push({ line_no: line.line_no, custom_id: request.custom_id, status_code: answered.status, request_id: answered.requestId, body: answered.body });
-        if (this.pending.length >= RESULTS_PAGE) await this.flush();
+        if (this.pending.length >= RESULTS_PAGE) {
+          const sent = this.flush();
+          if (this.unsent > 1) await sent;
+        }
       }
     };
     // Every worker has stopped before a failure is passed on: none runs lines behind the batch's back.
-    const settled = await Promise.allSettled(Array.from({ length: Math.min(this.runner.concurrency, lines.length) }, worker));
+    const settled = await Promise.allSettled(Array.from({ length: this.runner.concurrency }, worker));
     const failed = settled.find((outcome) => outcome.status === 'rejected');
+    // Answers already made are sent either way: they are never asked of the provider again.
+    await this.flush();
     if (failed !== undefined) throw failed.reason;
   }
 
   /** Sends the answers not sent yet, one call at a time; a cancel seen in the answer stops the batch. */
   flush(): Promise<void> {
+    if (this.pending.length === 0) return this.sending;
+    const results = this.pending.sort((a, b) => a.line_no - b.line_no);
+    this.pending = [];
+    this.unsent++;
     this.sending = this.sending.then(async () => {
-      if (this.pending.length === 0) return;
-      const results = this.pending.sort((a, b) => a.line_no - b.line_no);
-      this.pending = [];
-      const ack = await this.runner.batchStore.results(this.batch.id, results);
-      if (ack.status === 'cancelling' || ended(ack.status)) this.halt('cancelled');
+      try {
+        const ack = await this.runner.batchStore.results(this.batch.id, results);
+        if (ack.status === 'cancelling' || ended(ack.status)) this.halt('cancelled');
+      } finally {
+        this.unsent--;
+      }
     });
+    // A page that could not be sent fails the run: the job is tried again from the unanswered lines.
+    this.sending.catch((err: unknown) => this.fail(err));
     return this.sending;
   }
 }
