@@ -256,6 +256,23 @@ describe("Anthropic's Message Batches", () => {
     expect((await anthropic.messages.batches.list()).data.map((b) => b.id)).toContain(batch.id);
   });
 
+  it('deletes an ended batch, and refuses to delete a running one', async () => {
+    release = [];
+    const held = await anthropic.messages.batches.create({ requests: [{ custom_id: 'held', params: { model: 'held-1', max_tokens: 5, messages: [{ role: 'user', content: 'wait' }] } }] });
+    const refused = await anthropic.messages.batches.delete(held.id).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((refused as Error).message).toContain('cancel it first');
+    await anthropic.messages.batches.cancel(held.id);
+    for (const go of release) go();
+    await eventually(async () => (await anthropic.messages.batches.retrieve(held.id)).processing_status === 'ended', 'the cancelled batch to end', 30_000);
+
+    expect(await anthropic.messages.batches.delete(held.id)).toEqual({ id: held.id, type: 'message_batch_deleted' });
+    expect(await anthropic.messages.batches.retrieve(held.id).catch((err: unknown) => err)).toBeInstanceOf(Anthropic.NotFoundError);
+    expect(await anthropic.messages.batches.delete(held.id).catch((err: unknown) => err)).toBeInstanceOf(Anthropic.NotFoundError);
+    const events = await cp.api<{ data: { type: string }[] }>('GET', `/v1/audit?project_id=${projectId}&batch_id=${held.id}&type=batch.deleted`, { token: cp.adminToken });
+    expect(events.body.data).toHaveLength(1);
+  });
+
   it('refuses a request without a model, naming its index', async () => {
     const res = await anthropic.messages.batches.create({ requests: [{ custom_id: 'ok', params: { model: 'mock-1', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] } }, { custom_id: 'bad', params: { max_tokens: 5, messages: [] } as never }] }).catch((err: unknown) => err);
     expect(res).toBeInstanceOf(Anthropic.BadRequestError);

@@ -285,6 +285,7 @@ export const Errors = {
   /** A refusal the control plane worded (its error body's code, message and param), passed on as it was. */
   relayed: (code: ErrorCode, message: string, param: string | null) => new GatewayError(code, message, { param }),
   badUpload: (why: string) => new GatewayError('INVALID_REQUEST', `The upload cannot be read: ${why}.`, { param: 'file' }),
+  batchNotDeletable: (status: string) => new GatewayError('INVALID_REQUEST', `The batch is ${status}; a batch is deleted once it has ended (cancel it first).`, { param: 'batch_id' }),
   batchStillRunning: () => new GatewayError('INVALID_REQUEST', 'The batch has not ended yet; its results are offered once it has (processing_status "ended").', { param: 'batch_id' }),
   /** A Message Batches request (numbered from 0, as `requests` is indexed) that cannot be run; `why` never quotes it. */
   badBatchRequest: (index: number, why: string) => new GatewayError('INVALID_REQUEST', `requests.${index}: ${why}.`, { param: `requests.${index}` }),

@@ -159,6 +159,23 @@ export async function cancelBatch(sql: Queryable, id: string, projectId: string)
   return current.status === 'cancelling' ? { batch: current, fresh: false } : { ended: current.status };
 }
 
+export type DeleteOutcome = { batch: BatchRow } | 'no_batch' | { running: BatchStatus };
+
+/**
+ * Deletes an ended batch with its lines and the files made for it (a Message Batch's requests and
+ * both result files; an uploaded input file is the client's and stays). A batch still running is
+ * refused: it is cancelled first. Its records keep its id.
+ */
+export async function deleteBatch(tx: Queryable, id: string, projectId: string): Promise<DeleteOutcome> {
+  const [batch] = await tx<BatchRecord[]>`select * from batches where id = ${id} and project_id = ${projectId} for update`;
+  if (batch === undefined) return 'no_batch';
+  if (!ENDED_STATUSES.includes(batch.status)) return { running: batch.status };
+  await tx`delete from batches where id = ${id}`;
+  const made = [batch.output_file_id, batch.error_file_id, batch.api === 'anthropic' ? batch.input_file_id : null].filter((f): f is string => f !== null);
+  if (made.length > 0) await tx`update batch_files set deleted_at = now() where id = any(${made}::text[]) and deleted_at is null`;
+  return { batch: toBatchRow(batch) };
+}
+
 /** The batch and the hash its runner sends requests with: null once the key or its project was deleted. */
 export async function getBatchRun(sql: Queryable, id: string): Promise<{ batch: BatchRow; key_hash: string | null } | null> {
   const [row] = await sql<(BatchRecord & { key_hash: string | null })[]>`

@@ -13,6 +13,7 @@ import {
   createBatch,
   createMessageBatch,
   deleteFile,
+  deleteMessageBatch,
   fileContent,
   listBatches,
   listFiles,
@@ -45,6 +46,7 @@ export interface BatchEndpoints {
   retrieveMessageBatch: Endpoint;
   messageBatchResults: Endpoint;
   cancelMessageBatch: Endpoint;
+  deleteMessageBatch: Endpoint;
 }
 
 /**
@@ -87,5 +89,6 @@ export function batchEndpoints(closing: readonly ClosingStep[]): BatchEndpoints 
     retrieveMessageBatch: read(anthropicMessages, retrieveMessageBatch),
     messageBatchResults: read(anthropicMessages, messageBatchResults),
     cancelMessageBatch: read(anthropicMessages, cancelMessageBatch),
+    deleteMessageBatch: read(anthropicMessages, deleteMessageBatch),
   };
 }

@@ -229,6 +229,14 @@ export const cancelMessageBatch = withBatches(async (ctx, { store }) => {
   send(ctx, messageBatchObject(batch, baseUrlOf(ctx)));
 });
 
+/** Anthropic's answer to a deletion: the id and `message_batch_deleted`; a batch still running is a 400. */
+export const deleteMessageBatch = withBatches(async (ctx, { store }) => {
+  const found = await anthropicBatch(ctx, store);
+  const deleted = await store.deleteBatch(found.id, ctx.projectId);
+  if (deleted === null) throw Errors.noSuchBatch();
+  send(ctx, { id: deleted.id, type: 'message_batch_deleted' });
+});
+
 export const listMessageBatches = withBatches(async (ctx, { store }) => {
   const query = new URLSearchParams(ctx.info.query);
   const forward = new URLSearchParams({ api: 'anthropic', limit: String(limitOf(query, 20, 1000)) });

@@ -94,6 +94,11 @@ export class BatchStore {
     return this.json<Page<BatchRow>>('GET', `/internal/v1/batches?${query}`);
   }
 
+  /** The batch as it was, once deleted; null when there is no such batch. Refused while it runs. */
+  deleteBatch(id: string, projectId: string): Promise<BatchRow | null> {
+    return this.found(this.json<BatchRow>('DELETE', `/internal/v1/batches/${encodeURIComponent(id)}?${project(projectId)}`));
+  }
+
   cancelBatch(id: string, projectId: string): Promise<BatchRow | null> {
     return this.found(this.json<BatchRow>('POST', `/internal/v1/batches/${encodeURIComponent(id)}/cancel?${project(projectId)}`));
   }

@@ -133,6 +133,7 @@ export function startProxyServer(deps: GatewayDeps, health: HealthProbe, host: s
     ['get', '/v1/messages/batches/:id', endpoints.batches.retrieveMessageBatch],
     ['get', '/v1/messages/batches/:id/results', endpoints.batches.messageBatchResults],
     ['post', '/v1/messages/batches/:id/cancel', endpoints.batches.cancelMessageBatch],
+    ['del', '/v1/messages/batches/:id', endpoints.batches.deleteMessageBatch],
   ];
   const errorShapes = new Map<string, ErrorShape>(routes.map(([, path, endpoint]) => [path, endpoint.errors]));
   // Browser access, decided here once: unset, no preflight route and no header on any answer.

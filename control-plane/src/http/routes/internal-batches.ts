@@ -17,7 +17,7 @@ import {
 import { writeAudit, type ManagementEvent } from '../../db/audit-writer.js';
 import { requestFacts } from '../request-facts.js';
 import type { AppContext } from '../../context.js';
-import { batchResultText, cancelBatch, claimLines, createBatch, finishBatch, getBatch, getBatchRun, listBatches, storeLineResults } from '../../db/batches.js';
+import { batchResultText, cancelBatch, claimLines, createBatch, deleteBatch, finishBatch, getBatch, getBatchRun, listBatches, storeLineResults } from '../../db/batches.js';
 import { requireInternalToken } from '../internal-token.js';
 import { idParams, projectQuery, sendJsonLines, storedIdSchema } from './internal-files.js';
 
@@ -137,7 +137,7 @@ const finishBody = {
 
 /**
  * A batch's own audit event (its lines have theirs): made (`batch.created`), cancelled by a client
- * (`batch.cancelled`) and ended (`batch.ended`, its outcome `success`, `cancelled` or `error`, a
+ * (`batch.cancelled`), deleted (`batch.deleted`) and ended (`batch.ended`, its outcome `success`, `cancelled` or `error`, a
  * deleted key's batch with error code UNAUTHORIZED), with the batch as target and in `batch_id`.
  */
 function batchEvent(type: string, batch: BatchRow, outcome: AuditOutcome, status: number): ManagementEvent {
@@ -198,6 +198,21 @@ export function registerInternalBatchRoutes(app: FastifyInstance, ctx: AppContex
       });
       if (outcome === 'no_batch') throw Errors.noSuchBatch();
       if ('ended' in outcome) throw Errors.batchNotCancellable(outcome.ended);
+      return outcome.batch;
+    },
+  );
+
+  app.delete<{ Params: { id: string }; Querystring: { project_id: string } }>(
+    '/internal/v1/batches/:id',
+    { onRequest, schema: { params: idParams, querystring: projectQuery } },
+    async (req, reply): Promise<BatchRow> => {
+      const outcome = await ctx.sql.begin(async (tx) => {
+        const deleted = await deleteBatch(tx, req.params.id, req.query.project_id);
+        if (deleted !== 'no_batch' && 'batch' in deleted) await writeAudit(tx, batchEvent('batch.deleted', deleted.batch, 'success', 200), requestFacts(req, reply));
+        return deleted;
+      });
+      if (outcome === 'no_batch') throw Errors.noSuchBatch();
+      if ('running' in outcome) throw Errors.batchNotDeletable(outcome.running);
       return outcome.batch;
     },
   );
