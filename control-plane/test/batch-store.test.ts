@@ -616,7 +616,7 @@ describe('the internal batch routes', () => {
     expect(all.map((r) => r.status_code)).toEqual([503, 200, 503, 503]);
 
     for (const body of [
-      { outcome: 'expired' },
+      { outcome: 'timed_out' },
       { outcome: 'completed', unanswered: { status_code: 200, code: 'X', message: 'x' } },
       { outcome: 'completed', reason: { code: 'X' } },
     ]) {

@@ -208,6 +208,25 @@ describe('OpenAI Files and Batch APIs', () => {
     expect(events.body.data).toHaveLength(1);
   });
 
+  it('expires a batch whose completion window passed: the lines not run end batch_expired', async () => {
+    release = [];
+    const file = await upload(Array.from({ length: 10 }, (_, i) => chatLine(`late-${i}`, `wait ${i}`, 'held-1')));
+    const batch = await openai.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await eventually(async () => release.length >= 4, 'lines held at the provider', 20_000);
+    // The window's end brought forward instead of waiting 24 hours.
+    await cp.sql`update batches set expires_at = now() where id = ${batch.id}`;
+    const done = await ended(batch.id);
+    for (const go of release) go();
+    expect(done.status).toBe('expired');
+    expect(done.expired_at).toBeGreaterThan(0);
+    expect(done.request_counts).toMatchObject({ total: 10, completed: 0, failed: 10 });
+    const errors = jsonLines(await (await openai.files.content(done.error_file_id!)).text());
+    expect(errors).toHaveLength(10);
+    expect(errors.every((line) => line.response === null && line.error.code === 'batch_expired')).toBe(true);
+    const events = await cp.api<{ data: { type: string; outcome: string }[] }>('GET', `/v1/audit?project_id=${projectId}&batch_id=${batch.id}&type=batch.ended`, { token: cp.adminToken });
+    expect(events.body.data.map((e) => e.outcome)).toEqual(['error']);
+  });
+
   it('stops the batches of a deleted key: lines not answered end UNAUTHORIZED', async () => {
     release = [];
     const doomed = await newKey(projectId);
@@ -254,6 +273,25 @@ describe("Anthropic's Message Batches", () => {
     const first = results[0]!.result as Anthropic.Messages.MessageBatchSucceededResult;
     expect(first.message.content[0]).toMatchObject({ type: 'text' });
     expect((await anthropic.messages.batches.list()).data.map((b) => b.id)).toContain(batch.id);
+  });
+
+  it('ends a batch past its window with its requests expired', async () => {
+    release = [];
+    const held = await anthropic.messages.batches.create({
+      requests: Array.from({ length: 3 }, (_, i) => ({ custom_id: `late-${i}`, params: { model: 'held-1', max_tokens: 5, messages: [{ role: 'user' as const, content: `wait ${i}` }] } })),
+    });
+    await eventually(async () => release.length >= 3, 'requests held at the provider', 20_000);
+    await cp.sql`update batches set expires_at = now() where id = ${held.id}`;
+    const batch = await eventually(async () => {
+      const found = await anthropic.messages.batches.retrieve(held.id);
+      if (found.processing_status !== 'ended') throw new Error('still running');
+      return found;
+    }, 'the message batch to end', 30_000);
+    for (const go of release) go();
+    expect(batch.request_counts).toMatchObject({ succeeded: 0, errored: 0, expired: 3, canceled: 0, processing: 0 });
+    const results = [];
+    for await (const result of await anthropic.messages.batches.results(batch.id)) results.push(result);
+    expect(results.map((r) => r.result.type)).toEqual(['expired', 'expired', 'expired']);
   });
 
   it('deletes an ended batch, and refuses to delete a running one', async () => {

@@ -289,11 +289,13 @@ export async function finishBatch(tx: Queryable, id: string, finish: Omit<BatchF
     update batches set
       status = ${outcome},
       reason = coalesce(${finish.reason === null ? null : tx.json(finish.reason)}::jsonb, reason),
-      failed = failed + ${filled},
+      -- Lines an expired batch never ran are counted apart from the failed ones (Anthropic's expired count).
+      failed = failed + ${outcome === 'expired' ? 0 : filled},
       finalizing_at = now(),
       completed_at = ${outcome === 'completed' ? tx`now()` : tx`completed_at`},
       cancelled_at = ${outcome === 'cancelled' ? tx`now()` : tx`cancelled_at`},
       failed_at = ${outcome === 'failed' ? tx`now()` : tx`failed_at`},
+      expired_at = ${outcome === 'expired' ? tx`now()` : tx`expired_at`},
       output_file_id = ${outputFileId},
       error_file_id = ${errorFileId}
     where id = ${id}

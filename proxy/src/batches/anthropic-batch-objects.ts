@@ -1,4 +1,4 @@
-import { ERROR_CODES, isErrorCode, type BatchRow, type StoredLineResult } from '@gateway/shared';
+import { BATCH_EXPIRED, ERROR_CODES, isErrorCode, type BatchRow, type StoredLineResult } from '@gateway/shared';
 
 /**
  * Anthropic's message batch object and the lines of its results, as its Message Batches API
@@ -28,9 +28,10 @@ export function messageBatchObject(batch: BatchRow, baseUrl: string): Record<str
   };
 }
 
-/** One line of a batch's results: succeeded with its message, errored with its error, or canceled (never run). */
+/** One line of a batch's results: succeeded with its message, errored with its error, canceled or expired (never run). */
 export function resultLine(result: StoredLineResult): string {
   if (result.status_code === 0) return JSON.stringify({ custom_id: result.custom_id, result: { type: 'canceled' } });
+  if (result.error?.code === BATCH_EXPIRED.code) return JSON.stringify({ custom_id: result.custom_id, result: { type: 'expired' } });
   if (result.status_code >= 200 && result.status_code < 300) return JSON.stringify({ custom_id: result.custom_id, result: { type: 'succeeded', message: result.body } });
   const error = result.error !== null ? { type: 'error', error: { type: errorType(result.error.code), message: result.error.message } } : result.body;
   return JSON.stringify({ custom_id: result.custom_id, result: { type: 'errored', error } });

@@ -1,5 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import { Errors, type BatchEndpoint, type BatchJob, type BatchRow, type ClaimedLine, type LineResult, type RedisClient, type RedisKeys } from '@gateway/shared';
+import { BATCH_EXPIRED, Errors, type BatchEndpoint, type BatchJob, type BatchRow, type ClaimedLine, type LineResult, type RedisClient, type RedisKeys } from '@gateway/shared';
 import type { Logger } from 'pino';
 import type { GatewayDeps } from '../pipeline/context.js';
 import type { Endpoint } from '../pipeline/endpoint.js';
@@ -98,6 +98,7 @@ export class BatchRunner {
     if (ended(batch.status)) return;
     if (batch.status === 'cancelling') return this.end(batch, batch.reason?.code === 'UNAUTHORIZED');
     if (keyHash === null) return this.end(batch, true);
+    if (pastWindow(batch)) return this.expire(batch);
     const run = new BatchRun(this, batch, keyHash);
     // A cancel (or the key's deletion) made anywhere is seen within a second, lines in flight included.
     const watch = setInterval(() => void run.check(), CHECK_MS);
@@ -109,6 +110,7 @@ export class BatchRunner {
     if (this.closing && run.stop === null) throw Errors.shuttingDown();
     if (run.stop === 'key') return this.end(batch, true);
     if (run.stop === 'cancelled') return this.end({ ...batch, status: 'cancelling' }, false);
+    if (run.stop === 'expired') return this.expire(batch);
     await this.store.finish(batch.id, { outcome: 'completed', reason: null, unanswered: null });
   }
 
@@ -120,6 +122,11 @@ export class BatchRunner {
       reason,
       unanswered: keyGone ? { status_code: 401, code: 'UNAUTHORIZED', message: 'The API key that made the batch was deleted before this line ran.' } : null,
     });
+  }
+
+  /** The completion window passed: the lines not answered end `batch_expired`, the answers made are kept. */
+  private async expire(batch: BatchRow): Promise<void> {
+    await this.store.finish(batch.id, { outcome: 'expired', reason: BATCH_EXPIRED, unanswered: { status_code: 408, ...BATCH_EXPIRED } });
   }
 
   get stopping(): boolean {
@@ -152,8 +159,8 @@ export class BatchRunner {
   }
 }
 
-/** Why a batch stopped before its last line: cancelled, its key deleted, or (null) it did not. */
-type Stop = 'cancelled' | 'key' | null;
+/** Why a batch stopped before its last line: cancelled, its key deleted, its window passed, or (null) it did not. */
+type Stop = 'cancelled' | 'key' | 'expired' | null;
 
 /**
  * One batch being run on this proxy: its lines in flight, the answers not yet sent to the control
@@ -194,7 +201,8 @@ class BatchRun {
     const now = await this.runner.batchStore.run(this.batch.id).catch(() => undefined);
     if (now === undefined) return;
     if (now === null || now.key_hash === null) return this.halt('key');
-    if (now.batch.status === 'cancelling' || ended(now.batch.status)) this.halt(now.batch.reason?.code === 'UNAUTHORIZED' ? 'key' : 'cancelled');
+    if (now.batch.status === 'cancelling' || ended(now.batch.status)) return this.halt(now.batch.reason?.code === 'UNAUTHORIZED' ? 'key' : 'cancelled');
+    if (pastWindow(now.batch)) this.halt('expired');
   }
 
   /**
@@ -260,6 +268,11 @@ function waitFor(answer: LineAnswer, providerFailures: number): number | null {
 
 function isProviderFailure(answer: LineAnswer): boolean {
   return answer.errorCode === 'UPSTREAM_ERROR' || answer.errorCode === 'UPSTREAM_TIMEOUT';
+}
+
+/** A batch not ended within its completion window (`expires_at`, as OpenAI's and Anthropic's expire at 24 hours). */
+function pastWindow(batch: BatchRow): boolean {
+  return batch.expires_at * 1000 <= Date.now();
 }
 
 function ended(status: string): boolean {

@@ -1,4 +1,4 @@
-import type { BatchRow, FileRow, StoredLineResult } from '@gateway/shared';
+import { BATCH_EXPIRED, type BatchRow, type FileRow, type StoredLineResult } from '@gateway/shared';
 import { lineRecordId } from './batch-line.js';
 
 /**
@@ -39,7 +39,8 @@ export function batchObject(batch: BatchRow): Record<string, unknown> {
     expired_at: batch.expired_at,
     cancelling_at: batch.cancelling_at,
     cancelled_at: batch.cancelled_at,
-    request_counts: { total: batch.total, completed: batch.completed, failed: batch.failed },
+    // OpenAI counts the requests an expired batch never ran as failed.
+    request_counts: { total: batch.total, completed: batch.completed, failed: batch.status === 'expired' ? batch.total - batch.completed : batch.failed },
     metadata: batch.metadata,
   };
 }
@@ -50,6 +51,7 @@ export function batchObject(batch: BatchRow): Record<string, unknown> {
  */
 export function outputLine(batchId: string, result: StoredLineResult): string {
   const id = `batch_req_${lineRecordId(batchId, result.line_no).replaceAll('-', '')}`;
+  if (result.error?.code === BATCH_EXPIRED.code) return JSON.stringify({ id, custom_id: result.custom_id, response: null, error: result.error });
   if (result.error !== null) {
     const body = { error: { message: result.error.message, type: 'invalid_request_error', param: null, code: result.error.code } };
     return JSON.stringify({ id, custom_id: result.custom_id, response: { status_code: result.status_code, request_id: result.request_id, body }, error: { code: result.error.code, message: result.error.message } });

@@ -160,13 +160,17 @@ export interface BatchResultsAck {
 }
 
 /**
- * POST /internal/v1/batches/{id}/finish: the batch ends `completed`, `cancelled` or `failed`.
+ * POST /internal/v1/batches/{id}/finish: the batch ends `completed`, `cancelled`, `failed` or
+ * `expired` (its completion window passed first).
  * `unanswered`, when set, answers every line not answered yet with that error (a deleted key's
  * `UNAUTHORIZED`); its output and error files are made from the results.
  */
+/** The error a line gets when its batch's completion window passed before it ran (OpenAI's code). */
+export const BATCH_EXPIRED = { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' } as const;
+
 export interface BatchFinish {
   v: 1;
-  outcome: 'completed' | 'cancelled' | 'failed';
+  outcome: 'completed' | 'cancelled' | 'failed' | 'expired';
   reason: { code: string; message: string } | null;
   unanswered: { status_code: number; code: string; message: string } | null;
 }

@@ -124,7 +124,7 @@ const finishBody = {
   additionalProperties: false,
   properties: {
     v: { type: 'integer', enum: [1] },
-    outcome: { type: 'string', enum: ['completed', 'cancelled', 'failed'] },
+    outcome: { type: 'string', enum: ['completed', 'cancelled', 'failed', 'expired'] },
     reason: { ...reasonSchema, type: ['object', 'null'] },
     unanswered: {
       type: ['object', 'null'],
