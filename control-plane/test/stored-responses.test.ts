@@ -94,6 +94,32 @@ describe('the internal stored-responses routes', () => {
     expect((await del(id, project)).status).toBe(404);
   });
 
+  it('answer the items of kept responses by id, the latest write of an id winning, for their project only', async () => {
+    const project = await newProject('items');
+    const stranger = await newProject('items-other');
+    const id = newId();
+    const userItem = { id: 'msg_in1', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hello' }] };
+    const answer = { id: 'msg_out1', type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hi!', annotations: [] }] };
+    const call = { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{}' };
+    expect((await put(id, write(project, { input_items: [userItem, { type: 'message', role: 'user', content: 'no id' }], response: { id, object: 'response', output: [answer, call] } }))).status).toBe(204);
+    const items = (ids: string[], projectId = project) => internal('GET', `/internal/v1/responses/items?project_id=${projectId}&${ids.map((i) => `id=${i}`).join('&')}`);
+
+    const found = await items(['msg_in1', 'msg_out1', 'fc_1', 'msg_nope']);
+    expect(found.status, found.text).toBe(200);
+    expect(found.body).toEqual({ v: 1, items: { msg_in1: userItem, msg_out1: answer, fc_1: call } });
+    expect((await items(['msg_out1'])).body.items).toEqual({ msg_out1: answer });
+    expect((await items(['msg_out1'], stranger)).body.items).toEqual({});
+
+    // A later response carrying the same item (replayed as input) is where the id points now; deleting it takes the item along.
+    const later = newId();
+    const edited = { ...answer, content: [{ type: 'output_text', text: 'Hi again!', annotations: [] }] };
+    expect((await put(later, write(project, { input_items: [edited], response: { id: later, object: 'response', output: [] } }))).status).toBe(204);
+    expect((await items(['msg_out1'])).body.items).toEqual({ msg_out1: edited });
+    expect((await del(later, project)).status).toBe(204);
+    expect((await items(['msg_out1', 'fc_1'])).body.items).toEqual({ fc_1: call });
+    expect((await internal('GET', `/internal/v1/responses/items?project_id=${project}`)).status).toBe(400);
+  });
+
   it('refuse callers without the internal token, before reading a body', async () => {
     const project = await newProject('stored-token');
     const id = newId();

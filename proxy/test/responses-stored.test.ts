@@ -1,4 +1,6 @@
 import type { ServerResponse } from 'node:http';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness as startControlPlane, type Harness as ControlPlaneHarness } from '../../control-plane/test/harness.js';
@@ -125,6 +127,44 @@ describe('stateful Responses on a translated provider', () => {
     expect(rows[0]?.n).toBe(0);
   });
 
+  it('puts the kept item in the place of an item_reference, input and output items alike', async () => {
+    const first = await client.responses.create({ model: 'chat-1', input: 'My name is Ada.' });
+    const [said] = (await client.responses.inputItems.list(first.id)).data;
+    const answer = first.output[0]!.id!;
+    const input = [{ type: 'item_reference', id: said!.id }, { type: 'item_reference', id: answer }, { role: 'user', content: 'What is my name?' }] as OpenAI.Responses.ResponseInput;
+    const second = await client.responses.create({ model: 'chat-1', input, store: false });
+    expect(second.output_text).toContain('I saw 3 messages');
+    const sent = chatSeen.at(-1)!.body.messages as { role: string; content: unknown }[];
+    expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(JSON.stringify(sent[0]!.content)).toContain('My name is Ada.');
+    expect(JSON.stringify(sent[1]!.content)).toContain('I saw 1 messages');
+
+    const missing = await client.responses.create({ model: 'chat-1', input: [{ role: 'user', content: 'hi' }, { type: 'item_reference', id: 'msg_neverKept' }] as OpenAI.Responses.ResponseInput }).catch((err: unknown) => err);
+    expect(missing).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((missing as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input[1]');
+    expect((missing as Error).message).toContain("Item with id 'msg_neverKept' not found.");
+    // Another project's items are not found either.
+    const stranger = new OpenAI({ apiKey: other.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
+    await expect(stranger.responses.create({ model: 'chat-1', input: [{ type: 'item_reference', id: answer }] as OpenAI.Responses.ResponseInput })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+  });
+
+  it('continues a Vercel AI SDK conversation at its default settings (item references to kept output)', async () => {
+    const bodies: string[] = [];
+    const watching: typeof fetch = (url, init) => {
+      bodies.push(String(init?.body ?? ''));
+      return fetch(url, init);
+    };
+    const ai = createOpenAI({ baseURL: `${h.url}/v1`, apiKey: key.key, fetch: watching });
+    const first = await generateText({ model: ai('chat-1'), prompt: 'First turn' });
+    const messages = [{ role: 'user' as const, content: 'First turn' }, ...first.response.messages, { role: 'user' as const, content: 'Second turn' }];
+    const second = await generateText({ model: ai('chat-1'), messages, maxRetries: 0 });
+    expect(bodies.at(-1)).toContain('"item_reference"');
+    expect(second.text).toContain('I saw 3 messages');
+    const sent = chatSeen.at(-1)!.body.messages as { role: string; content: unknown }[];
+    expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(JSON.stringify(sent[1]!.content)).toContain('I saw 1 messages');
+  });
+
   it('keeps responses in PostgreSQL under the key\'s project, expiring after the project\'s ttl', async () => {
     const made = await client.responses.create({ model: 'chat-1', input: 'Kept.' });
     const rows = await cp.sql`select project_id::text as project_id, provider, extract(epoch from expires_at - created_at)::int as ttl from stored_responses where id = ${made.id}`;
@@ -139,5 +179,11 @@ describe('stateful Responses on a native provider', () => {
     const second = await client.responses.create({ model: 'native-1', input: 'again', previous_response_id: first.id });
     expect(second.output_text).toBe(`previous: ${first.id}`);
     expect(native.lastRequest()?.body).toMatchObject({ previous_response_id: first.id, input: 'again' });
+  });
+
+  it('sends item references to the provider as they came', async () => {
+    const input = [{ type: 'item_reference', id: 'msg_keptUpstream' }, { role: 'user', content: 'go on' }] as OpenAI.Responses.ResponseInput;
+    await client.responses.create({ model: 'native-1', input });
+    expect((native.lastRequest()?.body as { input?: unknown } | undefined)?.input).toEqual(input);
   });
 });

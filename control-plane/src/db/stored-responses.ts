@@ -47,7 +47,47 @@ export async function putStoredResponse(sql: Queryable, input: StoredResponseInp
     )
     select exists (select 1 from p) as project, exists (select 1 from written) as written`;
   if (!row!.project) return 'no_project';
-  return row!.written ? 'stored' : 'conflict';
+  if (!row!.written) return 'conflict';
+  await indexItems(sql, input.id, input.project_id);
+  return 'stored';
+}
+
+/**
+ * Points the response's items (input and output, those with an id) at it, replacing what an
+ * earlier write of the same id pointed at. An id both in the input and the output is the output's.
+ */
+async function indexItems(sql: Queryable, id: string, projectId: string): Promise<void> {
+  await sql`delete from stored_response_items where response_id = ${id}`;
+  await sql`
+    insert into stored_response_items (project_id, id, response_id, place, position)
+    select distinct on (item_id) ${projectId}::uuid, item_id, ${id}::text, place, position
+    from (
+      select e.item ->> 'id' as item_id, 'output' as place, (e.n - 1)::int as position, 0 as rank
+      from stored_responses r, jsonb_array_elements(coalesce(r.response -> 'output', '[]'::jsonb)) with ordinality as e(item, n)
+      where r.id = ${id} and jsonb_typeof(r.response -> 'output') = 'array' and jsonb_typeof(e.item -> 'id') = 'string'
+      union all
+      select e.item ->> 'id', 'input', (e.n - 1)::int, 1
+      from stored_responses r, jsonb_array_elements(r.input_items) with ordinality as e(item, n)
+      where r.id = ${id} and jsonb_typeof(r.input_items) = 'array' and jsonb_typeof(e.item -> 'id') = 'string'
+    ) items
+    order by item_id, rank
+    on conflict (project_id, id) do update set response_id = excluded.response_id, place = excluded.place, position = excluded.position`;
+}
+
+/**
+ * The project's items of these ids, from its unexpired responses, as they were stored; an id
+ * not found is left out.
+ */
+export async function getStoredItems(sql: Queryable, projectId: string, ids: readonly string[]): Promise<Record<string, unknown>> {
+  const rows = await sql<{ id: string; item: unknown }[]>`
+    select i.id, case when i.place = 'output' then r.response -> 'output' -> i.position else r.input_items -> i.position end as item
+    from stored_response_items i
+    join stored_responses r on r.id = i.response_id
+    join projects p on p.id = r.project_id
+    where i.project_id = ${projectId} and i.id = any(${ids as string[]}::text[]) and r.expires_at > now() and p.deleted_at is null`;
+  const items: Record<string, unknown> = {};
+  for (const row of rows) if (row.item !== null) items[row.id] = row.item;
+  return items;
 }
 
 /** The project's unexpired response of this id; null when absent, another project's, expired, or its project deleted. */

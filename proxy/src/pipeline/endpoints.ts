@@ -12,6 +12,7 @@ import { chatUsage, embeddingsUsage } from './steps/meter.js';
 import { parseCountTokens, parseEmbeddings, parseWith } from './steps/parse.js';
 import { paramsJudged } from './steps/translation.js';
 import { responsesState } from '../responses/state-step.js';
+import { resolveItemReferences } from '../responses/item-references.js';
 import { deleteResponse, listInputItems, retrieveResponse } from '../responses/stored-steps.js';
 import { callEmbeddings, callModel } from './steps/provider.js';
 import { batchEndpoints, type BatchEndpoints } from '../batches/batch-endpoints.js';
@@ -44,7 +45,8 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
   const stored = (answer: Step): Endpoint => ({ name: null, errors: openAiResponses, meter: null, steps: [refuseWhileDraining, checkKey, authenticate, answer], closing });
 
   /** A model request in any inbound protocol, which only parses and renders. */
-  const model = (protocol: InboundProtocol, state?: Step): Endpoint => ({
+  /** `resolve`: the protocol's own look-ups in the body before it is parsed (the Responses API's item references). */
+  const model = (protocol: InboundProtocol, state?: Step, resolve?: Step): Endpoint => ({
     name: protocol.endpoint,
     errors: protocol,
     native: protocol.nativeProtocol !== undefined,
@@ -58,6 +60,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
       // parse: the protocol's wire format into the internal request; the model's route
       seams.cacheRecall,
       parseJson,
+      resolve,
       parseWith(protocol),
       seams.tags,
       seams.cacheLookup,
@@ -86,7 +89,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
   return {
     chatCompletions: model(openAiChat),
     messages: model(anthropicMessages),
-    responses: model(openAiResponses, responsesState),
+    responses: model(openAiResponses, responsesState, resolveItemReferences),
     embeddings: {
       name: 'embeddings',
       errors: openAiChat,

@@ -1,4 +1,4 @@
-import { Errors, type GatewayError, type StoredResponseRecord, type StoredResponseWrite } from '@gateway/shared';
+import { Errors, type GatewayError, type StoredItems, type StoredResponseRecord, type StoredResponseWrite } from '@gateway/shared';
 import { Pool } from 'undici';
 import type { ChatMessage } from '../request/openai-chat.js';
 
@@ -52,6 +52,18 @@ export class ResponseStore {
       throw unavailable(`reading the response answered ${statusCode}`);
     }
     return (await body.json()) as StoredResponse;
+  }
+
+  /** The project's stored items of these ids (input or output items of its kept responses); an id not found is absent. */
+  async items(ids: readonly string[], projectId: string): Promise<Record<string, unknown>> {
+    const query = new URLSearchParams({ project_id: projectId });
+    for (const id of ids) query.append('id', id);
+    const { statusCode, body } = await this.pool.request({ method: 'GET', path: `/internal/v1/responses/items?${query}`, headers: { authorization: this.authorization } });
+    if (statusCode !== 200) {
+      await body.dump();
+      throw unavailable(`reading stored items answered ${statusCode}`);
+    }
+    return ((await body.json()) as StoredItems).items;
   }
 
   /** Whether a response of this project was deleted. */

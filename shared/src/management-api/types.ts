@@ -274,3 +274,12 @@ export interface Page<T> extends List<T> {
   next_cursor: string | null;
   has_more: boolean;
 }
+
+/**
+ * GET /internal/v1/responses/items?project_id=…&id=…: the project's stored input and output items
+ * of those ids, as they were stored, for `item_reference` input items; ids not found are absent.
+ */
+export interface StoredItems {
+  v: 1;
+  items: Record<string, unknown>;
+}

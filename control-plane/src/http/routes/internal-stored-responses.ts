@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { Errors, type GatewayError, type StoredResponseRecord, type StoredResponseWrite } from '@gateway/shared';
+import { Errors, type GatewayError, type StoredItems, type StoredResponseRecord, type StoredResponseWrite } from '@gateway/shared';
 import type { AppContext } from '../../context.js';
-import { deleteStoredResponse, getStoredResponse, putStoredResponse } from '../../db/stored-responses.js';
+import { deleteStoredResponse, getStoredItems, getStoredResponse, putStoredResponse } from '../../db/stored-responses.js';
 import { requireInternalToken } from '../internal-token.js';
 
 /**
@@ -12,7 +12,10 @@ import { requireInternalToken } from '../internal-token.js';
  *   id is another project's (never moved);
  * - GET /internal/v1/responses/{id}?project_id=…: the stored response; 404 when there is none, it
  *   expired, or it is another project's;
- * - DELETE /internal/v1/responses/{id}?project_id=…: 204, or 404 as GET.
+ * - DELETE /internal/v1/responses/{id}?project_id=…: 204, or 404 as GET;
+ * - GET /internal/v1/responses/items?project_id=…&id=…&id=…: the project's stored items of those
+ *   ids (input or output items of its unexpired responses), `{v: 1, items: {id: item}}`, the ids
+ *   not found left out (the Responses API's `item_reference`).
  * Authenticated with INTERNAL_TOKEN as a bearer token, before the body is read; not part of the
  * public /v1 API or its OpenAPI document.
  */
@@ -51,6 +54,16 @@ const body = {
   },
 } as const;
 
+const itemsQuery = {
+  type: 'object',
+  required: ['project_id', 'id'],
+  additionalProperties: false,
+  properties: {
+    project_id: { type: 'string', format: 'uuid' },
+    id: { type: 'array', minItems: 1, maxItems: 1_000, items: { type: 'string', minLength: 1, maxLength: 256 } },
+  },
+} as const;
+
 function responseNotFound(): GatewayError {
   return Errors.noSuchStoredResponse();
 }
@@ -66,7 +79,7 @@ export function registerInternalStoredResponseRoutes(app: FastifyInstance, ctx: 
       const { project_id, provider, model, input_items, response, messages } = req.body;
       let outcome;
       try {
-        outcome = await putStoredResponse(ctx.sql, { id: req.params.id, project_id, provider, model, input_items, response, messages });
+        outcome = await ctx.sql.begin((tx) => putStoredResponse(tx, { id: req.params.id, project_id, provider, model, input_items, response, messages }));
       } catch (err) {
         // JSON PostgreSQL's jsonb cannot hold (a lone surrogate escape): the body's fault, not the server's.
         const code = (err as { code?: string }).code;
@@ -77,6 +90,12 @@ export function registerInternalStoredResponseRoutes(app: FastifyInstance, ctx: 
       if (outcome === 'conflict') throw Errors.responseIdTaken();
       return reply.status(204).send();
     },
+  );
+
+  app.get<{ Querystring: { project_id: string; id: string[] } }>(
+    '/internal/v1/responses/items',
+    { onRequest, schema: { querystring: itemsQuery } },
+    async (req): Promise<StoredItems> => ({ v: 1, items: await getStoredItems(ctx.sql, req.query.project_id, req.query.id) }),
   );
 
   app.get<{ Params: { id: string }; Querystring: { project_id: string } }>(

@@ -55,7 +55,7 @@ function modelNamed(json: unknown): string | null {
 }
 
 /** Whether a model's route is native for the protocol; undefined for a protocol no provider speaks. */
-function nativeRoute(ctx: RequestContext, protocol: InboundProtocol): ((model: string) => boolean) | undefined {
+export function nativeRoute(ctx: RequestContext, protocol: InboundProtocol): ((model: string) => boolean) | undefined {
   const native = protocol.nativeProtocol;
   if (native === undefined) return undefined;
   return (model) => routeIsNative(ctx, aliasedModel(ctx, model), native);

@@ -49,7 +49,8 @@ export function inputMessages(input: unknown, tools: ToolSet): ChatMessage[] {
       case 'item_reference':
         throw invalid(
           at,
-          `\`${at}\` is an item_reference. This gateway keeps whole responses, not items by reference: send the item itself, or continue a kept response with \`previous_response_id\`. (With the Vercel AI SDK, set providerOptions: { openai: { store: false } }.)`,
+          // Resolved before the parse when the gateway keeps responses (responses/item-references.ts).
+          `\`${at}\` is an item_reference, which this gateway resolves from the responses it keeps, and it keeps none (it runs without its control plane): send the item itself. (With the Vercel AI SDK, set providerOptions: { openai: { store: false } }.)`,
         );
       default:
         if (typeof type !== 'string') throw invalid(`${at}.type`, `\`${at}.type\` must be message, function_call or function_call_output.`);
