@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness as startControlPlane, type Harness as ControlPlaneHarness } from '../../control-plane/test/harness.js';
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
-import { sendJson, startWireMock, type RunningWireMock, type WireRequest } from '../../test-support/wire-mock.js';
+import { sendJson, sendSse, startWireMock, type RunningWireMock, type WireRequest } from '../../test-support/wire-mock.js';
 import { answerChat } from './chat-wire-answer.js';
 import { startHarness, type Harness } from './harness.js';
 
@@ -38,7 +38,29 @@ function nativeAnswer(req: WireRequest, res: ServerResponse): void {
   sendJson(res, 200, { id: `resp_native${String(req.body.previous_response_id ?? '').length}`, object: 'response', created_at: 1, status: 'completed', model: req.body.model, output: [item], store: req.body.store ?? true, usage: { input_tokens: 9, output_tokens: 3, total_tokens: 12 } });
 }
 
+/** A native provider of a pair behind one weighted route: its ids name it, and it knows only its own. */
+function pairAnswer(name: string): (req: WireRequest, res: ServerResponse) => void {
+  let made = 0;
+  const own = new Set<string>();
+  return (req, res) => {
+    const previous = req.body.previous_response_id;
+    if (typeof previous === 'string' && !own.has(previous)) return sendJson(res, 400, { error: { message: `Previous response with id '${previous}' not found.`, type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } });
+    const id = `resp_${name}${made++}`;
+    own.add(id);
+    const response = { id, object: 'response', created_at: 1, status: 'completed', model: req.body.model, output: [{ id: `msg_${name}`, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: name, annotations: [] }] }], usage: { input_tokens: 4, output_tokens: 1, total_tokens: 5 } };
+    if (req.body.stream !== true) return sendJson(res, 200, response);
+    sendSse(res, [
+      `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: { ...response, status: 'in_progress', output: [], usage: null } })}\n\n`,
+      `event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', sequence_number: 1, response })}\n\n`,
+    ]);
+  };
+}
+let left: RunningWireMock;
+let right: RunningWireMock;
+
 beforeAll(async () => {
+  left = await startWireMock(pairAnswer('left'));
+  right = await startWireMock(pairAnswer('right'));
   cp = await startControlPlane('responses-stored', { env: { INTERNAL_TOKEN: TOKEN } });
   chat = await startWireMock(chatAnswer);
   native = await startWireMock(nativeAnswer);
@@ -56,6 +78,20 @@ beforeAll(async () => {
     base_url: ${native.baseUrl}/v1
     api_key: sk-native-provider-secret-0123456789
     models: [native-1]
+  - name: left
+    type: openai
+    responses: native
+    base_url: ${left.baseUrl}/v1
+    api_key: sk-left-provider-secret-0123456789
+    models: [pair-1]
+  - name: right
+    type: openai
+    responses: native
+    base_url: ${right.baseUrl}/v1
+    api_key: sk-right-provider-secret-0123456789
+    models: [pair-1]
+routes:
+  pair-1: { strategy: weighted, weights: { left: 1, right: 1 } }
 `,
     { CONTROL_PLANE_URL: cp.base, INTERNAL_TOKEN: TOKEN },
   );
@@ -70,6 +106,8 @@ afterAll(async () => {
   await h?.stop();
   await chat?.close();
   await native?.close();
+  await left?.close();
+  await right?.close();
   await cp?.close();
 });
 
@@ -173,12 +211,40 @@ describe('stateful Responses on a translated provider', () => {
   });
 });
 
+async function streamed(previous: string): Promise<OpenAI.Responses.Response> {
+  const stream = client.responses.stream({ model: 'pair-1', input: 'again', previous_response_id: previous });
+  return stream.finalResponse();
+}
+
 describe('stateful Responses on a native provider', () => {
   it('sends store and previous_response_id to the provider as they came', async () => {
     const first = await client.responses.create({ model: 'native-1', input: 'hello' });
     const second = await client.responses.create({ model: 'native-1', input: 'again', previous_response_id: first.id });
     expect(second.output_text).toBe(`previous: ${first.id}`);
     expect(native.lastRequest()?.body).toMatchObject({ previous_response_id: first.id, input: 'again' });
+  });
+
+  it('continues a native response at the provider that made it, on a weighted route over two', async () => {
+    const served = new Set<string>();
+    for (let i = 0; i < 12; i++) {
+      const first = await client.responses.create({ model: 'pair-1', input: `turn ${i}` });
+      const where = first.output_text;
+      served.add(where);
+      // Streamed every other time: the id is remembered before the stream's last event too.
+      const second = i % 2 === 0 ? await client.responses.create({ model: 'pair-1', input: 'again', previous_response_id: first.id }) : await streamed(first.id);
+      expect(second.output_text, `turn ${i}`).toBe(where);
+    }
+    // Both providers drew first turns: without the memory, about half the follow-ups would have gone astray.
+    expect(served).toEqual(new Set(['left', 'right']));
+    const rows = await cp.sql<{ provider: string }[]>`select distinct provider from stored_responses where model = 'pair-1' and response is null`;
+    expect(new Set(rows.map((r) => r.provider))).toEqual(new Set(['left', 'right']));
+  });
+
+  it('refuses to continue on a native route a response the gateway kept for a translated one', async () => {
+    const kept = await client.responses.create({ model: 'chat-1', input: 'kept here' });
+    const refused = await client.responses.create({ model: 'pair-1', input: 'go on', previous_response_id: kept.id }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('previous_response_id');
   });
 
   it('sends item references to the provider as they came', async () => {

@@ -166,6 +166,10 @@ export class RequestContext implements Revocable, CoolingLog {
   dropped: ReadonlyMap<Target, string> | null = null;
   /** Keeps a Responses answer (responses/state-step.ts), awaited by the respond step before the answer's last bytes; null: nothing kept. */
   keepAnswer: ((response: Record<string, unknown>) => Promise<void>) | null = null;
+  /** Remembers a native Response's id with its provider (responses/state-step.ts), awaited as keepAnswer is. */
+  keepNative: ((responseId: string) => Promise<void>) | null = null;
+  /** The one provider entry the request may go to (a native response continued where it lives); null: any of the route's. */
+  pinnedProvider: string | null = null;
   /** The bytes sent to the provider when it takes the internal request as it is. */
   forward: Buffer | null = null;
   /** Tokens reserved against the project's quota; settled to the true count when the request finishes. */

@@ -66,6 +66,8 @@ export interface CompletionResult {
   finishReason: FinishReason;
   /** The provider's own finish reason when it maps to none of the gateway's (kept for the record). */
   rawFinishReason?: string | null;
+  /** A native Response's id, which the gateway remembers with the provider that made it. */
+  responseId?: string;
 }
 
 /** What a stream knows so far; the adapter updates it as events pass. */
@@ -78,6 +80,8 @@ export interface StreamMeta {
   rawFinishReason?: string | null;
   /** The provider sent an error event: the answer failed, whatever follows. */
   failed: boolean;
+  /** A native Response stream's id, once its last event came (the gateway remembers it with its provider). */
+  responseId?: string;
 }
 
 export interface StreamResult {

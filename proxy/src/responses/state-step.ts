@@ -2,7 +2,7 @@ import { Errors, GatewayError } from '@gateway/shared';
 import type { RequestContext } from '../pipeline/context.js';
 import type { ResponsesRequest } from '../protocols/openai-responses/parse-request.js';
 import { inputMessages } from '../protocols/openai-responses/input-items.js';
-import { newId } from '../protocols/openai-responses/response-object.js';
+import { isResponseId, newId } from '../protocols/openai-responses/response-object.js';
 import { ToolSet } from '../protocols/openai-responses/tools.js';
 import type { ChatMessage } from '../request/openai-chat.js';
 import type { ResponseStore, StoredResponse } from './response-store.js';
@@ -17,8 +17,8 @@ import type { ResponseStore, StoredResponse } from './response-store.js';
  */
 export function responsesState(ctx: RequestContext): void | Promise<void> {
   const parsed = ctx.parsed as ResponsesRequest;
-  if (parsed.native !== undefined && ctx.route?.nativeFor('openai-responses') === true) return;
   const store = ctx.deps.responses ?? null;
+  if (parsed.native !== undefined && ctx.route?.nativeFor('openai-responses') === true) return store === null ? undefined : nativeState(ctx, store, parsed.native.body);
   const previous = parsed.previousResponseId ?? null;
   if (store === null) {
     if (previous !== null) return ctx.fail(Errors.invalidField('previous_response_id', '`previous_response_id` needs stored responses, and this gateway keeps none (it runs without its control plane).'), 'error');
@@ -38,6 +38,49 @@ export function responsesState(ctx: RequestContext): void | Promise<void> {
     (found) => continued(ctx, store, parsed, found, previous, instructions, own, keep),
     (err: unknown) => ctx.fail(err instanceof GatewayError ? err : Errors.responseStoreUnavailable('no answer'), 'error'),
   );
+}
+
+/**
+ * A native route keeps its own state at the provider; the gateway remembers only which provider
+ * entry made each response (`store` not false), so a `previous_response_id` is sent to that entry
+ * whichever target the route would draw — another account's provider would not know the id. A
+ * response the gateway kept for a translated route cannot be continued here (the provider never
+ * saw it): refused, naming the field. The memory is an aid, never a dependency: with the control
+ * plane unreachable the request goes on unpinned.
+ */
+function nativeState(ctx: RequestContext, store: ResponseStore, body: Record<string, unknown>): void | Promise<void> {
+  if (body.store !== false) ctx.keepNative = rememberer(ctx, store);
+  const previous = body.previous_response_id;
+  if (typeof previous !== 'string' || !isResponseId(previous)) return;
+  return store.get(previous, ctx.projectId).then(
+    (found) => {
+      if (found === null) return;
+      const provider = found.provider;
+      if (provider === null) {
+        return ctx.fail(Errors.invalidField('previous_response_id', `The response '${previous}' was kept by the gateway for a model it translates: continue it with such a model, not ${ctx.model ?? 'this one'}.`), 'error');
+      }
+      if (!(ctx.route?.targets ?? []).some((target) => target.adapter.name === provider)) {
+        return ctx.fail(Errors.invalidField('previous_response_id', `The response '${previous}' is kept by the provider ${provider}, which does not serve ${ctx.model ?? 'this model'}.`), 'error');
+      }
+      ctx.pinnedProvider = provider;
+    },
+    (err: unknown) => {
+      ctx.deps.log.warn({ requestId: ctx.info.requestId, reason: err instanceof Error ? err.message : String(err) }, 'the provider of a previous response could not be looked up; the request goes unpinned');
+    },
+  );
+}
+
+/** Remembers a native response's id with the provider entry that answered; a failure is logged, the answer still goes. */
+function rememberer(ctx: RequestContext, store: ResponseStore): (id: string) => Promise<void> {
+  return async (id) => {
+    const provider = ctx.provider;
+    if (!isResponseId(id) || provider === null) return;
+    try {
+      await store.put({ id, project_id: ctx.projectId, provider, model: ctx.model ?? '', input_items: [], response: null, messages: null });
+    } catch (err) {
+      ctx.deps.log.warn({ requestId: ctx.info.requestId, responseId: id, reason: err instanceof Error ? err.message : String(err) }, "a native response's provider could not be remembered; a follow-up naming it goes unpinned");
+    }
+  };
 }
 
 function continued(ctx: RequestContext, store: ResponseStore, parsed: ResponsesRequest, found: StoredResponse | null, id: string, instructions: number, own: ChatMessage[], keep: boolean): void {

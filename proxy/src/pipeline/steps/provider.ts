@@ -87,7 +87,10 @@ function attempt<R extends CompletionResult | StreamResult | EmbeddingsResult>(c
             trace.attemptFailed(err);
             throw err;
           });
-  return tryTargets((ctx.route as Route).plan(Date.now(), Math.random, ctx), cancel, ctx, ctx.deps.metrics, call).then((served: Served<R>) => {
+  const route = ctx.route as Route;
+  // A continued native response goes where it lives, whatever its health (the state step checked the route has it).
+  const plan = ctx.pinnedProvider === null ? route.plan(Date.now(), Math.random, ctx) : route.targets.filter((target) => target.adapter.name === ctx.pinnedProvider);
+  return tryTargets(plan, cancel, ctx, ctx.deps.metrics, call).then((served: Served<R>) => {
     if (!served.ok) return upstreamFailed(ctx, served.error, !served.counted);
     ctx.result = served.result;
     ctx.trace?.answered(served.result);

@@ -35,6 +35,15 @@ function completeOnce(ctx: RequestContext, protocol: InboundProtocol, result: Co
   const meter = ctx.chain.meter!;
   if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled', result.usage));
   const body = protocol.render(result, ctx.parsed as ParsedRequest);
+  const remember = ctx.keepNative;
+  if (result.native === true && remember !== null && result.responseId !== undefined) {
+    // Remembered before it is sent, as a kept Response is: a follow-up naming it always finds it.
+    return remember(result.responseId).then(() => {
+      if (ctx.finished) return;
+      if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null, meter(ctx, 'cancelled', result.usage));
+      sendWhole(ctx, result, body);
+    });
+  }
   // A kept Response is stored before it is sent: a follow-up naming it always finds it.
   const keep = ctx.keepAnswer;
   if (keep === null) return sendWhole(ctx, result, body);
@@ -59,9 +68,16 @@ async function streamOut(ctx: RequestContext, protocol: InboundProtocol, result:
   ex.startStream();
   const opening = writer.start();
   if (opening !== '') ex.write(opening);
+  let remember = result.native === true ? ctx.keepNative : null;
   try {
     for await (const data of result.events) {
       if (ctx.finished || ex.aborted) break;
+      if (remember !== null && result.meta.responseId !== undefined) {
+        // The frame that told the id (the stream's last) waits until the id is remembered.
+        await remember(result.meta.responseId);
+        remember = null;
+        if (ctx.finished || ex.aborted) break;
+      }
       const text = writer.chunk(data);
       if (text !== '' && !ex.write(text)) await ex.drain();
     }

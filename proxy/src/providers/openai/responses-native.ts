@@ -12,6 +12,7 @@ import type { UpstreamResponse } from '../upstream-request.js';
  * response ended, to meter and record it.
  */
 interface ResponseFacts {
+  id?: unknown;
   status?: unknown;
   usage?: { input_tokens?: unknown; output_tokens?: unknown; input_tokens_details?: { cached_tokens?: unknown } | null } | null;
   incomplete_details?: { reason?: unknown } | null;
@@ -52,7 +53,7 @@ export function nativeResponse(provider: string, body: Buffer): CompletionResult
   if (typeof response !== 'object' || response === null || Array.isArray(response)) throw Errors.providerSentNot(provider, 'a Response object');
   const facts = response as ResponseFacts;
   const usage = usageOf(facts) ?? { input: 0, output: 0 };
-  return { status: 200, body, native: true, usage, ...finishOf(facts) };
+  return { status: 200, body, native: true, usage, ...finishOf(facts), ...(typeof facts.id === 'string' ? { responseId: facts.id } : {}) };
 }
 
 /** The events that end a response: their `response` is the whole Response, usage included. */
@@ -76,6 +77,7 @@ export function nativeResponseEvents(res: UpstreamResponse, provider: string, me
         // The stream ended without counts the gateway can read: the estimate stands in.
       }
       meta.usage = usageOf(response);
+      if (typeof response.id === 'string') meta.responseId = response.id;
       const finish = finishOf(response);
       meta.finishReason = finish.finishReason;
       if (finish.rawFinishReason !== undefined) meta.rawFinishReason = finish.rawFinishReason;
