@@ -46,9 +46,11 @@ export function responsesState(ctx: RequestContext): void | Promise<void> {
  * whichever target the route would draw — another account's provider would not know the id. A
  * response the gateway kept for a translated route cannot be continued here (the provider never
  * saw it): refused, naming the field. The memory is an aid, never a dependency: with the control
- * plane unreachable the request goes on unpinned.
+ * plane unreachable the request goes on unpinned. Only routes of several entries need it.
  */
 function nativeState(ctx: RequestContext, store: ResponseStore, body: Record<string, unknown>): void | Promise<void> {
+  // A route of one provider entry cannot send a follow-up astray: nothing to remember, no round trip.
+  if ((ctx.route?.targets.length ?? 0) < 2) return;
   if (body.store !== false) ctx.keepNative = rememberer(ctx, store);
   const previous = body.previous_response_id;
   if (typeof previous !== 'string' || !isResponseId(previous)) return;
