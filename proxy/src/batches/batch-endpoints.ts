@@ -1,9 +1,9 @@
 import { Errors } from '@gateway/shared';
 import type { RequestContext } from '../pipeline/context.js';
 import type { ClosingStep, Endpoint, Step } from '../pipeline/endpoint.js';
-import { PAUSE } from '../pipeline/run.js';
-import { authenticate, checkKey, holdBodyForKey } from '../pipeline/steps/authenticate.js';
-import { parseJson, refuseWhileDraining } from '../pipeline/steps/body.js';
+import type { PAUSE } from '../pipeline/run.js';
+import { authenticate, checkKey } from '../pipeline/steps/authenticate.js';
+import { parseJson, readBodyUpTo, refuseWhileDraining } from '../pipeline/steps/body.js';
 import { anthropicMessages } from '../protocols/anthropic-messages/anthropic-messages.js';
 import { openAiChat } from '../protocols/openai-chat/openai-chat.js';
 import type { ErrorShape } from '../protocols/protocol.js';
@@ -55,19 +55,7 @@ export interface BatchEndpoints {
  */
 function readBatchBody(ctx: RequestContext): typeof PAUSE | void {
   const limit = ctx.deps.config.batchFileMaxBytes;
-  if (ctx.info.contentLength > limit) return ctx.fail(Errors.batchFileTooLarge(limit), 'error');
-  const next = ctx.step + 1;
-  ctx.ex.readBody(
-    limit,
-    (raw) => {
-      ctx.raw = raw;
-      ctx.run(next);
-    },
-    () => ctx.fail(Errors.batchFileTooLarge(limit), 'error'),
-  );
-  const auth = ctx.auth;
-  if (auth instanceof Promise) holdBodyForKey(ctx, auth);
-  return PAUSE;
+  return readBodyUpTo(ctx, limit, () => ctx.fail(Errors.batchFileTooLarge(limit), 'error'));
 }
 
 export function batchEndpoints(closing: readonly ClosingStep[]): BatchEndpoints {

@@ -18,8 +18,12 @@ export function refuseWhileDraining(ctx: RequestContext): void {
  * chunk: a callback, not a promise.
  */
 export function readBody(ctx: RequestContext): typeof PAUSE | void {
-  const limit = ctx.deps.config.maxBodyBytes;
-  if (ctx.info.contentLength > limit) return tooLarge(ctx);
+  return readBodyUpTo(ctx, ctx.deps.config.maxBodyBytes, () => tooLarge(ctx));
+}
+
+/** readBody with the route's own limit and refusal (a Message Batches body is far larger than one request). */
+export function readBodyUpTo(ctx: RequestContext, limit: number, refuse: () => void): typeof PAUSE | void {
+  if (ctx.info.contentLength > limit) return refuse();
   const next = ctx.step + 1;
   ctx.ex.readBody(
     limit,
@@ -27,7 +31,7 @@ export function readBody(ctx: RequestContext): typeof PAUSE | void {
       ctx.raw = raw;
       ctx.run(next);
     },
-    () => tooLarge(ctx),
+    refuse,
   );
   const auth = ctx.auth;
   if (auth instanceof Promise) holdBodyForKey(ctx, auth);
