@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, Worker, type Job } from 'bullmq';
 import { BATCH_EXPIRED, Errors, type BatchEndpoint, type BatchJob, type BatchRow, type ClaimedLine, type LineResult, type RedisClient, type RedisKeys } from '@gateway/shared';
 import type { Logger } from 'pino';
@@ -42,7 +43,7 @@ export class BatchQueue {
 
   /** Bounded: with Redis away, BullMQ's close would wait for it; the connection is the caller's. */
   async close(timeoutMs: number): Promise<void> {
-    await settlesWithin(this.queue.close(), timeoutMs);
+    await waitAtMost(this.queue.close(), timeoutMs);
   }
 }
 
@@ -80,8 +81,8 @@ export class BatchRunner {
    */
   async close(timeoutMs: number): Promise<void> {
     this.closing = true;
-    await settlesWithin(Promise.allSettled([...this.running]), timeoutMs);
-    await settlesWithin(this.worker.close(true), 2_000);
+    await waitAtMost(Promise.allSettled([...this.running]), timeoutMs);
+    await waitAtMost(this.worker.close(true), 2_000);
   }
 
   private track(run: Promise<void>): Promise<void> {
@@ -279,21 +280,7 @@ function ended(status: string): boolean {
   return status === 'completed' || status === 'failed' || status === 'expired' || status === 'cancelled';
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** True when the promise settled (either way) before the deadline. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const done = promise.then(
-    () => true,
-    () => true,
-  );
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  const outcome = await Promise.race([done, late]);
-  clearTimeout(timer);
-  return outcome;
+/** Waits for the promise (either way) or the deadline, whichever comes first; the timer holds no process up. */
+function waitAtMost(promise: Promise<unknown>, ms: number): Promise<unknown> {
+  return Promise.race([promise.catch(() => {}), sleep(ms, undefined, { ref: false })]);
 }
