@@ -19,6 +19,7 @@ import { QuotaLeases } from './policy/quota-leases.js';
 import { BudgetLeases } from './policy/budget-leases.js';
 import { RateLimiter } from './policy/rate-limiter.js';
 import { PROVIDER_TYPES } from './providers/registry.js';
+import { StepTimes } from './pipeline/step-clock.js';
 import { RecordBuffer } from './records/record-buffer.js';
 import type { RecordSink } from './records/record-sink.js';
 import { ModelRouter } from './routing/model-router.js';
@@ -165,6 +166,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         config.controlPlaneUrl !== undefined && config.internalToken !== undefined
           ? { store: new BatchStore(config.controlPlaneUrl, config.internalToken), queue: new BatchQueue(queue, keys) }
           : null,
+      stepTimes: config.stepTimesFile === undefined ? null : new StepTimes(config.stepTimesFile),
     };
     // Ready while cached keys may be served: through a Redis outage the log stream keeps a proxy
     // serving the keys it holds, and taking it out of its load balancer would refuse them all.
@@ -216,6 +218,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         while (deps.state.active > 0 && Date.now() < deadline) await sleep(25);
         const shuttingDown = Errors.shuttingDown();
         for (const call of inFlight.all()) call.revoke(shuttingDown);
+        deps.stepTimes?.write();
         deps.authThrottle?.close();
         await quotas.close();
         await budgets.close();

@@ -27,6 +27,7 @@ import type { Endpoint } from './endpoint.js';
 import type { RequestExtras } from './request-extras.js';
 import type { UsageOutcome } from './request-records.js';
 import { run } from './run.js';
+import type { StepClock, StepTimes } from './step-clock.js';
 import { clientGone, crashed, fail, finish, revoke } from './exits.js';
 
 /** Everything a gateway request needs, built once at start. */
@@ -61,6 +62,8 @@ export interface GatewayDeps {
   responses?: ResponseStore | null;
   /** Files and batches (batches/); absent or null without a control plane. */
   batches?: BatchServices | null;
+  /** The bench's wall-clock breakdown (STEP_TIMES_FILE); absent or null: no request carries a clock. */
+  stepTimes?: StepTimes | null;
 }
 
 /** What the HTTP layer read from the request line and headers (only valid inside its callback). */
@@ -205,6 +208,9 @@ export class RequestContext implements Revocable, CoolingLog {
   /** This request's trace; null when tracing is off. */
   trace: RequestTrace | null = null;
 
+  /** This request's step clock (step-clock.ts); null unless the bench asked for the breakdown. */
+  readonly clock: StepClock | null;
+
   /** Tags, end user, cache and guardrail facts for the records; null until a step has one (request-extras.ts). */
   extras: RequestExtras | null = null;
 
@@ -224,6 +230,7 @@ export class RequestContext implements Revocable, CoolingLog {
     readonly chain: Endpoint,
   ) {
     this.id = info.clientRequestId ? newRecordId() : info.requestId;
+    this.clock = deps.stepTimes?.clock(this.startedAt) ?? null;
     deps.state.active++;
   }
 

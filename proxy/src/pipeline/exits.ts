@@ -39,8 +39,15 @@ export function finish(ctx: RequestContext, outcome: AuditOutcome, status: numbe
   ctx.errorCode = errorCode;
   ctx.usage = usage;
   ctx.elapsedMs = performance.now() - ctx.startedAt;
+  const clock = ctx.clock;
+  // Finished is answered: the last byte was handed to the socket before the closing steps run.
+  clock?.mark('answered');
   const closing = ctx.chain.closing;
   for (let i = 0; i < closing.length; i++) closing[i]!(ctx);
+  if (clock !== null) {
+    clock.mark('closed');
+    ctx.deps.stepTimes?.add(clock);
+  }
 }
 
 /** The key (or project) was deleted or expired, or the gateway drains: end now, provider included. */

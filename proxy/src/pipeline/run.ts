@@ -13,9 +13,11 @@ export const PAUSE = Symbol('pause');
  */
 export function run(ctx: RequestContext, from: number): void {
   const steps = ctx.chain.steps;
+  const clock = ctx.clock;
   for (let i = from; i < steps.length; i++) {
     if (ctx.finished) return;
     ctx.step = i;
+    clock?.markStep(steps[i]!);
     let out;
     try {
       out = steps[i]!(ctx);

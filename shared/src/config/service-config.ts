@@ -39,6 +39,8 @@ export interface ProxyConfig extends CommonConfig, ListenerConfig {
   /** Failed authentications one client address may make per 10 s window before it is throttled; 0: no throttle. */
   authFailureLimit: number;
   drainTimeoutMs: number;
+  /** Where the proxy writes the wall-clock breakdown of its requests when it stops (STEP_TIMES_FILE, a bench flag); undefined: no step clock. */
+  stepTimesFile: string | undefined;
   /** Records per BullMQ job. */
   recordBatchSize: number;
   /** Record queues (RECORD_QUEUES); each proxy worker sends to one of them, picked at start. */
@@ -186,6 +188,7 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     authFailureLimit: envInt(env, 'AUTH_FAILURE_LIMIT', 50, 0, 1_000_000),
     cors: loadCorsConfig(env),
     drainTimeoutMs: envInt(env, 'DRAIN_TIMEOUT_MS', 10_000, 0, 600_000),
+    stepTimesFile: envOptional(env, 'STEP_TIMES_FILE'),
     recordBatchSize: envInt(env, 'RECORD_BATCH_SIZE', 500, 1, 10_000),
     recordQueues: envInt(env, 'RECORD_QUEUES', 1, 1, 64),
     recordFlushMs: envInt(env, 'RECORD_FLUSH_MS', 10, 1, 10_000),

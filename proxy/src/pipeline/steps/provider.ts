@@ -36,7 +36,10 @@ export function callModel(ctx: RequestContext): Promise<void> {
     const upstream = upstreamOf(target.entry, ctx.model ?? base.model);
     const request = upstream === base.model ? base : { ...base, upstreamModel: upstream };
     begin(ctx, target, request);
-    return base.stream ? target.adapter.stream(request, cancel) : target.adapter.complete(request, cancel);
+    const sent = base.stream ? target.adapter.stream(request, cancel) : target.adapter.complete(request, cancel);
+    // Dispatched: undici writes it to a reused connection in the check phase that follows (docs/benchmarks.md#breakdown).
+    ctx.clock?.mark('provider.sent');
+    return sent;
   });
 }
 
@@ -91,6 +94,7 @@ function attempt<R extends CompletionResult | StreamResult | EmbeddingsResult>(c
   // A continued native response goes where it lives, whatever its health (the state step checked the route has it).
   const plan = ctx.pinnedProvider === null ? route.plan(Date.now(), Math.random, ctx) : route.targets.filter((target) => target.adapter.name === ctx.pinnedProvider);
   return tryTargets(plan, cancel, ctx, ctx.deps.metrics, call).then((served: Served<R>) => {
+    ctx.clock?.mark('provider.answered');
     if (!served.ok) return upstreamFailed(ctx, served.error, !served.counted);
     ctx.result = served.result;
     ctx.trace?.answered(served.result);

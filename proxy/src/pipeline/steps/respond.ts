@@ -14,7 +14,8 @@ import { upstreamFailed } from './provider.js';
 
 /** A chat model answer in `protocol`'s format; made once per endpoint. */
 export function respondWith(protocol: InboundProtocol): Step {
-  return (ctx) => {
+  // Named, as every step is, for the step clock's breakdown (step-clock.ts).
+  return function respond(ctx) {
     const result = ctx.result as CompletionResult | StreamResult;
     if ('events' in result) return streamOut(ctx, protocol, result);
     return completeOnce(ctx, protocol, result);
