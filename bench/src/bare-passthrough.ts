@@ -1,6 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
+import { performance } from 'node:perf_hooks';
 import { ClientStack } from '@gateway/proxy/client-stack';
+import type { StepClock, StepTimes } from '@gateway/proxy/step-clock';
 import { loadUws, type HttpResponse, type us_listen_socket } from '@gateway/proxy/uws';
 
 /**
@@ -16,6 +18,8 @@ export interface BarePassthroughOptions {
   host?: string;
   /** Upstream connections; unbounded by default so 10k held streams each get one. */
   connections?: number | null;
+  /** The gateway's step clock (STEP_TIMES_FILE), marking the moments any proxy has: for the breakdown side by side. */
+  stepTimes?: StepTimes | null;
 }
 
 export interface BarePassthrough {
@@ -33,7 +37,9 @@ export function startBarePassthrough(options: BarePassthroughOptions): Promise<B
   const pool = options.connections == null ? new ClientStack(origin, clientOptions) : new Pool(origin, { ...clientOptions, connections: options.connections });
   const app = uws.App();
 
+  const stepTimes = options.stepTimes ?? null;
   app.post('/*', (res, req) => {
+    const clock = stepTimes?.clock(performance.now()) ?? null;
     const query = req.getQuery();
     const path = query ? `${req.getUrl()}?${query}` : req.getUrl();
     const headers: Record<string, string> = { 'content-type': req.getHeader('content-type') || 'application/json' };
@@ -42,7 +48,7 @@ export function startBarePassthrough(options: BarePassthroughOptions): Promise<B
       const value = req.getHeader(name);
       if (value !== '') headers[name] = value;
     }
-    const relay = new Relay(res);
+    const relay = new Relay(res, clock, stepTimes);
     res.onAborted(() => relay.clientGone());
     const parts: Buffer[] = [];
     res.onData((chunk, isLast) => {
@@ -50,7 +56,9 @@ export function startBarePassthrough(options: BarePassthroughOptions): Promise<B
       parts.push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
       const body = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+      clock?.mark('body');
       pool.dispatch({ path, method: 'POST', headers, body }, relay);
+      clock?.mark('provider.sent');
     });
   });
 
@@ -86,7 +94,11 @@ class Relay implements Dispatcher.DispatchHandler {
   private streaming = false;
   private parts: Buffer[] = [];
 
-  constructor(private readonly res: HttpResponse) {}
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly clock: StepClock | null = null,
+    private readonly stepTimes: StepTimes | null = null,
+  ) {}
 
   clientGone(): void {
     this.aborted = true;
@@ -100,6 +112,7 @@ class Relay implements Dispatcher.DispatchHandler {
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     if (statusCode < 200) return true;
+    this.clock?.mark('provider.headers');
     this.status = statusCode;
     for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
       const name = rawHeaders[i] as Buffer;
@@ -141,11 +154,17 @@ class Relay implements Dispatcher.DispatchHandler {
       return;
     }
     const payload = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts);
+    const clock = this.clock;
+    clock?.mark('provider.answered');
     res.cork(() => {
       res.writeStatus(statusLine(this.status));
       if (this.contentType !== undefined) res.writeHeader('content-type', this.contentType);
       res.end(payload);
     });
+    if (clock !== null) {
+      clock.mark('answered');
+      this.stepTimes?.add(clock);
+    }
   }
 
   onError(): void {

@@ -60,4 +60,19 @@ describe('bench', () => {
     expect(output).toMatch(/throughput\s+req\/s/);
     expect(output).not.toMatch(/gw_[A-Za-z0-9_-]{43}/);
   });
+
+  it('breaks one request down into the steps of the gateway and the bare pass-through', { timeout: 180_000 }, async () => {
+    const out = mkdtempSync(join(dir, 'breakdown-'));
+    const { code, output } = await runBench(['--scenario', 'breakdown', '--quick', '--results-dir', out]);
+    expect(code, output).toBe(0);
+    const file = readdirSync(out).find((f) => f.endsWith('.json')) as string;
+    const result = JSON.parse(readFileSync(join(out, file), 'utf8'));
+    const breakdown = result.scenarios.find((s: { name: string }) => s.name === 'breakdown');
+    expect(breakdown).toMatchObject({ status: 'ok', errors: 0 });
+    const segments = (proxy: 'bare' | 'gateway') => breakdown.data.steps[proxy].segments.map((s: { segment: string }) => s.segment);
+    // Both proxies mark the moments any proxy has; the gateway marks each of its steps between them.
+    expect(segments('bare')).toEqual(['arrived → body', 'body → provider.sent', 'provider.sent → provider.headers', 'provider.headers → provider.answered', 'provider.answered → answered']);
+    expect(segments('gateway')).toEqual(expect.arrayContaining(['arrived → refuseWhileDraining', 'readBody → authenticate', 'callModel → provider.sent', 'provider.sent → provider.answered', 'respond → answered', 'answered → closed']));
+    expect(breakdown.data.steps.gateway.requests).toBeGreaterThanOrEqual(breakdown.data.requestsPerRound * 3);
+  });
 });

@@ -31,7 +31,7 @@ export interface BenchOptions {
 export const USAGE = `Usage: node bench/dist/main.js [options]
 
 Local stack (default): starts a mock provider, a bare pass-through and the gateway, and compares.
-  --scenario <a,b,…>   run only these (throughput, latency, sequential, streaming, anthropic, cloud-providers,
+  --scenario <a,b,…>   run only these (throughput, latency, sequential, breakdown, streaming, anthropic, cloud-providers,
                        endpoints, cache, idle-memory, revocation, auth-flood, failover, mcp, guardrails,
                        tracing, budgets, writer, usage-query, throughput-cluster: the gateway on a six-node
                        Redis Cluster);

@@ -48,6 +48,8 @@ interface StartOptions {
   env?: Record<string, string>;
   /** More environment for a gateway (OTEL_* in the tracing scenario). */
   gatewayEnv?: Record<string, string>;
+  /** More environment for the bare pass-through (the breakdown's STEP_TIMES_FILE). */
+  bareEnv?: Record<string, string>;
 }
 
 export async function startMock(ctx: RunContext, options: StartOptions = {}): Promise<MockService> {
@@ -75,7 +77,7 @@ export function profileArgs(ctx: RunContext, name: string): string[] {
 export async function startBare(ctx: RunContext, upstream: string, options: StartOptions = {}): Promise<Service> {
   const child = spawnNode('bare pass-through', 'bench/dist/bare-passthrough-main.js', ['0'], {
     nodeArgs: profileArgs(ctx, 'bare'),
-    env: { UPSTREAM_URL: upstream },
+    env: { UPSTREAM_URL: upstream, ...options.bareEnv },
     raiseFileLimit: options.raiseFileLimit,
   });
   const [, port] = await waitForOutput(child, /listening (\d+)/);

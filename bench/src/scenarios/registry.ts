@@ -1,5 +1,6 @@
 import { anthropic } from './anthropic.js';
 import { authFlood } from './auth-flood.js';
+import { breakdown } from './breakdown.js';
 import { budgets } from './budgets.js';
 import { cache } from './cache.js';
 import { cloudProviders } from './cloud-providers.js';
@@ -21,7 +22,7 @@ import { usageQuery } from './usage-query.js';
 import { writer } from './writer.js';
 
 /** Every scenario, in the order a full run takes them (cheap and sensitive first). */
-export const SCENARIOS: readonly Scenario[] = [throughput, latency, sequential, streaming, anthropic, cloudProviders, endpoints, cache, idleMemory, revocation, authFlood, failover, mcp, guardrails, tracing, budgets, writer, usageQuery, batches, throughputCluster];
+export const SCENARIOS: readonly Scenario[] = [throughput, latency, sequential, breakdown, streaming, anthropic, cloudProviders, endpoints, cache, idleMemory, revocation, authFlood, failover, mcp, guardrails, tracing, budgets, writer, usageQuery, batches, throughputCluster];
 
 export function findScenarios(names: readonly string[]): Scenario[] {
   if (names.length === 0) return [...SCENARIOS];
