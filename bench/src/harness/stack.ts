@@ -190,10 +190,11 @@ export interface Trio {
   stop(): Promise<void>;
 }
 
-export async function startTrio(ctx: RunContext, scenario: string, key: string): Promise<Trio> {
+/** `options`: the proxies' own environment (the breakdown's STEP_TIMES_FILE). */
+export async function startTrio(ctx: RunContext, scenario: string, key: string, options: Pick<StartOptions, 'bareEnv' | 'gatewayEnv'> = {}): Promise<Trio> {
   const mock = await startMock(ctx);
-  const bare = await startBare(ctx, mock.origin);
-  const gateway = await startGateway(ctx, mock.origin, scenario);
+  const bare = await startBare(ctx, mock.origin, options);
+  const gateway = await startGateway(ctx, mock.origin, scenario, options);
   const targets: Target[] = [
     { name: 'direct', origin: mock.origin, key, model: BENCH_MODEL },
     { name: 'bare', origin: bare.origin, key, model: BENCH_MODEL },

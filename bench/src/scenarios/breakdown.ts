@@ -8,7 +8,7 @@ import { projectKey } from '../harness/keys.js';
 import { cpuSeconds } from '../harness/processes.js';
 import { progress } from '../harness/progress.js';
 import { signedUs, us, type Row } from '../harness/report.js';
-import { BENCH_MODEL, startBare, startGateway, startMock, type Target } from '../harness/stack.js';
+import { startTrio } from '../harness/stack.js';
 import { median, rotations, summarise } from '../harness/stats.js';
 import { sized, type Scenario, type ScenarioOutcome } from './scenario.js';
 
@@ -34,14 +34,9 @@ export const breakdown: Scenario = {
   async run(ctx): Promise<ScenarioOutcome> {
     const key = await projectKey(ctx.redis, ctx.keys);
     const files = { bare: join(ctx.tmpDir, 'steps-bare'), gateway: join(ctx.tmpDir, 'steps-gateway') };
-    const mock = await startMock(ctx);
-    const bare = await startBare(ctx, mock.origin, { bareEnv: { STEP_TIMES_FILE: files.bare } });
-    const gateway = await startGateway(ctx, mock.origin, 'breakdown', { gatewayEnv: { STEP_TIMES_FILE: files.gateway } });
-    const targets: (Target & { name: Name; pid: number })[] = [
-      { name: 'direct', origin: mock.origin, key: key.key, model: BENCH_MODEL, pid: mock.child.pid },
-      { name: 'bare', origin: bare.origin, key: key.key, model: BENCH_MODEL, pid: bare.child.pid },
-      { name: 'gateway', origin: gateway.origin, key: key.key, model: BENCH_MODEL, pid: gateway.child.pid },
-    ];
+    const trio = await startTrio(ctx, 'breakdown', key.key, { bareEnv: { STEP_TIMES_FILE: files.bare }, gatewayEnv: { STEP_TIMES_FILE: files.gateway } });
+    const pids: Record<Name, number> = { direct: trio.mock.child.pid, bare: trio.bare.child.pid, gateway: trio.gateway.child.pid };
+    const targets = trio.targets.map((t) => ({ ...t, name: t.name as Name, pid: pids[t.name as Name] }));
     const ua = userAgent('breakdown');
     const perRound = sized(ctx, 3_000, 200);
     const warm = sized(ctx, 1_000, 100);
@@ -49,18 +44,6 @@ export const breakdown: Scenario = {
     const p50s = new Map<Name, number[]>(targets.map((t) => [t.name, []]));
     const cpu = new Map<Name, { seconds: number; requests: number }>(targets.map((t) => [t.name, { seconds: 0, requests: 0 }]));
     let errors = 0;
-    let stopped = false;
-    const stop = async () => {
-      if (stopped) return;
-      stopped = true;
-      await Promise.all([...clients.values()].map((c) => c.close()));
-      try {
-        await gateway.stop();
-      } finally {
-        await bare.stop();
-        await mock.stop();
-      }
-    };
     try {
       for (const target of targets) {
         progress(`breakdown: warming ${target.name} (${warm} requests)`);
@@ -81,7 +64,8 @@ export const breakdown: Scenario = {
         }
       }
     } finally {
-      await stop();
+      await Promise.all([...clients.values()].map((c) => c.close()));
+      await trio.stop();
     }
     const steps = { bare: readSteps(files.bare), gateway: readSteps(files.gateway) };
     const client = Object.fromEntries([...p50s].map(([name, list]) => [name, median(list)])) as Record<Name, number>;
