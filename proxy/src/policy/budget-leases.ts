@@ -41,6 +41,8 @@ interface Ledger {
   projectId: string;
   rule: BudgetRule;
   limit: number;
+  /** Start of its period (0: total), in Unix ms. */
+  start: number;
   /** End of its period (null: total), in Unix ms. */
   end: number | null;
   /** Leased to this proxy and not reserved by any request (negative: a debt to lease back first). */
@@ -61,6 +63,9 @@ interface Ledger {
   /** The last call failed, or found the ledger not loaded: the outage allowance applies. */
   away: boolean;
   outageUsed: number;
+  /** Script calls finished, and what they granted in all: whether a request's round of leasing got anything. */
+  syncs: number;
+  granted: number;
   rate: LeaseRate;
 }
 
@@ -132,17 +137,48 @@ export class BudgetLeases {
     return this.reserveWithLeases(ledgers, amount, now);
   }
 
+  /**
+   * Settles `nanos` (negative: gives them back) in each budget's ledger of the window `at` falls
+   * in, with no hold and no refusal: a provider-run batch's line, charged its worst case when it
+   * was handed off and its cost when it is collected (batches/provider-line-steps.ts).
+   */
+  adjust(projectId: string, rules: readonly BudgetRule[], at: number, nanos: number): void {
+    if (nanos === 0) return;
+    const now = Date.now();
+    for (const rule of rules) {
+      const ledger = this.ledgerFor(projectId, rule, at);
+      ledger.balance -= nanos;
+      ledger.pendingCharge += nanos;
+      ledger.lastUsed = now;
+    }
+  }
+
   private async reserveWithLeases(ledgers: Ledger[], amount: number, now: number): Promise<BudgetHold | GatewayError> {
-    await Promise.all(ledgers.map((ledger) => this.ensure(ledger, amount, now)));
-    const at = Date.now();
-    // Checked again all together, then taken all together in this one synchronous pass.
-    for (const ledger of ledgers) {
-      if (spendable(ledger, amount, at)) continue;
-      if (ledger.away) {
-        if (!this.fitsAllowance(ledger, amount)) return Errors.budgetUncheckable();
-        continue;
+    let at = now;
+    // Requests waiting on the same lease may find it spent by the one before them: such a request
+    // leases again, and is refused only once a lease call in its round granted nothing more (the
+    // limit has no room), so requests racing for one lease are all admitted while it has.
+    for (let round = 1; ; round++) {
+      const syncs = ledgers.map((ledger) => ledger.syncs);
+      const granted = ledgers.map((ledger) => ledger.granted);
+      await Promise.all(ledgers.map((ledger) => this.ensure(ledger, amount, now)));
+      at = Date.now();
+      // Checked again all together, then taken all together in this one synchronous pass.
+      let short = -1;
+      for (let i = 0; i < ledgers.length; i++) {
+        const ledger = ledgers[i]!;
+        if (spendable(ledger, amount, at)) continue;
+        if (ledger.away) {
+          if (!this.fitsAllowance(ledger, amount)) return Errors.budgetUncheckable();
+          continue;
+        }
+        short = i;
+        break;
       }
-      return refusal(ledger, amount);
+      if (short < 0) break;
+      const ledger = ledgers[short]!;
+      const leasedNothing = ledger.syncs > syncs[short]! && ledger.granted === granted[short];
+      if (leasedNothing || round >= MAX_LEASE_ROUNDS) return refusal(ledger, amount);
     }
     for (const ledger of ledgers) {
       if (!spendable(ledger, amount, at)) {
@@ -192,7 +228,7 @@ export class BudgetLeases {
 
   private ledgerFor(projectId: string, rule: BudgetRule, now: number): Ledger {
     const known = this.current.get(rule.id);
-    if (known !== undefined && known.rule === rule && (known.end === null || now < known.end)) return known;
+    if (known !== undefined && known.rule === rule && now >= known.start && (known.end === null || now < known.end)) return known;
     const window = budgetWindow(rule, now);
     const key = this.keys.budgetLedger(projectId, rule.id, window.id);
     let ledger = this.ledgers.get(key);
@@ -202,6 +238,7 @@ export class BudgetLeases {
         projectId,
         rule,
         limit: 0,
+        start: window.start,
         end: window.end,
         balance: 0,
         reserved: 0,
@@ -215,6 +252,8 @@ export class BudgetLeases {
         leasing: null,
         away: false,
         outageUsed: 0,
+        syncs: 0,
+        granted: 0,
         rate: new LeaseRate(now),
       };
       this.ledgers.set(key, ledger);
@@ -233,7 +272,8 @@ export class BudgetLeases {
   private sync(ledger: Ledger, want: number, release: number): Promise<void> {
     if (ledger.leasing !== null) return ledger.leasing;
     if (this.stopped) return Promise.resolve();
-    if (ledger.outbox === null && (ledger.pendingCharge > 0 || release > 0)) {
+    // A negative charge is a provider-run batch line's worst case given back (adjust).
+    if (ledger.outbox === null && (ledger.pendingCharge !== 0 || release > 0)) {
       ledger.outbox = { seq: ++this.seq, charge: ledger.pendingCharge, release };
       ledger.pendingCharge = 0;
       ledger.balance -= release;
@@ -243,7 +283,7 @@ export class BudgetLeases {
     const run = async () => {
       try {
         if (!this.ledgersReady) this.ledgersReady = (await this.redis.exists(this.keys.budgetLedgersReady)) === 1;
-        const [known, , , mine] = await this.command({
+        const [known, grant, , mine] = await this.command({
           key: ledger.key,
           limit: ledger.limit,
           want,
@@ -267,6 +307,7 @@ export class BudgetLeases {
           return;
         }
         ledger.outbox = null;
+        ledger.granted += grant;
         ledger.balance = mine - ledger.reserved - ledger.pendingCharge;
         ledger.held = mine > 0;
         // Stop spending from the lease well before Redis could let it lapse.
@@ -279,6 +320,7 @@ export class BudgetLeases {
       }
     };
     ledger.leasing = run().finally(() => {
+      ledger.syncs++;
       ledger.leasing = null;
     });
     return ledger.leasing;
@@ -316,7 +358,7 @@ export class BudgetLeases {
     const idle = ledger.inFlight === 0 && now - ledger.lastUsed >= this.options.idleMs;
     const release = idle && ledger.balance > 0 ? ledger.balance : 0;
     const renew = ledger.held && (ledger.inFlight > 0 || !idle) && now - ledger.lastSync >= this.options.leaseTtlMs / 4;
-    if (ledger.pendingCharge > 0 || ledger.outbox !== null || release > 0 || renew || (idle && ledger.held)) return this.sync(ledger, 0, release);
+    if (ledger.pendingCharge !== 0 || ledger.outbox !== null || release > 0 || renew || (idle && ledger.held)) return this.sync(ledger, 0, release);
     if (idle && !ledger.held && ledger.balance <= 0 && this.ledgers.get(ledger.key) === ledger) {
       this.ledgers.delete(ledger.key);
       if (this.current.get(ledger.rule.id) === ledger) this.current.delete(ledger.rule.id);
@@ -347,6 +389,9 @@ export class BudgetLeases {
     return this.ledgers.size;
   }
 }
+
+/** Rounds of leasing one reservation may take while others race it for the same lease (reserveWithLeases). */
+const MAX_LEASE_ROUNDS = 100;
 
 function spendable(ledger: Ledger, amount: number, now: number): boolean {
   return ledger.leasing === null && ledger.balance >= amount && ledger.validUntil > now;

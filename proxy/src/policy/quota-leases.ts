@@ -142,6 +142,19 @@ export class QuotaLeases {
     return this.reserveWithLease(ledger, estimate, now);
   }
 
+  /**
+   * Settles `tokens` (negative: gives them back) in the ledger of the period `at` falls in, with
+   * no reservation and no refusal: a provider-run batch's line, charged its estimate when it was
+   * handed off and its true count when it is collected (batches/provider-line-steps.ts).
+   */
+  adjust(policy: ProjectPolicy, at: number, tokens: number): void {
+    if (policy.quota_tokens === null || tokens === 0) return;
+    const ledger = this.ledgerFor(policy, at);
+    ledger.balance -= tokens;
+    ledger.pendingCharge += tokens;
+    ledger.lastUsed = Date.now();
+  }
+
   /** Tokens to lease beyond what the waiting request needs: about a second of this proxy's own use. */
   private blockFor(ledger: Ledger, now: number): number {
     return ledger.rate.block(ledger.quota, this.options.blockTokens, now);
