@@ -181,7 +181,7 @@ export async function startProxy(env: Env, options: ProxyOptions = {}): Promise<
         : new BatchRunner(
             deps,
             deps.batches.store,
-            { '/v1/chat/completions': endpoints.chatCompletions, '/v1/embeddings': endpoints.embeddings, '/v1/responses': endpoints.responses, '/v1/messages': endpoints.messages },
+            endpoints.lines,
             queue,
             keys,
             log,

@@ -281,6 +281,10 @@ export const Errors = {
     new GatewayError('INVALID_REQUEST', `Line ${line} of the input file calls ${url}, not the batch's endpoint ${endpoint}.`, { param: 'endpoint' }),
   batchFileNotUsable: (why: string) => new GatewayError('INVALID_REQUEST', `The input file cannot be used for a batch: ${why}.`, { param: 'input_file_id' }),
   batchNotCancellable: (status: string) => new GatewayError('CONFLICT', `The batch is ${status} and can no longer be cancelled.`, { param: 'batch_id' }),
+  /** A provider's batch API (provider-run batches) answered a call of the gateway's with an error. */
+  providerBatchRefused: (provider: string, what: string, status: number) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider}'s batch API refused to ${what} (status ${status}).`),
+  /** A provider's ended batch gave no result for a line the gateway sent in it. */
+  providerBatchNoResult: (provider: string) => new GatewayError('UPSTREAM_ERROR', `Provider ${provider}'s batch ended without a result for this request.`),
   batchStoreUnavailable: (why: string) => new GatewayError('UNAVAILABLE', `Batches cannot be reached right now (${why}); retry shortly.`, { retryAfter: 1 }),
   /** A refusal the control plane worded (its error body's code, message and param), passed on as it was. */
   relayed: (code: ErrorCode, message: string, param: string | null) => new GatewayError(code, message, { param }),

@@ -189,7 +189,8 @@ export async function getBatchRun(sql: Queryable, id: string): Promise<{ batch: 
 }
 
 /**
- * Up to `limit` unanswered lines after `after`, in order, with their input. A line's claimed_at
+ * Up to `limit` unanswered lines after `after`, in order, with their input (not those handed to a
+ * provider's own batch: they are answered when it is collected, batch-submissions.ts). A line's claimed_at
  * is set by its first claim only (to the millisecond, the unit the records carry): it keys the
  * line's records, which must come out the same when the line is claimed again. Null when there
  * is no such batch.
@@ -200,7 +201,7 @@ export async function claimLines(sql: Queryable, id: string, after: number, limi
   const rows = await sql<{ line_no: number; content: string; claimed_at: Date }[]>`
     with picked as (
       select line_no from batch_lines
-      where batch_id = ${id} and answered_at is null and line_no > ${after}
+      where batch_id = ${id} and answered_at is null and submission_id is null and line_no > ${after}
       order by line_no limit ${limit}
     ), claimed as (
       update batch_lines l set claimed_at = coalesce(l.claimed_at, date_trunc('milliseconds', clock_timestamp()))

@@ -13,6 +13,7 @@ import { registerDashboard } from './routes/dashboard.js';
 import { registerGatewayRoutes } from './routes/gateway.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerInternalBatchRoutes } from './routes/internal-batches.js';
+import { registerInternalBatchSubmissionRoutes } from './routes/internal-batch-submissions.js';
 import { registerInternalFileRoutes } from './routes/internal-files.js';
 import { registerInternalInvalidationRoutes } from './routes/internal-invalidations.js';
 import { registerInternalStoredResponseRoutes } from './routes/internal-stored-responses.js';
@@ -129,6 +130,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   registerInternalStoredResponseRoutes(app, ctx);
   registerInternalFileRoutes(app, ctx);
   registerInternalBatchRoutes(app, ctx);
+  registerInternalBatchSubmissionRoutes(app, ctx);
   // Authenticated by its link's ticket, not a bearer token.
   registerUsageDownloadRoute(app, ctx);
   await app.register(async (authenticated) => {

@@ -3,7 +3,7 @@ import type { BatchRow, ClaimedLine } from '@gateway/shared';
 import { RequestContext, type GatewayDeps, type RequestInfo } from '../pipeline/context.js';
 import type { ClosingStep, Endpoint } from '../pipeline/endpoint.js';
 import { extrasOf } from '../pipeline/request-extras.js';
-import { LineExchange } from './line-exchange.js';
+import { LineExchange, type Collected, type HandedOff } from './line-exchange.js';
 
 /**
  * Runs one line of a batch as a request of the batch's key, through the endpoint's own chain
@@ -21,14 +21,17 @@ export interface LineAnswer {
   /** The answer's body as JSON (the endpoint's own shape, errors included). */
   body: unknown;
   requestId: string;
+  /** The line went to a provider's own batch (provider-line-steps.ts): nothing was answered or recorded yet. */
+  handedOff: HandedOff | null;
 }
 
 /**
  * A UUID (version 8, RFC 9562's custom layout) that is the same for the same attempt at the same
  * batch line every time: the records' id. An attempt the gateway refused and retries (rate
- * limited) keeps its own audit event; the attempt that answers has the next id.
+ * limited) keeps its own audit event; the attempt that answers has the next id. A line a
+ * provider ran in its own batch is recorded when it is collected (`collected`), however often.
  */
-export function lineRecordId(batchId: string, lineNo: number, attempt = 0): string {
+export function lineRecordId(batchId: string, lineNo: number, attempt: number | 'collected' = 0): string {
   const hex = createHash('sha256').update(attempt === 0 ? `${batchId}:${lineNo}` : `${batchId}:${lineNo}:${attempt}`).digest('hex');
   const variant = ((Number.parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
@@ -55,7 +58,8 @@ export interface RunningLine {
   stop(): void;
 }
 
-export function runLine(deps: GatewayDeps, endpoint: Endpoint, batch: BatchRow, keyHash: string, line: ClaimedLine, body: Buffer, attempt: number): RunningLine {
+/** `collected`: the provider batch's answer the line is collected with (the collect chain's). */
+export function runLine(deps: GatewayDeps, endpoint: Endpoint, batch: BatchRow, keyHash: string, line: ClaimedLine, body: Buffer, attempt: number | 'collected', collected: Collected | null = null): RunningLine {
   const requestId = lineRecordId(batch.id, line.line_no, attempt);
   const info: RequestInfo = {
     requestId,
@@ -76,6 +80,7 @@ export function runLine(deps: GatewayDeps, endpoint: Endpoint, batch: BatchRow, 
     host: '',
   };
   const ex = new LineExchange(requestId, body);
+  ex.collected = collected;
   const answer = new Promise<LineAnswer>((resolve) => {
     ex.settled = (ctx) => {
       const text = ex.answerText();
@@ -85,7 +90,7 @@ export function runLine(deps: GatewayDeps, endpoint: Endpoint, batch: BatchRow, 
       } catch {
         parsed = { error: { message: 'The answer was not JSON.', type: 'api_error', param: null, code: 'INTERNAL' } };
       }
-      resolve({ status: ctx.status, errorCode: ctx.errorCode, retryAfter: retryAfterOf(ctx), body: parsed, requestId });
+      resolve({ status: ctx.status, errorCode: ctx.errorCode, retryAfter: retryAfterOf(ctx), body: parsed, requestId, handedOff: ex.handedOff });
     };
   });
   const ctx = new RequestContext(deps, ex, info, forLines(endpoint));

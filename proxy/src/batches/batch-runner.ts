@@ -1,13 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Queue, Worker, type Job } from 'bullmq';
-import { BATCH_EXPIRED, Errors, type BatchEndpoint, type BatchJob, type BatchRow, type ClaimedLine, type LineResult, type RedisClient, type RedisKeys } from '@gateway/shared';
+import { DelayedError, Job, Queue, Worker } from 'bullmq';
+import { BATCH_EXPIRED, Errors, type GatewayError, type BatchEndpoint, type BatchJob, type BatchRow, type ClaimedLine, type LineResult, type RedisClient, type RedisKeys } from '@gateway/shared';
 import type { Logger } from 'pino';
 import type { GatewayDeps } from '../pipeline/context.js';
-import type { Endpoint } from '../pipeline/endpoint.js';
+import type { Endpoints } from '../pipeline/endpoints.js';
+import type { InFlightEntry, Revocable } from '../auth/in-flight.js';
 import type { BatchStore } from './batch-store.js';
 import { CLIENT_CLOSED } from '../pipeline/exits.js';
 import { runLine, type LineAnswer, type RunningLine } from './batch-line.js';
 import { LineFeed } from './line-feed.js';
+import { batchesOf, collect, HandOffs } from './provider-batch-run.js';
 
 /**
  * Runs the batches the gateway runs itself (`batch: gateway`): one BullMQ job per batch on the
@@ -27,7 +29,40 @@ const PROVIDER_RETRIES = 3;
 /** A wait asked for by a line's answer is honoured up to this, then the line is tried again anyway. */
 const MAX_WAIT_MS = 60_000;
 
-export type LineEndpoints = Readonly<Record<BatchEndpoint, Endpoint>>;
+/** A batch run's end: it ended, or lines are with a provider's own batch and it is run again at the next poll. */
+type RunOutcome = 'ended' | { waiting: true; batch: BatchRow };
+
+/**
+ * A batch waiting for its provider batches, registered with the requests in flight under its key
+ * and project: deleting either wakes it (the run then cancels its provider batches), as it ends
+ * the key's streams. Other revocations (a proxy draining) leave it to its poll.
+ */
+class WaitingBatch implements Revocable {
+  inFlightEntry: InFlightEntry | null = null;
+  readonly keyId: string;
+  readonly projectId: string;
+
+  constructor(
+    batch: BatchRow,
+    private readonly wake: () => void,
+  ) {
+    this.keyId = batch.key_id;
+    this.projectId = batch.project_id;
+  }
+
+  revoke(reason?: GatewayError): void {
+    if (reason === undefined || reason.code === 'UNAUTHORIZED') this.wake();
+  }
+}
+
+async function wakeJob(queue: Queue, batchId: string): Promise<void> {
+  try {
+    const job = await Job.fromId(queue, batchId);
+    if (job !== undefined && (await job.isDelayed())) await job.promote();
+  } catch {
+    // The next poll runs it anyway.
+  }
+}
 
 export class BatchQueue {
   private readonly queue: Queue;
@@ -39,6 +74,15 @@ export class BatchQueue {
   /** Adds the batch's job (adding it again while it is queued or running changes nothing). */
   async add(batchId: string): Promise<void> {
     await this.queue.add('batch', { v: 1, batch_id: batchId } satisfies BatchJob, { jobId: batchId, removeOnComplete: true, removeOnFail: 1_000, attempts: 1_000, backoff: { type: 'exponential', delay: 1_000 } });
+  }
+
+  /**
+   * Runs a batch waiting for its provider's batch now rather than at its next poll (it was
+   * cancelled, or its key deleted, so its provider's batch is cancelled without delay). Best
+   * effort: a batch not waiting is left as it is, and a failure waits for the next poll.
+   */
+  wake(batchId: string): void {
+    void wakeJob(this.queue, batchId);
   }
 
   /** Bounded: with Redis away, BullMQ's close would wait for it; the connection is the caller's. */
@@ -55,13 +99,13 @@ export class BatchRunner {
   constructor(
     private readonly deps: GatewayDeps,
     private readonly store: BatchStore,
-    private readonly endpoints: LineEndpoints,
+    private readonly chains: Endpoints['lines'],
     connection: RedisClient,
     keys: RedisKeys,
     private readonly log: Logger,
   ) {
     const { config } = deps;
-    this.worker = new Worker(keys.batchesQueue, (job: Job<BatchJob>) => this.track(this.runBatch(job.data.batch_id)), {
+    this.worker = new Worker(keys.batchesQueue, (job: Job<BatchJob>, token?: string) => this.track(this.process(job, token)), {
       connection,
       prefix: keys.bullPrefix,
       concurrency: 4,
@@ -91,43 +135,117 @@ export class BatchRunner {
     return run;
   }
 
-  /** Runs a batch to its end (or until this proxy stops: the job is then taken over). */
-  async runBatch(batchId: string): Promise<void> {
+  /**
+   * A job's run: while lines are with a provider's own batch, the job waits BATCH_POLL_MS in the
+   * queue's delayed set (holding no worker slot and no lock) and is run again, any proxy's.
+   */
+  private async process(job: Job<BatchJob>, token: string | undefined): Promise<void> {
+    const outcome = await this.runBatch(job.data.batch_id);
+    if (outcome === 'ended') return;
+    const pollMs = this.deps.config.batchPollMs;
+    await job.moveToDelayed(Date.now() + pollMs, token);
+    // Until the next poll, a deletion of the batch's key (or project) seen here runs it at once.
+    const waiting = new WaitingBatch(outcome.batch, () => void job.promote().catch(() => {}));
+    this.deps.inFlight.add(waiting);
+    setTimeout(() => this.deps.inFlight.remove(waiting), pollMs + CHECK_MS).unref();
+    throw new DelayedError();
+  }
+
+  /** Runs a batch to its end, or until its lines are with providers (or this proxy stops: the job is then taken over). */
+  async runBatch(batchId: string): Promise<RunOutcome> {
     const found = await this.store.run(batchId);
-    if (found === null) return;
+    if (found === null) return 'ended';
     const { batch, key_hash: keyHash } = found;
-    if (ended(batch.status)) return;
-    if (batch.status === 'cancelling') return this.end(batch, batch.reason?.code === 'UNAUTHORIZED');
-    if (keyHash === null) return this.end(batch, true);
-    if (pastWindow(batch)) return this.expire(batch);
+    if (ended(batch.status)) return 'ended';
+    // Lines with a provider are stopped there first (a deleted key's at once, a cancelled batch's answers made are collected).
+    if (keyHash === null || (batch.status === 'cancelling' && batch.reason?.code === 'UNAUTHORIZED')) {
+      await this.stopSubmissions(batch, null);
+      return this.end(batch, true);
+    }
+    if (pastWindow(batch)) {
+      await this.stopSubmissions(batch, null);
+      return this.expire(batch);
+    }
     const run = new BatchRun(this, batch, keyHash);
+    if (batch.status === 'cancelling') {
+      run.stop = 'cancelled';
+      return (await this.poll(run)) ? this.end(batch, false) : { waiting: true, batch };
+    }
+    const handOffs = new HandOffs(this.deps, this.store, this.chains.collect, run, this.log);
     // A cancel (or the key's deletion) made anywhere is seen within a second, lines in flight included.
     const watch = setInterval(() => void run.check(), CHECK_MS);
     try {
-      await run.lines(new LineFeed(this.store, batch.id, CLAIM_PAGE));
+      await run.lines(new LineFeed(this.store, batch.id, CLAIM_PAGE), handOffs);
     } finally {
       clearInterval(watch);
     }
     if (this.closing && run.stop === null) throw Errors.shuttingDown();
-    if (run.stop === 'key') return this.end(batch, true);
+    if (run.stop === 'key') {
+      await this.stopSubmissions(batch, null);
+      return this.end(batch, true);
+    }
+    if (run.stop === 'expired') {
+      await this.stopSubmissions(batch, null);
+      return this.expire(batch);
+    }
+    if (!(await this.poll(run))) return { waiting: true, batch };
     if (run.stop === 'cancelled') return this.end({ ...batch, status: 'cancelling' }, false);
-    if (run.stop === 'expired') return this.expire(batch);
     await this.store.finish(batch.id, { outcome: 'completed', reason: null, unanswered: null });
+    return 'ended';
   }
 
-  private async end(batch: BatchRow, keyGone: boolean): Promise<void> {
-    if (ended(batch.status)) return;
+  /**
+   * The batch's provider batches, each asked once how it goes: an ended one is collected; a
+   * stopped batch's are cancelled at their provider first. True once none is left open.
+   */
+  private async poll(run: BatchRun): Promise<boolean> {
+    const open = (await this.store.submissions(run.batch.id)).filter((s) => s.status === 'submitted');
+    let left = 0;
+    for (const submission of open) {
+      const batches = batchesOf(this.deps, submission.provider);
+      if (batches === null) {
+        // The providers file no longer has this provider's batch API: its lines are answered as failed.
+        this.log.warn({ batch: run.batch.id, provider: submission.provider }, 'provider batch cannot be reached: the provider no longer runs batches');
+        await this.store.endSubmission(run.batch.id, submission.id, 'cancelled');
+        continue;
+      }
+      if (run.stop !== null) await batches.cancel(submission.upstream_id);
+      if (!(await batches.ended(submission.upstream_id))) {
+        left++;
+        continue;
+      }
+      await collect(this.deps, this.store, this.chains.collect, run, submission, batches);
+      await run.stored();
+      await this.store.endSubmission(run.batch.id, submission.id, 'collected');
+    }
+    return left === 0;
+  }
+
+  /** Cancels the batch's open provider batches and collects nothing more from them (a deleted key, a window past). */
+  private async stopSubmissions(batch: BatchRow, _why: null): Promise<void> {
+    const open = (await this.store.submissions(batch.id)).filter((s) => s.status === 'submitted');
+    for (const submission of open) {
+      const batches = batchesOf(this.deps, submission.provider);
+      await batches?.cancel(submission.upstream_id).catch((err: unknown) => this.log.warn({ batch: batch.id, provider: submission.provider, err: (err as Error).message }, 'provider batch not cancelled'));
+      await this.store.endSubmission(batch.id, submission.id, 'cancelled');
+    }
+  }
+
+  private async end(batch: BatchRow, keyGone: boolean): Promise<'ended'> {
+    if (ended(batch.status)) return 'ended';
     const reason = keyGone ? { code: 'UNAUTHORIZED', message: 'The API key that made the batch was deleted.' } : (batch.reason ?? null);
     await this.store.finish(batch.id, {
       outcome: 'cancelled',
       reason,
       unanswered: keyGone ? { status_code: 401, code: 'UNAUTHORIZED', message: 'The API key that made the batch was deleted before this line ran.' } : null,
     });
+    return 'ended';
   }
 
   /** The completion window passed: the lines not answered end `batch_expired`, the answers made are kept. */
-  private async expire(batch: BatchRow): Promise<void> {
+  private async expire(batch: BatchRow): Promise<'ended'> {
     await this.store.finish(batch.id, { outcome: 'expired', reason: BATCH_EXPIRED, unanswered: { status_code: 408, ...BATCH_EXPIRED } });
+    return 'ended';
   }
 
   get stopping(): boolean {
@@ -139,10 +257,12 @@ export class BatchRunner {
     let providerFailures = 0;
     for (let attempt = 0; ; attempt++) {
       if (!run.going) return null;
-      const running: RunningLine = runLine(this.deps, this.endpoints[run.batch.endpoint], run.batch, run.keyHash, line, body, attempt);
+      // The hand-off chain: a line whose provider runs batches itself goes to it (provider-line-steps.ts).
+      const running: RunningLine = runLine(this.deps, this.chains.handOff[run.batch.endpoint], run.batch, run.keyHash, line, body, attempt);
       run.inFlight.add(running);
       const answered = await running.answer;
       run.inFlight.delete(running);
+      if (answered.handedOff !== null) return answered;
       if (!run.going) return answered.errorCode === 'UNAUTHORIZED' || answered.status === CLIENT_CLOSED ? null : answered;
       const wait = waitFor(answered, providerFailures);
       if (wait === null) return answered;
@@ -211,7 +331,7 @@ class BatchRun {
    * to the control plane in pages while the workers go on; a worker waits only when two pages are
    * already on their way, so a slow control plane slows the batch instead of filling memory.
    */
-  async lines(feed: LineFeed): Promise<void> {
+  async lines(feed: LineFeed, handOffs: HandOffs): Promise<void> {
     const worker = async () => {
       while (this.going) {
         const line = await feed.next();
@@ -220,23 +340,40 @@ class BatchRun {
         const request = JSON.parse(line.content) as { custom_id: string; body: unknown };
         const answered = await this.runner.answer(this, line, Buffer.from(JSON.stringify(request.body)));
         if (answered === null) continue;
+        if (answered.handedOff !== null) {
+          await handOffs.add(line.line_no, answered.handedOff);
+          continue;
+        }
         if (answered.errorCode === 'UNAUTHORIZED') {
           this.halt('key');
           continue;
         }
-        this.pending.push({ line_no: line.line_no, custom_id: request.custom_id, status_code: answered.status, request_id: answered.requestId, body: answered.body });
-        if (this.pending.length >= RESULTS_PAGE) {
-          const sent = this.flush();
-          if (this.unsent > 1) await sent;
-        }
+        await this.answered({ line_no: line.line_no, custom_id: request.custom_id, status_code: answered.status, request_id: answered.requestId, body: answered.body });
       }
     };
     // Every worker has stopped before a failure is passed on: none runs lines behind the batch's back.
     const settled = await Promise.allSettled(Array.from({ length: this.runner.concurrency }, worker));
-    const failed = settled.find((outcome) => outcome.status === 'rejected');
+    let failed = settled.find((outcome) => outcome.status === 'rejected');
+    // Lines handed off go to their providers unless the batch stopped meanwhile: they are then never sent (the
+    // batch's end answers them), and a proxy stopping leaves them to the run that takes the batch over.
+    if (failed === undefined && this.going) await handOffs.flush().catch((err: unknown) => (failed = { status: 'rejected', reason: err }));
+    else handOffs.discard();
     // Answers already made are sent either way: they are never asked of the provider again.
     await this.flush();
     if (failed !== undefined) throw failed.reason;
+  }
+
+  /** Queues a line's answer; a worker waits only when two pages are already on their way. */
+  async answered(result: LineResult): Promise<void> {
+    this.pending.push(result);
+    if (this.pending.length >= RESULTS_PAGE) {
+      const sent = this.flush();
+      if (this.unsent > 1) await sent;
+    }
+  }
+
+  async stored(): Promise<void> {
+    await this.flush();
   }
 
   /** Sends the answers not sent yet, one call at a time; a cancel seen in the answer stops the batch. */

@@ -150,10 +150,12 @@ export const retrieveBatch = withBatches(async (ctx, { store }) => {
   send(ctx, batchObject(await openAiBatch(ctx, store)));
 });
 
-export const cancelBatch = withBatches(async (ctx, { store }) => {
+export const cancelBatch = withBatches(async (ctx, { store, queue }) => {
   await openAiBatch(ctx, store);
   const batch = await store.cancelBatch(ctx.info.pathId, ctx.projectId);
   if (batch === null) throw Errors.noSuchBatch();
+  // A batch waiting for its provider's batch runs now, to cancel it there.
+  queue.wake(batch.id);
   send(ctx, batchObject(batch));
 });
 
@@ -220,12 +222,13 @@ export const retrieveMessageBatch = withBatches(async (ctx, { store }) => {
   send(ctx, messageBatchObject(await anthropicBatch(ctx, store), baseUrlOf(ctx)));
 });
 
-export const cancelMessageBatch = withBatches(async (ctx, { store }) => {
+export const cancelMessageBatch = withBatches(async (ctx, { store, queue }) => {
   const found = await anthropicBatch(ctx, store);
   // Anthropic answers a batch that has ended as it is.
   if (found.status !== 'in_progress' && found.status !== 'validating' && found.status !== 'cancelling') return send(ctx, messageBatchObject(found, baseUrlOf(ctx)));
   const batch = await store.cancelBatch(found.id, ctx.projectId);
   if (batch === null) throw Errors.noSuchBatch();
+  queue.wake(batch.id);
   send(ctx, messageBatchObject(batch, baseUrlOf(ctx)));
 });
 

@@ -8,6 +8,7 @@ import {
   type BatchResultsAck,
   type BatchRow,
   type BatchRun,
+  type BatchSubmission,
   type ClaimedLine,
   type ErrorBody,
   type FileComplete,
@@ -17,6 +18,9 @@ import {
   GatewayError,
   isErrorCode,
   type LineResult,
+  type LinesRead,
+  type SubmissionCreate,
+  type SubmissionEnd,
 } from '@gateway/shared';
 import { Pool } from 'undici';
 
@@ -118,6 +122,24 @@ export class BatchStore {
 
   finish(id: string, finish: Omit<BatchFinish, 'v'>): Promise<BatchRow> {
     return this.json<BatchRow>('POST', `/internal/v1/batches/${encodeURIComponent(id)}/finish`, { v: 1, ...finish });
+  }
+
+  /** The provider's batch `upstream_id` holds these lines: they are claimed no more. */
+  addSubmission(id: string, submission: Omit<SubmissionCreate, 'v'>): Promise<BatchSubmission> {
+    return this.json<BatchSubmission>('POST', `/internal/v1/batches/${encodeURIComponent(id)}/submissions`, { v: 1, ...submission } satisfies SubmissionCreate, 201);
+  }
+
+  async submissions(id: string): Promise<BatchSubmission[]> {
+    return (await this.json<{ data: BatchSubmission[] }>('GET', `/internal/v1/batches/${encodeURIComponent(id)}/submissions`)).data;
+  }
+
+  async endSubmission(id: string, submissionId: string, status: SubmissionEnd['status']): Promise<void> {
+    await this.json('POST', `/internal/v1/batches/${encodeURIComponent(id)}/submissions/${encodeURIComponent(submissionId)}/end`, { v: 1, status } satisfies SubmissionEnd, 204);
+  }
+
+  /** The input of lines not answered yet: those named, or a page of a submission's. */
+  async lines(id: string, which: { line_nos: number[] } | { submission_id: string; after: number; limit: number }): Promise<ClaimedLine[]> {
+    return (await this.json<{ lines: ClaimedLine[] }>('POST', `/internal/v1/batches/${encodeURIComponent(id)}/lines`, { v: 1, ...which } satisfies LinesRead)).lines;
   }
 
   close(): Promise<void> {

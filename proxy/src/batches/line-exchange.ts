@@ -1,6 +1,23 @@
 import { Exchange } from '../http/exchange.js';
 import type { HttpResponse } from '../http/uws.js';
 import type { RequestContext } from '../pipeline/context.js';
+import type { ProviderBatchResult } from '../providers/provider-batches.js';
+import type { Prepaid } from './provider-line-steps.js';
+
+/** A line admitted for a provider-run batch: the provider entry it goes to, and its request there. */
+export interface HandedOff {
+  provider: string;
+  operation: string;
+  body: Buffer;
+  /** Gives back what the line was charged when handed off: it will never be sent (its batch stopped first). */
+  giveBack: () => void;
+}
+
+/** A provider batch's result for the line, which the line's chain reads as the provider's answer. */
+export interface Collected {
+  provider: string;
+  result: Extract<ProviderBatchResult, { outcome: 'answered' }>;
+}
 
 /**
  * A batch line's request, answered into memory: the line runs through its endpoint's own chain of
@@ -92,6 +109,12 @@ export class LineExchange extends Exchange {
   private readonly captured: CapturedResponse;
   /** Called by the line's last closing step, once its records are handed over. */
   settled: ((ctx: RequestContext) => void) | null = null;
+  /** Set by the hand-off step when the line goes to a provider's own batch API (nothing answered, nothing recorded yet). */
+  handedOff: HandedOff | null = null;
+  /** The provider's batch answer for a line being collected (the collect chain's provider step reads it). */
+  collected: Collected | null = null;
+  /** What a line being collected was charged when handed off (provider-line-steps.ts). */
+  prepaid: Prepaid | null = null;
 
   constructor(requestId: string, body: Buffer) {
     const captured = new CapturedResponse(body, () => {});

@@ -16,6 +16,8 @@ import { resolveItemReferences } from '../responses/item-references.js';
 import { deleteResponse, listInputItems, retrieveResponse } from '../responses/stored-steps.js';
 import { callEmbeddings, callModel } from './steps/provider.js';
 import { batchEndpoints, type BatchEndpoints } from '../batches/batch-endpoints.js';
+import { callCollected, handOffOrCall, prepaidCharges, recordsUnlessHandedOff, settleCollected } from '../batches/provider-line-steps.js';
+import type { BatchEndpoint } from '@gateway/shared';
 import { respondEmbeddings, respondModels, respondTokenCount, respondWith } from './steps/respond.js';
 
 /**
@@ -36,7 +38,21 @@ export interface Endpoints {
   listInputItems: Endpoint;
   /** Files, Batch and Message Batches routes (batches/batch-endpoints.ts). */
   batches: BatchEndpoints;
+  /** The chains a batch's lines run through, per endpoint (batches/batch-runner.ts). */
+  lines: {
+    /** Lines the gateway runs itself: the routes' own chains. */
+    gateway: LineChains;
+    /** First pass of a provider-run line: admitted, then handed off when its provider runs batches. */
+    handOff: LineChains;
+    /** Second pass: the provider batch's answer metered, checked, answered and recorded. */
+    collect: LineChains;
+  };
 }
+
+type LineMode = 'live' | 'handOff' | 'collect';
+
+/** One chain per endpoint a batch line may call. */
+export type LineChains = Readonly<Record<BatchEndpoint, Endpoint>>;
 
 export function buildEndpoints(seams: Seams = {}): Endpoints {
   const closing = present(seams.cacheStore, settle, countRequest, writeRecords, endTrace);
@@ -44,78 +60,101 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
   /** A stored response's route: the key's project, then the answer (audited with no endpoint, as the models list is). */
   const stored = (answer: Step): Endpoint => ({ name: null, errors: openAiResponses, meter: null, steps: [refuseWhileDraining, checkKey, authenticate, answer], closing });
 
-  /** A model request in any inbound protocol, which only parses and renders. */
+  /**
+   * A model request in any inbound protocol, which only parses and renders. `mode`: `live` for
+   * requests over HTTP and the lines the gateway runs itself; `handOff` and `collect` are the two
+   * passes of a provider-run batch's line (batches/provider-line-steps.ts).
+   */
   /** `resolve`: the protocol's own look-ups in the body before it is parsed (the Responses API's item references). */
-  const model = (protocol: InboundProtocol, state?: Step, resolve?: Step): Endpoint => ({
-    name: protocol.endpoint,
-    errors: protocol,
-    native: protocol.nativeProtocol !== undefined,
-    meter: chatUsage,
-    steps: present<Step>(
-      // authenticate (started with the headers, adopted once the body is in)
-      refuseWhileDraining,
-      checkKey,
-      readBody,
-      authenticate,
-      // parse: the protocol's wire format into the internal request; the model's route
-      seams.cacheRecall,
-      parseJson,
-      resolve,
-      parseWith(protocol),
-      seams.tags,
-      seams.cacheLookup,
-      seams.guardrailsIn,
-      // admission
-      projectPolicy,
-      modelServed,
-      paramsJudged,
-      // the protocol's own state (the Responses API's kept conversations, responses/)
-      state,
-      maxTokensCap,
-      estimateChat,
-      rateLimit,
-      quota,
-      seams.budgets,
-      // route + failover + provider
-      callModel,
-      seams.guardrailsOut,
-      seams.cacheCollect,
-      respondWith(protocol),
-    ),
-    // settle → records (on every way out)
-    closing,
-  });
-
-  return {
-    chatCompletions: model(openAiChat),
-    messages: model(anthropicMessages),
-    responses: model(openAiResponses, responsesState, resolveItemReferences),
-    embeddings: {
-      name: 'embeddings',
-      errors: openAiChat,
-      meter: embeddingsUsage,
+  const model = (protocol: InboundProtocol, state?: Step, resolve?: Step, mode: LineMode = 'live'): Endpoint => {
+    // Collecting work a provider has done: nothing may refuse it or answer it from elsewhere.
+    const collect = mode === 'collect';
+    const live = mode === 'live';
+    return {
+      name: protocol.endpoint,
+      errors: protocol,
+      native: protocol.nativeProtocol !== undefined,
+      meter: chatUsage,
       steps: present<Step>(
+        // authenticate (started with the headers, adopted once the body is in)
         refuseWhileDraining,
         checkKey,
         readBody,
         authenticate,
-        seams.cacheRecall,
+        // parse: the protocol's wire format into the internal request; the model's route
+        collect ? undefined : seams.cacheRecall,
         parseJson,
-        parseEmbeddings,
+        resolve,
+        parseWith(protocol),
         seams.tags,
-        seams.cacheLookup,
-        seams.guardrailsIn,
+        collect ? undefined : seams.cacheLookup,
+        collect ? undefined : seams.guardrailsIn,
+        // admission
         projectPolicy,
         modelServed,
-        estimateEmbeddings,
-        rateLimit,
-        quota,
-        seams.budgets,
-        callEmbeddings,
-        respondEmbeddings,
+        paramsJudged,
+        // the protocol's own state (the Responses API's kept conversations, responses/)
+        state,
+        maxTokensCap,
+        estimateChat,
+        collect ? undefined : rateLimit,
+        collect ? prepaidCharges : quota,
+        collect ? undefined : seams.budgets,
+        // route + failover + provider
+        live ? callModel : collect ? callCollected : handOffOrCall,
+        seams.guardrailsOut,
+        collect ? undefined : seams.cacheCollect,
+        respondWith(protocol),
       ),
-      closing,
-    },
+      // settle → records (on every way out)
+      closing: live ? closing : mode === 'handOff' ? handOffClosing : lineClosing,
+    };
+  };
+  const lineClosing = present(settleCollected, settle, countRequest, writeRecords, endTrace);
+  const handOffClosing = present(settle, countRequest, recordsUnlessHandedOff, endTrace);
+
+  const chatCompletions = model(openAiChat);
+  const messages = model(anthropicMessages);
+  const responses = model(openAiResponses, responsesState, resolveItemReferences);
+  const embeddings: Endpoint = {
+    name: 'embeddings',
+    errors: openAiChat,
+    meter: embeddingsUsage,
+    steps: present<Step>(
+      refuseWhileDraining,
+      checkKey,
+      readBody,
+      authenticate,
+      seams.cacheRecall,
+      parseJson,
+      parseEmbeddings,
+      seams.tags,
+      seams.cacheLookup,
+      seams.guardrailsIn,
+      projectPolicy,
+      modelServed,
+      estimateEmbeddings,
+      rateLimit,
+      quota,
+      seams.budgets,
+      callEmbeddings,
+      respondEmbeddings,
+    ),
+    closing,
+  };
+  const passOf = (mode: LineMode): LineChains => ({
+    '/v1/chat/completions': model(openAiChat, undefined, undefined, mode),
+    '/v1/messages': model(anthropicMessages, undefined, undefined, mode),
+    '/v1/responses': model(openAiResponses, responsesState, resolveItemReferences, mode),
+    // Embeddings lines are run by the gateway whoever serves them.
+    '/v1/embeddings': embeddings,
+  });
+
+  return {
+    chatCompletions,
+    messages,
+    responses,
+    embeddings,
     // Counted by the gateway itself: no provider, no quota, no rate limit spent.
     countTokens: {
       // Audited on its own endpoint; no provider is called, so nothing is metered.
@@ -137,5 +176,10 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
     deleteResponse: stored(deleteResponse),
     listInputItems: stored(listInputItems),
     batches: batchEndpoints(closing),
+    lines: {
+      gateway: { '/v1/chat/completions': chatCompletions, '/v1/messages': messages, '/v1/responses': responses, '/v1/embeddings': embeddings },
+      handOff: passOf('handOff'),
+      collect: passOf('collect'),
+    },
   };
 }

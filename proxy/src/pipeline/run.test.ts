@@ -110,8 +110,9 @@ describe('run', () => {
 describe('buildEndpoints', () => {
   it('leaves an unused seam out of the chain entirely, and puts a used one at its point', () => {
     const bare = buildEndpoints();
-    const { batches, ...models } = bare;
-    for (const endpoint of [...Object.values(models), ...Object.values(batches)]) expect(endpoint.steps.every((step: Step) => typeof step === 'function')).toBe(true);
+    const { batches, lines, ...models } = bare;
+    const linePasses = [...Object.values(lines.gateway), ...Object.values(lines.handOff), ...Object.values(lines.collect)];
+    for (const endpoint of [...Object.values(models), ...Object.values(batches), ...linePasses]) expect(endpoint.steps.every((step: Step) => typeof step === 'function')).toBe(true);
     const marks: Record<string, Step> = {};
     for (const name of ['tags', 'cacheLookup', 'guardrailsIn', 'budgets', 'guardrailsOut']) marks[name] = Object.defineProperty(() => undefined, 'name', { value: name });
     const cacheStore = () => undefined;
@@ -125,5 +126,20 @@ describe('buildEndpoints', () => {
     expect(chat[chat.indexOf('callModel') + 1]).toBe('guardrailsOut');
     expect(full.chatCompletions.closing[0]).toBe(cacheStore);
     expect(bare.chatCompletions.closing).toHaveLength(full.chatCompletions.closing.length - 1);
+  });
+
+  it("makes a provider-run batch line's two passes: admitted then handed off, and collected with nothing able to refuse it", () => {
+    const marks: Record<string, Step> = {};
+    for (const name of ['cacheRecall', 'tags', 'cacheLookup', 'guardrailsIn', 'budgets', 'guardrailsOut', 'cacheCollect']) marks[name] = Object.defineProperty(() => undefined, 'name', { value: name });
+    const { lines } = buildEndpoints({ ...marks, cacheStore: () => undefined });
+    const handOff = lines.handOff['/v1/chat/completions'].steps.map((s) => s.name);
+    expect(handOff).toEqual(lines.gateway['/v1/chat/completions'].steps.map((s) => (s.name === 'callModel' ? 'handOffOrCall' : s.name)));
+    expect(lines.handOff['/v1/chat/completions'].closing.map((s) => s.name)).toContain('recordsUnlessHandedOff');
+    const collect = lines.collect['/v1/messages'].steps.map((s) => s.name);
+    for (const gone of ['cacheRecall', 'cacheLookup', 'guardrailsIn', 'rateLimit', 'quota', 'budgets', 'callModel', 'cacheCollect']) expect(collect).not.toContain(gone);
+    expect(collect.slice(collect.indexOf('prepaidCharges'), collect.indexOf('prepaidCharges') + 3)).toEqual(['prepaidCharges', 'callCollected', 'guardrailsOut']);
+    expect(lines.collect['/v1/messages'].closing.map((s) => s.name)).toEqual(['settleCollected', 'settle', 'countRequest', 'writeRecords', 'endTrace']);
+    // Embeddings lines are the gateway's to run, whoever serves them.
+    expect(lines.collect['/v1/embeddings']).toBe(lines.gateway['/v1/embeddings']);
   });
 });

@@ -1,6 +1,7 @@
 import type { ModelEntry, ProviderConfig, ProviderTypeInfo } from '@gateway/shared';
 import type { ParamTable } from '../conversion/param-support.js';
 import type { Cancel } from './cancel.js';
+import type { ProviderBatches } from './provider-batches.js';
 import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, NativeProtocol, StreamResult } from '../request/internal-request.js';
 
 // The internal request's types live in request/; re-exported here so adapters import one module.
@@ -59,6 +60,11 @@ export interface ProviderAdapter {
    * provider speaks Chat Completions and is sent every field.
    */
   paramsFor?(entry: ModelEntry): ParamTable | null;
+  /**
+   * The provider's own batch API, when the entry says `batch: native`: batch lines routed here are
+   * sent to it as one batch instead of one by one (provider-batches.ts); absent: the gateway runs them.
+   */
+  readonly batches?: ProviderBatches;
   close(): Promise<void>;
 }
 

@@ -50,6 +50,22 @@ export interface ModelPrice {
    * write). Defaults to `input`: a price list without it bills writes as plain prompt tokens.
    */
   cache_write: number;
+  /**
+   * What a line of a provider-run batch costs (`batch: native`), per million tokens; absent: half
+   * of `input` and `output`, as OpenAI and Anthropic charge batches.
+   */
+  batch?: { input: number; output: number };
+}
+
+/**
+ * The price of a provider-run batch line: `price.batch`, else half of the model's price; the
+ * cache prices are scaled as the input price is.
+ */
+export function batchPrice(price: ModelPrice): ModelPrice {
+  const input = price.batch?.input ?? price.input / 2;
+  const output = price.batch?.output ?? price.output / 2;
+  const scale = price.input === 0 ? 0.5 : input / price.input;
+  return { input, output, cached_input: price.cached_input * scale, cache_write: price.cache_write * scale };
 }
 
 export interface ModelEntry {
@@ -135,9 +151,10 @@ export function defaultProviders(env: Env): ProvidersConfig {
   // A real provider joins the default only when its key is in the environment; the base URLs of
   // anthropic and gemini are their adapters' defaults.
   // OpenAI itself serves the Responses API: /v1/responses goes to it as it came (`responses: native`).
+  // OpenAI and Anthropic run batches sent to their models themselves, at their batch price (`batch: native`).
   const hosted: { key: string | undefined; name: string; type: string; base_url: string | null; models: string[]; settings?: Record<string, string> }[] = [
-    { key: env.OPENAI_API_KEY, name: 'openai', type: 'openai', base_url: env.OPENAI_BASE_URL || 'https://api.openai.com/v1', models: ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'o4-mini'], settings: { responses: 'native' } },
-    { key: env.ANTHROPIC_API_KEY, name: 'anthropic', type: 'anthropic', base_url: 'https://api.anthropic.com', models: ['claude-opus-4-1', 'claude-sonnet-4-5', 'claude-haiku-4-5'] },
+    { key: env.OPENAI_API_KEY, name: 'openai', type: 'openai', base_url: env.OPENAI_BASE_URL || 'https://api.openai.com/v1', models: ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'o4-mini'], settings: { responses: 'native', batch: 'native' } },
+    { key: env.ANTHROPIC_API_KEY, name: 'anthropic', type: 'anthropic', base_url: 'https://api.anthropic.com', models: ['claude-opus-4-1', 'claude-sonnet-4-5', 'claude-haiku-4-5'], settings: { batch: 'native' } },
     { key: env.GEMINI_API_KEY, name: 'gemini', type: 'gemini', base_url: 'https://generativelanguage.googleapis.com', models: ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite'] },
   ];
   for (const h of hosted) {
@@ -396,10 +413,26 @@ function parsePrice(value: unknown, at: string): ModelPrice | null {
     return v;
   };
   for (const field of Object.keys(p)) {
-    if (!['input', 'output', 'cached_input', 'cache_write'].includes(field)) throw new ConfigError(`${at}: unknown field "${field}"`);
+    if (!['input', 'output', 'cached_input', 'cache_write', 'batch'].includes(field)) throw new ConfigError(`${at}: unknown field "${field}"`);
   }
   const input = dollars('input');
-  return { input, output: dollars('output'), cached_input: dollars('cached_input', input), cache_write: dollars('cache_write', input) };
+  const price: ModelPrice = { input, output: dollars('output'), cached_input: dollars('cached_input', input), cache_write: dollars('cache_write', input) };
+  if (p.batch !== undefined && p.batch !== null) price.batch = parseBatchPrice(p.batch, `${at}.batch`);
+  return price;
+}
+
+function parseBatchPrice(value: unknown, at: string): { input: number; output: number } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError(`${at} must be { input, output }`);
+  const b = value as Record<string, unknown>;
+  for (const field of Object.keys(b)) {
+    if (field !== 'input' && field !== 'output') throw new ConfigError(`${at}: unknown field "${field}"`);
+  }
+  const dollars = (field: 'input' | 'output'): number => {
+    const v = b[field];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new ConfigError(`${at}.${field} must be a number of US dollars per million tokens, 0 or more`);
+    return v;
+  };
+  return { input: dollars('input'), output: dollars('output') };
 }
 
 function nonNegativeInt(value: unknown, fallback: number, what: string): number {

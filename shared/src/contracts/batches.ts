@@ -189,6 +189,43 @@ export interface StoredLineResult {
   error: { code: string; message: string } | null;
 }
 
+/**
+ * A batch made at a provider's own batch API from lines the gateway admitted (a provider entry's
+ * `batch: native`). `upstream_id` is the provider's id for it, used only between the gateway and
+ * that provider.
+ */
+export interface BatchSubmission {
+  id: string;
+  batch_id: string;
+  /** The provider entry's name (providers file). */
+  provider: string;
+  upstream_id: string;
+  line_count: number;
+  status: 'submitted' | 'collected' | 'cancelled';
+  /** Unix seconds. */
+  created_at: number;
+}
+
+/** POST /internal/v1/batches/{id}/submissions: the lines (from 0) the provider's batch `upstream_id` holds. */
+export interface SubmissionCreate {
+  v: 1;
+  provider: string;
+  upstream_id: string;
+  line_nos: number[];
+}
+
+/** POST /internal/v1/batches/{id}/submissions/{sub}/end: nothing more is collected from it. */
+export interface SubmissionEnd {
+  v: 1;
+  status: 'collected' | 'cancelled';
+}
+
+/**
+ * POST /internal/v1/batches/{id}/lines: the input of lines not answered yet, either those named
+ * (`line_nos`, from 0) or a page of a submission's (`submission_id`, after line `after`, `limit`).
+ */
+export type LinesRead = { v: 1; line_nos: number[] } | { v: 1; submission_id: string; after: number; limit: number };
+
 /** BullMQ job of the batches queue: one per batch (its id is the job id). */
 export interface BatchJob {
   v: 1;

@@ -80,7 +80,7 @@ interface RouteBound {
 
 const bounds = new WeakMap<Route, RouteBound | null>();
 
-function routeBound(route: Route): RouteBound | null {
+export function routeBound(route: Route): RouteBound | null {
   let bound = bounds.get(route);
   if (bound !== undefined) return bound;
   bound = { input: 0, output: 0, maxOutput: 0 };
@@ -101,7 +101,7 @@ function routeBound(route: Route): RouteBound | null {
 }
 
 /** Nano-dollars: prices are US dollars per million tokens, so a token costs price × 1000 nano-dollars. */
-function worstCaseNanos(ctx: RequestContext, bound: RouteBound): number {
+export function worstCaseNanos(ctx: RequestContext, bound: RouteBound): number {
   const parsed = ctx.parsed as ParsedRequest | null;
   if (parsed === null) return Math.ceil(ctx.estimate * bound.input * 1000);
   const n = completions(parsed);

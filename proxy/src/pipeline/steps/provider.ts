@@ -18,10 +18,23 @@ import { tryTargets, type Served } from './failover.js';
 /** A chat model request (chat completions, messages, responses): complete or stream. */
 export function callModel(ctx: RequestContext): Promise<void> {
   const cancel = startCancel(ctx);
+  const base = chatRequestOf(ctx);
+  return attempt<CompletionResult | StreamResult>(ctx, cancel, (target) => {
+    const request = forTarget(ctx, base, target);
+    begin(ctx, target, request);
+    const sent = base.stream ? target.adapter.stream(request, cancel) : target.adapter.complete(request, cancel);
+    // Dispatched: undici writes it to a reused connection in the check phase that follows (docs/benchmarks.md#breakdown).
+    ctx.clock?.mark('provider.sent');
+    return sent;
+  });
+}
+
+/** The request every target of the route is sent, before its provider's name for the model. */
+export function chatRequestOf(ctx: RequestContext): ChatRequest {
   const parsed = ctx.parsed as ParsedRequest;
   // A translated (or capped) request has no client bytes to forward as they are.
   const raw = ctx.forward ?? Buffer.from(JSON.stringify(parsed.chat));
-  const base: ChatRequest = {
+  return {
     body: parsed.chat,
     raw,
     model: parsed.model,
@@ -31,16 +44,12 @@ export function callModel(ctx: RequestContext): Promise<void> {
     requestId: ctx.info.requestId,
     ...(parsed.native === undefined ? {} : { native: withClientParts(parsed.native, ctx) }),
   };
-  return attempt<CompletionResult | StreamResult>(ctx, cancel, (target) => {
-    // The model served (an alias's, model-served step), under this provider's name for it.
-    const upstream = upstreamOf(target.entry, ctx.model ?? base.model);
-    const request = upstream === base.model ? base : { ...base, upstreamModel: upstream };
-    begin(ctx, target, request);
-    const sent = base.stream ? target.adapter.stream(request, cancel) : target.adapter.complete(request, cancel);
-    // Dispatched: undici writes it to a reused connection in the check phase that follows (docs/benchmarks.md#breakdown).
-    ctx.clock?.mark('provider.sent');
-    return sent;
-  });
+}
+
+/** The model served (an alias's, model-served step), under this provider's name for it. */
+export function forTarget(ctx: RequestContext, base: ChatRequest, target: Target): ChatRequest {
+  const upstream = upstreamOf(target.entry, ctx.model ?? base.model);
+  return upstream === base.model ? base : { ...base, upstreamModel: upstream };
 }
 
 /** A native request carries the client's provider headers and query string (RequestInfo). */
@@ -64,13 +73,13 @@ export function callEmbeddings(ctx: RequestContext): Promise<void> {
   });
 }
 
-function startCancel(ctx: RequestContext): Cancel {
+export function startCancel(ctx: RequestContext): Cancel {
   const cancel = (ctx.cancel = new Cancel());
   if (ctx.ex.aborted) cancel.abort();
   return cancel;
 }
 
-function begin(ctx: RequestContext, target: Target, request: ChatRequest | EmbeddingsRequest): void {
+export function begin(ctx: RequestContext, target: Target, request: ChatRequest | EmbeddingsRequest): void {
   ctx.request = request;
   const dropped = ctx.dropped;
   if (dropped !== null) {

@@ -58,7 +58,7 @@ async function collect(events: AsyncIterable<string>): Promise<Record<string, un
 
 describe('anthropic adapter on the wire', () => {
   it('is registered with its default base URL', () => {
-    expect(PROVIDER_TYPES).toContainEqual({ type: 'anthropic', defaultBaseUrl: 'https://api.anthropic.com', usesBaseUrl: true });
+    expect(PROVIDER_TYPES).toContainEqual({ type: 'anthropic', defaultBaseUrl: 'https://api.anthropic.com', usesBaseUrl: true, fields: { batch: 'optional' } });
     expect(createAdapter(config())).toBeInstanceOf(AnthropicAdapter);
   });
 

@@ -1,4 +1,4 @@
-import { Errors, sseData, type ModelEntry, type ProviderConfig } from '@gateway/shared';
+import { Errors, sseData, type GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, ChatRequest, CompletionResult, NativeProtocol, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { ParamTable } from '../../conversion/param-support.js';
 import type { Cancel } from '../cancel.js';
@@ -16,6 +16,8 @@ import { readSse } from '../sse-reader.js';
 import { mapStopReason, usageFrom } from '../../conversion/anthropic-openai.js';
 import { NativeStreamMeter } from './native-stream-meter.js';
 import { ANTHROPIC_PARAMS } from './anthropic-params.js';
+import { AnthropicBatches } from './anthropic-batches.js';
+import { batchMode, type ProviderBatches } from '../provider-batches.js';
 
 /**
  * Anthropic's Messages API behind the OpenAI Chat Completions interface: each request is
@@ -34,6 +36,8 @@ export class AnthropicAdapter implements ProviderAdapter {
   private readonly path: string;
   private readonly headers: Record<string, string>;
   private readonly defaultMaxTokens: number;
+  /** Anthropic's own Message Batches, with `batch: native`. */
+  readonly batches?: ProviderBatches;
 
   constructor(config: ProviderConfig) {
     if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required`);
@@ -47,6 +51,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     if (config.api_key !== null) headers['x-api-key'] = config.api_key;
     this.headers = headers;
     this.connection = new ProviderConnection(config, origin, headers);
+    if (batchMode(config.name, config.settings?.batch) === 'native') this.batches = new AnthropicBatches(config.name, config.base_url, headers, this);
   }
 
   async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
@@ -57,6 +62,11 @@ export class AnthropicAdapter implements ProviderAdapter {
     } catch (err) {
       throw transportError(this.name, err, cancel.aborted);
     }
+    return this.answerOf(request, body);
+  }
+
+  /** The provider's answer (a message) as the result of the request: Anthropic's own for a native one, else translated. */
+  private answerOf(request: ChatRequest, body: Buffer): CompletionResult {
     let message: unknown = null;
     try {
       message = JSON.parse(body.toString('utf8'));
@@ -122,6 +132,19 @@ export class AnthropicAdapter implements ProviderAdapter {
     });
   }
 
+  /** A request as the `params` of a Message Batches request: what `complete` would send (anthropic-batches.ts). */
+  batchBody(request: ChatRequest): Buffer {
+    return this.payload(request);
+  }
+
+  batchAnswer(request: ChatRequest, body: Buffer): CompletionResult {
+    return this.answerOf(request, body);
+  }
+
+  batchRefusal(status: number, body: Buffer): GatewayError {
+    return anthropicStatusError(this.name, status, body.toString('utf8', 0, Math.min(body.length, 8192)), undefined);
+  }
+
   private payload(request: ChatRequest): Buffer {
     if (isNative(request)) return Buffer.from(JSON.stringify({ ...request.native?.body, model: request.upstreamModel }));
     const body = toAnthropicRequest(request.body, { upstreamModel: request.upstreamModel, stream: request.stream, defaultMaxTokens: this.defaultMaxTokens });
@@ -157,7 +180,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   async close(): Promise<void> {
-    await this.connection.close();
+    await Promise.all([this.connection.close(), this.batches?.close()]);
   }
 }
 
@@ -187,6 +210,8 @@ function startingWith(first: string, rest: AsyncGenerator<string>): AsyncIterabl
 
 export const anthropicFactory: AdapterFactory = {
   type: 'anthropic',
+  // `batch: native` runs batches sent to its models at Anthropic's own Message Batches.
+  fields: { batch: 'optional' },
   defaultBaseUrl: 'https://api.anthropic.com',
   usesBaseUrl: true,
   create: (config) => new AnthropicAdapter(config),

@@ -3,6 +3,8 @@ import type { AdapterFactory } from '../adapter.js';
 import { checkKnownOptions } from './adapter-options.js';
 import { OpenAiCompatibleAdapter, type OpenAiOperation } from './openai-compatible-adapter.js';
 import { OPENAI_PRESETS } from './openai-presets.js';
+import { OpenAiBatches } from './openai-batches.js';
+import { batchMode, type ProviderBatches } from '../provider-batches.js';
 
 /**
  * Any server speaking OpenAI's Chat Completions protocol (OpenAI itself, vLLM, llama.cpp,
@@ -15,6 +17,8 @@ export class OpenAiAdapter extends OpenAiCompatibleAdapter {
   private readonly chatPath: string;
   private readonly embeddingsPath: string;
   private readonly nativeResponsesPath: string | null;
+  /** OpenAI's own Batch API, with `batch: native`. */
+  readonly batches?: ProviderBatches;
 
   constructor(config: ProviderConfig) {
     if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required`);
@@ -28,6 +32,13 @@ export class OpenAiAdapter extends OpenAiCompatibleAdapter {
     this.embeddingsPath = embeddings.pathname + embeddings.search;
     const native = new URL(`${config.base_url}/responses`);
     this.nativeResponsesPath = responses === 'native' ? native.pathname + native.search : null;
+    if (batchMode(config.name, config.settings?.batch) === 'native') {
+      this.batches = new OpenAiBatches(config.name, config.base_url, config.api_key === null ? {} : { authorization: `Bearer ${config.api_key}` }, this);
+    }
+  }
+
+  override async close(): Promise<void> {
+    await Promise.all([super.close(), this.batches?.close()]);
   }
 
   protected override responsesPath(): string | null {
@@ -42,7 +53,8 @@ export class OpenAiAdapter extends OpenAiCompatibleAdapter {
 export const openAiFactory: AdapterFactory = {
   type: 'openai',
   // `responses: native` sends /v1/responses to the provider's own Responses API as it came.
-  fields: { responses: 'optional' },
+  // `batch: native` runs batches sent to its models at OpenAI's own Batch API.
+  fields: { responses: 'optional', batch: 'optional' },
   defaultBaseUrl: 'https://api.openai.com/v1',
   usesBaseUrl: true,
   presets: OPENAI_PRESETS,

@@ -123,6 +123,10 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     } catch (err) {
       throw transportError(this.name, err, cancel.aborted);
     }
+    return this.completion(body);
+  }
+
+  private completion(body: Buffer): CompletionResult {
     const facts = scanCompletion(body);
     if (facts === null) throw Errors.providerNotJson(this.name);
     return {
@@ -131,6 +135,22 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
       usage: { input: facts.input, output: facts.output, cached: facts.cached },
       ...mapFinishReason(facts.finishReason),
     };
+  }
+
+  /** A request as one line of OpenAI's Batch API: the operation and the body `complete` would send (openai-batches.ts). */
+  batchLine(request: ChatRequest): { operation: string; body: Buffer } {
+    const responses = this.nativeResponses(request);
+    if (responses !== null) return { operation: '/v1/responses', body: responses.payload };
+    return { operation: '/v1/chat/completions', body: this.payload(request) };
+  }
+
+  /** A batch line's 2xx answer, read as `complete` reads the provider's. */
+  batchAnswer(request: ChatRequest, body: Buffer): CompletionResult {
+    return this.nativeResponses(request) !== null ? nativeResponse(this.name, body) : this.completion(body);
+  }
+
+  batchRefusal(status: number, body: Buffer): GatewayError {
+    return providerStatusError(this.name, status, body.toString('utf8', 0, Math.min(body.length, 8192)));
   }
 
   async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {

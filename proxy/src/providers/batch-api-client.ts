@@ -1,0 +1,69 @@
+import { Errors } from '@gateway/shared';
+import { Pool, type FormData } from 'undici';
+import { JsonlSplitter } from '../batches/jsonl-splitter.js';
+
+/**
+ * The HTTP side of a provider's batch API (provider-batches.ts), off the request path: JSON calls
+ * and JSON-lines downloads over one small keep-alive pool with the provider's own headers. A call
+ * the provider refuses is an UPSTREAM_ERROR naming the call and the status, never the provider's
+ * body (it may quote the request); the runner tries again at its next poll.
+ */
+const TIMEOUT_MS = 120_000;
+
+export class BatchApiClient {
+  private readonly pool: Pool;
+
+  constructor(
+    private readonly provider: string,
+    origin: string,
+    private readonly headers: Record<string, string>,
+  ) {
+    this.pool = new Pool(origin, { connections: 4, headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS, connectTimeout: 10_000 });
+  }
+
+  /** `body`: a value to send as JSON, or JSON already made (a Buffer, sent as its bytes). */
+  async json<T>(what: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body);
+    const answer = await this.send(what, method, path, payload, body === undefined ? {} : { 'content-type': 'application/json' });
+    return (await answer.body.json()) as T;
+  }
+
+  /** A multipart upload (undici sets the boundary). */
+  async form<T>(what: string, path: string, form: FormData): Promise<T> {
+    const answer = await this.send(what, 'POST', path, form, {});
+    return (await answer.body.json()) as T;
+  }
+
+  /** The JSON lines of a download, one at a time (blank lines skipped), never the whole body at once. */
+  async *lines(what: string, path: string): AsyncGenerator<string> {
+    const answer = await this.send(what, 'GET', path, undefined, { accept: 'application/x-ndjson, application/jsonl, application/json' });
+    const ready: string[] = [];
+    const splitter = new JsonlSplitter((text) => {
+      if (text.trim() !== '') ready.push(text);
+    });
+    for await (const chunk of answer.body) {
+      splitter.push(chunk as Buffer);
+      while (ready.length > 0) yield ready.shift()!;
+    }
+    splitter.end();
+    while (ready.length > 0) yield ready.shift()!;
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  private async send(what: string, method: 'GET' | 'POST', path: string, body: string | Buffer | FormData | undefined, extra: Record<string, string>) {
+    let answer;
+    try {
+      answer = await this.pool.request({ method, path, headers: { ...this.headers, ...extra }, ...(body === undefined ? {} : { body }) });
+    } catch (err) {
+      throw Errors.providerFailed(this.provider, err);
+    }
+    if (answer.statusCode < 200 || answer.statusCode > 299) {
+      await answer.body.dump().catch(() => {});
+      throw Errors.providerBatchRefused(this.provider, what, answer.statusCode);
+    }
+    return answer;
+  }
+}

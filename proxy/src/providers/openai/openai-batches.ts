@@ -1,0 +1,129 @@
+import type { GatewayError } from '@gateway/shared';
+import { FormData } from 'undici';
+import type { ChatRequest, CompletionResult } from '../adapter.js';
+import { BatchApiClient } from '../batch-api-client.js';
+import type { BatchLine, ProviderBatchResult, ProviderBatches } from '../provider-batches.js';
+
+/**
+ * OpenAI's Batch API (`batch: native` on an openai entry): the lines go up as a JSONL file
+ * (`POST {base_url}/files`, purpose `batch`), one batch is made of it (`POST {base_url}/batches`,
+ * 24 hours), polled (`GET {base_url}/batches/{id}`), and its output and error files are read
+ * back line by line. A line is `{custom_id, method, url, body}` with the body the adapter would
+ * have sent to `url` (chat completions, or the Responses API for `responses: native`).
+ */
+export interface OpenAiBatchLines {
+  /** The operation (`/v1/chat/completions`, `/v1/responses`) and body of a request, as `complete` would send it. */
+  batchLine(request: ChatRequest): { operation: string; body: Buffer };
+  batchAnswer(request: ChatRequest, body: Buffer): CompletionResult;
+  batchRefusal(status: number, body: Buffer): GatewayError;
+}
+
+interface OpenAiBatchObject {
+  id: string;
+  status: string;
+  output_file_id?: string | null;
+  error_file_id?: string | null;
+}
+
+interface OpenAiResultLine {
+  custom_id?: unknown;
+  response?: { status_code?: unknown; body?: unknown } | null;
+  error?: { code?: unknown; message?: unknown } | null;
+}
+
+const ENDED = new Set(['completed', 'failed', 'expired', 'cancelled']);
+
+export class OpenAiBatches implements ProviderBatches {
+  private readonly client: BatchApiClient;
+  private readonly basePath: string;
+
+  constructor(
+    provider: string,
+    baseUrl: string,
+    headers: Record<string, string>,
+    private readonly adapter: OpenAiBatchLines,
+  ) {
+    const url = new URL(baseUrl);
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.client = new BatchApiClient(provider, url.origin, headers);
+  }
+
+  line(request: ChatRequest): { operation: string; body: Buffer } {
+    return this.adapter.batchLine(request);
+  }
+
+  async submit(operation: string, lines: readonly BatchLine[], tag: string): Promise<string> {
+    const url = JSON.stringify(operation);
+    const parts: Buffer[] = [];
+    // The body goes in as the bytes the adapter made, never parsed again.
+    for (const line of lines) parts.push(Buffer.from(`{"custom_id":${JSON.stringify(line.customId)},"method":"POST","url":${url},"body":`), line.body, Buffer.from('}\n'));
+    const form = new FormData();
+    form.set('purpose', 'batch');
+    form.set('file', new Blob([Buffer.concat(parts)], { type: 'application/jsonl' }), `${tag}.jsonl`);
+    const file = await this.client.form<{ id: string }>('take the batch file', `${this.basePath}/files`, form);
+    const batch = await this.client.json<OpenAiBatchObject>('make the batch', 'POST', `${this.basePath}/batches`, {
+      input_file_id: file.id,
+      endpoint: operation,
+      completion_window: '24h',
+      metadata: { gateway_batch: tag },
+    });
+    return batch.id;
+  }
+
+  async ended(id: string): Promise<boolean> {
+    return ENDED.has((await this.get(id)).status);
+  }
+
+  async *results(id: string): AsyncIterable<ProviderBatchResult> {
+    const batch = await this.get(id);
+    for (const file of [batch.output_file_id, batch.error_file_id]) {
+      if (typeof file !== 'string' || file === '') continue;
+      for await (const text of this.client.lines('send the batch results', `${this.basePath}/files/${encodeURIComponent(file)}/content`)) {
+        const result = readResult(text);
+        if (result !== null) yield result;
+      }
+    }
+  }
+
+  async cancel(id: string): Promise<void> {
+    if (await this.ended(id)) return;
+    await this.client.json('cancel the batch', 'POST', `${this.basePath}/batches/${encodeURIComponent(id)}/cancel`);
+  }
+
+  answer(request: ChatRequest, body: Buffer): CompletionResult {
+    return this.adapter.batchAnswer(request, body);
+  }
+
+  refusal(status: number, body: Buffer): GatewayError {
+    return this.adapter.batchRefusal(status, body);
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+
+  private get(id: string): Promise<OpenAiBatchObject> {
+    return this.client.json<OpenAiBatchObject>('say how the batch goes', 'GET', `${this.basePath}/batches/${encodeURIComponent(id)}`);
+  }
+}
+
+/** One line of an output or error file; a line the gateway cannot read is skipped (its line ends with no result). */
+function readResult(text: string): ProviderBatchResult | null {
+  let line: OpenAiResultLine;
+  try {
+    line = JSON.parse(text) as OpenAiResultLine;
+  } catch {
+    return null;
+  }
+  const customId = line.custom_id;
+  if (typeof customId !== 'string') return null;
+  const response = line.response;
+  if (response !== null && response !== undefined && typeof response.status_code === 'number') {
+    return { customId, outcome: 'answered', status: response.status_code, body: Buffer.from(JSON.stringify(response.body ?? null)) };
+  }
+  const code = line.error?.code;
+  if (code === 'batch_expired') return { customId, outcome: 'expired' };
+  if (code === 'batch_cancelled') return { customId, outcome: 'canceled' };
+  // An error without an answer (the provider could not run the line): the gateway's answer is a provider failure.
+  return { customId, outcome: 'answered', status: 502, body: Buffer.from(JSON.stringify({ error: line.error ?? null })) };
+}

@@ -1,0 +1,50 @@
+import type { GatewayError } from '@gateway/shared';
+import type { ChatRequest, CompletionResult } from '../request/internal-request.js';
+
+/**
+ * A provider's own batch API, for entries with `batch: native` (docs/batches.md "Provider-run
+ * batches"): the lines the gateway admitted go to the provider as one batch at its batch price,
+ * are polled off the request path, and each result is read back as the provider's answer to that
+ * line. Everything provider-specific (files, paths, result shapes) lives in the provider's folder
+ * behind this interface; the runner (batches/native-batches.ts) knows none of it.
+ */
+export interface BatchLine {
+  /** The gateway's id of the line at the provider (`l<line number>`). */
+  customId: string;
+  /** The request the adapter would have sent for the line, as the provider's batch API takes it. */
+  body: Buffer;
+}
+
+/** One line of a provider batch's results. */
+export type ProviderBatchResult =
+  | { customId: string; outcome: 'answered'; status: number; body: Buffer }
+  /** The provider never ran it: its batch was cancelled first, or its window passed. */
+  | { customId: string; outcome: 'canceled' | 'expired' };
+
+export interface ProviderBatches {
+  /**
+   * The provider's batch operation a request goes to (one provider batch holds lines of one
+   * operation) and the request's body in it: what `complete` would have sent.
+   */
+  line(request: ChatRequest): { operation: string; body: Buffer };
+  /** Makes one provider batch of the lines (all of `operation`); resolves with the provider's id for it. */
+  submit(operation: string, lines: readonly BatchLine[], tag: string): Promise<string>;
+  /** Whether the provider's batch has ended (its results are then final). */
+  ended(id: string): Promise<boolean>;
+  /** The results of an ended batch, one at a time as they are read from the provider. */
+  results(id: string): AsyncIterable<ProviderBatchResult>;
+  /** Asks the provider to cancel its batch (one that has ended already is left as it is). */
+  cancel(id: string): Promise<void>;
+  /** A 2xx result read as `complete` reads the provider's answer. */
+  answer(request: ChatRequest, body: Buffer): CompletionResult;
+  /** A result of another status, as the gateway error `complete` would have thrown. */
+  refusal(status: number, body: Buffer): GatewayError;
+  close(): Promise<void>;
+}
+
+/** A provider entry's `batch` field: who runs the lines of batches sent to its models. */
+export function batchMode(provider: string, value: string | undefined, fallback: 'native' | 'gateway' = 'gateway'): 'native' | 'gateway' {
+  const mode = value ?? fallback;
+  if (mode !== 'native' && mode !== 'gateway') throw new Error(`provider ${provider}: "batch" must be native or gateway`);
+  return mode;
+}
