@@ -44,10 +44,14 @@ beforeAll(async () => {
     const usage = text.includes('small') ? { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 } : { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 };
     return { status: 200, body: { id: 'chatcmpl-b', object: 'chat.completion', created: 1, model: line.body.model, choices: [{ index: 0, message: { role: 'assistant', content: `batched: ${text}` }, finish_reason: 'stop' }], usage } };
   });
-  anthropicMock = await startAnthropicBatchMock(ANTHROPIC_KEY, (request) => ({
-    type: 'succeeded',
-    message: { id: 'msg_b', type: 'message', role: 'assistant', model: request.params.model, content: [{ type: 'text', text: 'claude batched' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 2000, output_tokens: 100 } },
-  }));
+  anthropicMock = await startAnthropicBatchMock(ANTHROPIC_KEY, (request) =>
+    JSON.stringify(request.params.messages).includes('refuse me')
+      ? { type: 'errored', error: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0: this request is refused' } } }
+      : {
+          type: 'succeeded',
+          message: { id: 'msg_b', type: 'message', role: 'assistant', model: request.params.model, content: [{ type: 'text', text: 'claude batched' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 2000, output_tokens: 100 } },
+        },
+  );
   const dir = mkdtempSync(join(tmpdir(), 'gw-provider-batches-'));
   const providers = join(dir, 'providers.yaml');
   writeFileSync(
@@ -273,10 +277,11 @@ describe("provider-run batches at Anthropic", () => {
       requests: [
         { custom_id: 'native-1', params: { model: 'claude-batch', max_tokens: 64, messages: [{ role: 'user', content: 'hello' }], thinking: { type: 'enabled', budget_tokens: 1024 } } as never },
         { custom_id: 'native-2', params: { model: 'claude-batch', max_tokens: 64, messages: [{ role: 'user', content: 'again' }] } },
+        { custom_id: 'native-3', params: { model: 'claude-batch', max_tokens: 64, messages: [{ role: 'user', content: 'refuse me' }] } },
       ],
     });
     const upstream = await eventually(async () => anthropicMock.batches.at(-1) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
-    expect(upstream.requests.map((r) => r.custom_id)).toEqual(['l0', 'l1']);
+    expect(upstream.requests.map((r) => r.custom_id)).toEqual(['l0', 'l1', 'l2']);
     expect(upstream.requests[0]!.params).toMatchObject({ model: 'claude-sonnet-4-5-20250929', max_tokens: 64, thinking: { type: 'enabled', budget_tokens: 1024 } });
     anthropicMock.release(upstream.id);
     const batch = await eventually(async () => {
@@ -284,14 +289,17 @@ describe("provider-run batches at Anthropic", () => {
       if (found.processing_status !== 'ended') throw new Error(found.processing_status);
       return found;
     }, 'the message batch to end', 30_000);
-    expect(batch.request_counts).toMatchObject({ succeeded: 2, errored: 0 });
+    expect(batch.request_counts).toMatchObject({ succeeded: 2, errored: 1 });
     const results = [];
     for await (const result of await anthropic.messages.batches.results(created.id)) results.push(result);
-    expect(results.map((r) => r.custom_id)).toEqual(['native-1', 'native-2']);
+    expect(results.map((r) => r.custom_id)).toEqual(['native-1', 'native-2', 'native-3']);
     expect(results[0]!.result).toMatchObject({ type: 'succeeded', message: { content: [{ type: 'text', text: 'claude batched' }] } });
-    const { usage } = await records(batch.id, 2);
+    // Anthropic's refusal of the line, in Anthropic's error shape.
+    expect(results[2]!.result).toMatchObject({ type: 'errored', error: { type: 'error', error: { type: 'invalid_request_error' } } });
+    const { usage, audit } = await records(batch.id, 3);
+    expect(audit.filter((e) => e.type === 'gateway.request').map((e) => e.status).sort()).toEqual([200, 200, 400]);
     // price.batch { input: 1, output: 5 }: 2,000 × 1 + 100 × 5 per million.
-    expect(usage.map((r) => r.cost_usd)).toEqual([0.0025, 0.0025]);
+    expect(usage.filter((r) => r.cost_usd !== 0).map((r) => r.cost_usd)).toEqual([0.0025, 0.0025]);
   });
 
   it('translates a Message Batch to an OpenAI batch and answers in Anthropic\'s shape', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from './env.js';
-import { defaultProviders, loadProvidersConfig, parseProvidersFile } from './providers-file.js';
+import { batchPrice, defaultProviders, loadProvidersConfig, parseProvidersFile } from './providers-file.js';
 
 const TYPES = [
   { type: 'openai', defaultBaseUrl: null, usesBaseUrl: true },
@@ -139,6 +139,19 @@ cooldown: { failures: 5, base_ms: 1000, max_ms: 8000 }
     const all = defaultProviders({ OPENAI_API_KEY: 'sk-x', ANTHROPIC_API_KEY: 'sk-ant-x', GEMINI_API_KEY: 'AIza-x' });
     expect(all.providers.map((p) => [p.name, p.type])).toEqual([['mock', 'mock'], ['openai', 'openai'], ['anthropic', 'anthropic'], ['gemini', 'gemini']]);
     expect(all.providers[2]?.api_key).toBe('sk-ant-x');
+    // OpenAI and Anthropic run the batches sent to them themselves, at their batch price.
+    expect(all.providers.map((p) => p.settings?.batch ?? null)).toEqual([null, 'native', 'native', null]);
+  });
+
+  it("reads a model's batch price, and prices a provider-run batch line at half the price without one", () => {
+    const cfg = parse('providers:\n  - {name: p, type: mock, models: [{id: a, price: {input: 2, output: 8, cached_input: 1, batch: {input: 1.5, output: 5}}}, {id: b, price: {input: 2, output: 8, cached_input: 1}}]}\n');
+    const [a, b] = cfg.providers[0]!.models;
+    expect(a?.price?.batch).toEqual({ input: 1.5, output: 5 });
+    expect(batchPrice(a!.price!)).toEqual({ input: 1.5, output: 5, cached_input: 0.75, cache_write: 1.5 });
+    expect(b?.price?.batch).toBeUndefined();
+    expect(batchPrice(b!.price!)).toEqual({ input: 1, output: 4, cached_input: 0.5, cache_write: 1 });
+    expect(() => parse('providers:\n  - {name: p, type: mock, models: [{id: a, price: {input: 1, output: 1, batch: {input: 1}}}]}\n')).toThrow(/"price".batch.output must be a number/);
+    expect(() => parse('providers:\n  - {name: p, type: mock, models: [{id: a, price: {input: 1, output: 1, batch: {input: 1, output: 1, cached: 1}}}]}\n')).toThrow(/batch: unknown field "cached"/);
   });
 
   describe('type fields and presets', () => {
