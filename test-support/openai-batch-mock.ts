@@ -42,7 +42,13 @@ export interface OpenAiBatchMock {
   close(): Promise<void>;
 }
 
-export async function startOpenAiBatchMock(apiKey: string, answer: LineAnswer): Promise<OpenAiBatchMock> {
+/**
+ * `azure`: Azure OpenAI's Batch API instead (learn.microsoft.com, "Azure OpenAI batch"): the same
+ * objects under `/openai/files` and `/openai/batches`, every call with `api-version` (this one)
+ * and the key in an `api-key` header, operations named without `/v1` (`/chat/completions`).
+ */
+export async function startOpenAiBatchMock(apiKey: string, answer: LineAnswer, azure?: { apiVersion: string }): Promise<OpenAiBatchMock> {
+  const root = azure === undefined ? '/v1' : '/openai';
   const files = new Map<string, { bytes: number; filename: string; purpose: string; text: string }>();
   const batches: MockBatch[] = [];
   let next = 0;
@@ -86,12 +92,17 @@ export async function startOpenAiBatchMock(apiKey: string, answer: LineAnswer): 
   };
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+    const authorized = azure === undefined ? req.headers.authorization === `Bearer ${apiKey}` : req.headers['api-key'] === apiKey;
+    if (!authorized) {
       req.resume();
       return json(res, 401, { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } });
     }
     const url = new URL(req.url ?? '/', 'http://mock');
-    const path = url.pathname;
+    if (azure !== undefined && url.searchParams.get('api-version') !== azure.apiVersion) {
+      req.resume();
+      return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
+    }
+    const path = url.pathname.replace(root, '/v1');
     if (req.method === 'POST' && path === '/v1/files') {
       const fields: Record<string, string> = {};
       let file: { filename: string; data: Buffer } | null = null;

@@ -28,6 +28,8 @@ let proxy: Proxy;
 let writer: Writer;
 let openaiMock: OpenAiBatchMock;
 let anthropicMock: AnthropicBatchMock;
+let azureMock: OpenAiBatchMock;
+const AZURE_KEY = 'azure-batch-provider-secret-0123456789';
 let openai: OpenAI;
 let anthropic: Anthropic;
 let projectId: string;
@@ -52,6 +54,11 @@ beforeAll(async () => {
           message: { id: 'msg_b', type: 'message', role: 'assistant', model: request.params.model, content: [{ type: 'text', text: 'claude batched' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 2000, output_tokens: 100 } },
         },
   );
+  azureMock = await startOpenAiBatchMock(
+    AZURE_KEY,
+    (line) => ({ status: 200, body: { id: 'chatcmpl-az', object: 'chat.completion', created: 1, model: line.body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'from azure' }, finish_reason: 'stop' }], usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } } }),
+    { apiVersion: '2024-10-21' },
+  );
   const dir = mkdtempSync(join(tmpdir(), 'gw-provider-batches-'));
   const providers = join(dir, 'providers.yaml');
   writeFileSync(
@@ -70,6 +77,12 @@ beforeAll(async () => {
       `    api_key: ${ANTHROPIC_KEY}`,
       '    batch: native',
       '    models: [{ id: claude-batch, upstream: claude-sonnet-4-5-20250929, price: { input: 3, output: 15, batch: { input: 1, output: 5 } } }]',
+      '  - name: azure-batches',
+      '    type: azure',
+      `    base_url: ${azureMock.baseUrl}`,
+      `    api_key: ${AZURE_KEY}`,
+      '    batch: native',
+      '    models: [{ id: azure-batch, upstream: my-global-batch-deployment, price: { input: 1, output: 1 } }]',
       '  - name: offline',
       '    type: mock',
       '    models: [mock-1]',
@@ -93,6 +106,7 @@ afterAll(async () => {
   await writer?.close();
   await openaiMock?.close();
   await anthropicMock?.close();
+  await azureMock?.close();
   await cp?.close();
 });
 
@@ -219,6 +233,23 @@ describe('provider-run batches at OpenAI', () => {
     expect(openaiMock.batches.filter((b) => b.metadata?.gateway_batch?.startsWith(created.id))).toHaveLength(1);
     const { usage } = await records(batch.id, 2);
     expect(usage).toHaveLength(2);
+  });
+});
+
+describe('provider-run batches at Azure OpenAI', () => {
+  it("sends the lines to Azure's Batch API under its own paths, with the deployment as the model", async () => {
+    const created = await openai.batches.create({ input_file_id: (await upload([chatLine('az1', 'x', 'azure-batch'), chatLine('az2', 'y', 'azure-batch')])).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const upstream = await eventually(async () => azureMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(created.id)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
+    expect(upstream.endpoint).toBe('/chat/completions');
+    expect(upstream.lines.map((l) => [l.url, l.body.model])).toEqual([
+      ['/chat/completions', 'my-global-batch-deployment'],
+      ['/chat/completions', 'my-global-batch-deployment'],
+    ]);
+    azureMock.release(upstream.id);
+    const batch = await ended(created.id);
+    expect(batch.request_counts).toEqual({ total: 2, completed: 2, failed: 0 });
+    const output = jsonLines(await (await openai.files.content(batch.output_file_id!)).text());
+    expect(output.map((l) => l.response.body.choices[0].message.content)).toEqual(['from azure', 'from azure']);
   });
 });
 

@@ -21,8 +21,8 @@ function entry(type: string, batch?: string): ProviderConfig {
 }
 
 describe('batch: native | gateway', () => {
-  it('gives openai and anthropic entries their batch API only when asked', async () => {
-    for (const type of ['openai', 'anthropic']) {
+  it('gives openai, azure and anthropic entries their batch API only when asked', async () => {
+    for (const type of ['openai', 'azure', 'anthropic']) {
       const native = createAdapter(entry(type, 'native'));
       const gateway = createAdapter(entry(type, 'gateway'));
       const unset = createAdapter(entry(type));

@@ -1,11 +1,12 @@
 import { Errors, GatewayError, type ProviderConfig } from '@gateway/shared';
 import type { AdapterFactory, EmbeddingsRequest } from '../adapter.js';
 import { checkKnownOptions } from '../openai/adapter-options.js';
-import { OpenAiCompatibleAdapter, type ChunkRewrite, type OpenAiOperation } from '../openai/openai-compatible-adapter.js';
+import { OpenAiCompatibleAdapter, type AnswerHeaders, type ChunkRewrite, type OpenAiOperation } from '../openai/openai-compatible-adapter.js';
 import { providerStatusError } from '../upstream-error.js';
-import type { UpstreamResponse } from '../upstream-request.js';
 import { azureRetryAfter, contentFilterRefusal } from './azure-errors.js';
 import { carryPromptFilters } from './prompt-filter-carry.js';
+import { OpenAiBatches, type OpenAiBatchPaths } from '../openai/openai-batches.js';
+import { batchMode, type ProviderBatches } from '../provider-batches.js';
 
 /** The latest generally available version of Azure OpenAI's dated inference API (docs/providers.md). */
 export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
@@ -29,6 +30,9 @@ export class AzureAdapter extends OpenAiCompatibleAdapter {
   /** Whether the API version takes `dimensions` on embeddings (older ones would ignore it). */
   private readonly takesDimensions: boolean;
 
+  /** Azure OpenAI's Batch API, with `batch: native` (a Global Batch or Data Zone Batch deployment). */
+  readonly batches?: ProviderBatches;
+
   constructor(config: ProviderConfig) {
     if (config.base_url === null) throw new Error(`provider ${config.name}: base_url is required (https://<resource>.openai.azure.com)`);
     if (config.api_key === null) throw new Error(`provider ${config.name}: api_key is required (sent as the api-key header)`);
@@ -46,6 +50,15 @@ export class AzureAdapter extends OpenAiCompatibleAdapter {
     this.query = `?api-version=${version}`;
     // Dated versions sort as text: 2023-12-01-preview < 2024-02-01 < 2024-02-15-preview.
     this.takesDimensions = version >= AZURE_DIMENSIONS_SINCE;
+    if (batchMode(config.name, config.settings?.batch) === 'native') {
+      // Azure names operations without /v1 (`/chat/completions`); the line's model is the batch deployment.
+      const paths: OpenAiBatchPaths = { files: `${root}/openai/files`, batches: `${root}/openai/batches`, query: this.query, operation: (operation) => operation.replace(/^\/v1/, '') };
+      this.batches = new OpenAiBatches(config.name, config.base_url, { 'api-key': config.api_key }, this, paths);
+    }
+  }
+
+  override async close(): Promise<void> {
+    await Promise.all([super.close(), this.batches?.close()]);
   }
 
   protected path(upstreamModel: string, operation: OpenAiOperation): string {
@@ -58,7 +71,7 @@ export class AzureAdapter extends OpenAiCompatibleAdapter {
     return Errors.invalidField('dimensions', `Provider ${this.name} uses an Azure OpenAI API version without \`dimensions\` (it came with ${AZURE_DIMENSIONS_SINCE}).`);
   }
 
-  protected override statusError(status: number, bodyText: string, res: UpstreamResponse): GatewayError {
+  protected override statusError(status: number, bodyText: string, res: AnswerHeaders): GatewayError {
     return (status === 400 ? contentFilterRefusal(this.name, bodyText) : null) ?? providerStatusError(this.name, status, bodyText, azureRetryAfter((name) => res.header(name)));
   }
 
@@ -69,6 +82,8 @@ export class AzureAdapter extends OpenAiCompatibleAdapter {
 
 export const azureFactory: AdapterFactory = {
   type: 'azure',
+  // `batch: native` runs batches sent to its deployments at Azure OpenAI's Batch API.
+  fields: { batch: 'optional' },
   defaultBaseUrl: null,
   usesBaseUrl: true,
   create: (config) => new AzureAdapter(config),

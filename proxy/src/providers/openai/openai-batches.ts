@@ -5,7 +5,7 @@ import { BatchApiClient } from '../batch-api-client.js';
 import type { BatchLine, ProviderBatchResult, ProviderBatches } from '../provider-batches.js';
 
 /**
- * OpenAI's Batch API (`batch: native` on an openai entry): the lines go up as a JSONL file
+ * OpenAI's Batch API (`batch: native` on an openai or azure entry): the lines go up as a JSONL file
  * (`POST {base_url}/files`, purpose `batch`), one batch is made of it (`POST {base_url}/batches`,
  * 24 hours), polled (`GET {base_url}/batches/{id}`), and its output and error files are read
  * back line by line. A line is `{custom_id, method, url, body}` with the body the adapter would
@@ -16,6 +16,24 @@ export interface OpenAiBatchLines {
   batchLine(request: ChatRequest): { operation: string; body: Buffer };
   batchAnswer(request: ChatRequest, body: Buffer): CompletionResult;
   batchRefusal(status: number, body: Buffer): GatewayError;
+}
+
+/** Where a server of OpenAI's Batch API keeps files and batches, and how it names operations. */
+export interface OpenAiBatchPaths {
+  /** Path of the files collection (`/v1/files`, Azure's `/openai/files`). */
+  files: string;
+  /** Path of the batches collection. */
+  batches: string;
+  /** Query every call carries (Azure's `?api-version=…`), or ''. */
+  query: string;
+  /** The operation as a line's `url` and the batch's `endpoint` name it (`/v1/chat/completions`, Azure's `/chat/completions`). */
+  operation(operation: string): string;
+}
+
+/** OpenAI's own: everything under the base URL's path, operations named as OpenAI names them. */
+export function openAiBatchPaths(baseUrl: string): OpenAiBatchPaths {
+  const base = new URL(baseUrl).pathname.replace(/\/+$/, '');
+  return { files: `${base}/files`, batches: `${base}/batches`, query: '', operation: (operation) => operation };
 }
 
 interface OpenAiBatchObject {
@@ -35,17 +53,15 @@ const ENDED = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
 export class OpenAiBatches implements ProviderBatches {
   private readonly client: BatchApiClient;
-  private readonly basePath: string;
 
   constructor(
     provider: string,
     baseUrl: string,
     headers: Record<string, string>,
     private readonly adapter: OpenAiBatchLines,
+    private readonly paths: OpenAiBatchPaths = openAiBatchPaths(baseUrl),
   ) {
-    const url = new URL(baseUrl);
-    this.basePath = url.pathname.replace(/\/+$/, '');
-    this.client = new BatchApiClient(provider, url.origin, headers);
+    this.client = new BatchApiClient(provider, new URL(baseUrl).origin, headers);
   }
 
   line(request: ChatRequest): { operation: string; body: Buffer } {
@@ -53,17 +69,17 @@ export class OpenAiBatches implements ProviderBatches {
   }
 
   async submit(operation: string, lines: readonly BatchLine[], tag: string): Promise<string> {
-    const url = JSON.stringify(operation);
+    const url = JSON.stringify(this.paths.operation(operation));
     const parts: Buffer[] = [];
     // The body goes in as the bytes the adapter made, never parsed again.
     for (const line of lines) parts.push(Buffer.from(`{"custom_id":${JSON.stringify(line.customId)},"method":"POST","url":${url},"body":`), line.body, Buffer.from('}\n'));
     const form = new FormData();
     form.set('purpose', 'batch');
     form.set('file', new Blob([Buffer.concat(parts)], { type: 'application/jsonl' }), `${tag}.jsonl`);
-    const file = await this.client.form<{ id: string }>('take the batch file', `${this.basePath}/files`, form);
-    const batch = await this.client.json<OpenAiBatchObject>('make the batch', 'POST', `${this.basePath}/batches`, {
+    const file = await this.client.form<{ id: string }>('take the batch file', `${this.paths.files}${this.paths.query}`, form);
+    const batch = await this.client.json<OpenAiBatchObject>('make the batch', 'POST', `${this.paths.batches}${this.paths.query}`, {
       input_file_id: file.id,
-      endpoint: operation,
+      endpoint: this.paths.operation(operation),
       completion_window: '24h',
       metadata: { gateway_batch: tag },
     });
@@ -78,7 +94,7 @@ export class OpenAiBatches implements ProviderBatches {
     const batch = await this.get(id);
     for (const file of [batch.output_file_id, batch.error_file_id]) {
       if (typeof file !== 'string' || file === '') continue;
-      for await (const text of this.client.lines('send the batch results', `${this.basePath}/files/${encodeURIComponent(file)}/content`)) {
+      for await (const text of this.client.lines('send the batch results', `${this.paths.files}/${encodeURIComponent(file)}/content${this.paths.query}`)) {
         const result = readResult(text);
         if (result !== null) yield result;
       }
@@ -87,7 +103,7 @@ export class OpenAiBatches implements ProviderBatches {
 
   async cancel(id: string): Promise<void> {
     if (await this.ended(id)) return;
-    await this.client.json('cancel the batch', 'POST', `${this.basePath}/batches/${encodeURIComponent(id)}/cancel`);
+    await this.client.json('cancel the batch', 'POST', `${this.paths.batches}/${encodeURIComponent(id)}/cancel${this.paths.query}`);
   }
 
   answer(request: ChatRequest, body: Buffer): CompletionResult {
@@ -103,7 +119,7 @@ export class OpenAiBatches implements ProviderBatches {
   }
 
   private get(id: string): Promise<OpenAiBatchObject> {
-    return this.client.json<OpenAiBatchObject>('say how the batch goes', 'GET', `${this.basePath}/batches/${encodeURIComponent(id)}`);
+    return this.client.json<OpenAiBatchObject>('say how the batch goes', 'GET', `${this.paths.batches}/${encodeURIComponent(id)}${this.paths.query}`);
   }
 }
 

@@ -12,6 +12,13 @@ import { limitNeedsMove, moveLimit, tokenLimitField, tokenLimitOption, type Toke
 import { ProviderConnection } from '../provider-connection.js';
 import { readSse } from '../sse-reader.js';
 
+/** The headers of a provider's answer, as an adapter's error mapping reads them. */
+export interface AnswerHeaders {
+  header(name: string): string | undefined;
+}
+
+const NO_HEADERS: AnswerHeaders = { header: () => undefined };
+
 /** What differs between providers speaking OpenAI's Chat Completions wire format. */
 export interface OpenAiEndpoint {
   /** Scheme, host and port: one keep-alive pool per provider. */
@@ -66,8 +73,8 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     return null;
   }
 
-  /** A non-200 answer as the gateway error of the same class. */
-  protected statusError(status: number, bodyText: string, res: UpstreamResponse): GatewayError {
+  /** A non-200 answer as the gateway error of the same class (`res`: where its headers are read). */
+  protected statusError(status: number, bodyText: string, res: AnswerHeaders): GatewayError {
     return providerStatusError(this.name, status, bodyText, res.header('retry-after'));
   }
 
@@ -149,8 +156,9 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     return this.nativeResponses(request) !== null ? nativeResponse(this.name, body) : this.completion(body);
   }
 
+  /** A batch line answered otherwise than 2xx, as the same answer over HTTP would be refused (its headers are not kept). */
   batchRefusal(status: number, body: Buffer): GatewayError {
-    return providerStatusError(this.name, status, body.toString('utf8', 0, Math.min(body.length, 8192)));
+    return this.statusError(status, body.toString('utf8', 0, Math.min(body.length, 8192)), NO_HEADERS);
   }
 
   async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
