@@ -214,8 +214,12 @@ export class BatchRunner {
         left++;
         continue;
       }
-      await collect(this.deps, this.store, this.chains.collect, run, submission, batches);
+      const whole = await collect(this.deps, this.store, this.chains.collect, run, submission, batches);
       await run.stored();
+      if (!whole) {
+        left++;
+        continue;
+      }
       await this.store.endSubmission(run.batch.id, submission.id, 'collected');
     }
     return left === 0;

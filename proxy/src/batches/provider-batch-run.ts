@@ -6,6 +6,7 @@ import type { LineChains } from '../pipeline/endpoints.js';
 import type { BatchLine, ProviderBatchResult, ProviderBatches } from '../providers/provider-batches.js';
 import type { BatchStore } from './batch-store.js';
 import { runLine } from './batch-line.js';
+import { CLIENT_CLOSED } from '../pipeline/exits.js';
 import type { HandedOff } from './line-exchange.js';
 
 /**
@@ -117,7 +118,8 @@ export class HandOffs {
     if (upstreamId === null) {
       // Answered through the line's collect chain with the refusal as the provider's answer: audited and recorded as a failure.
       const refusal = failedAnswer(failure.message);
-      return answerLines(this.deps, this.store, this.chains, this.run, group.provider, group.lineNos.map((lineNo) => ({ customId: customIdOf(lineNo), outcome: 'answered', status: 502, body: refusal })));
+      await answerLines(this.deps, this.store, this.chains, this.run, group.provider, group.lineNos.map((lineNo) => ({ customId: customIdOf(lineNo), outcome: 'answered', status: 502, body: refusal })));
+      return;
     }
     await this.store.addSubmission(this.batch.id, { provider: group.provider, upstream_id: upstreamId, line_nos: group.lineNos });
   }
@@ -143,11 +145,13 @@ export interface CollectingRun {
  * Collects an ended provider batch: every answer it holds for a line not answered yet runs that
  * line's collect chain; a line it holds no answer for (and did not cancel or expire) is answered
  * as a provider failure. Sent again after a crash: lines answered already are skipped, and their
- * records carry the same ids.
+ * records carry the same ids. False when some answer could not be stored as final (this proxy
+ * began to drain under it): the submission is then collected again at the next poll.
  */
-export async function collect(deps: GatewayDeps, store: BatchStore, chains: LineChains, run: CollectingRun, submission: BatchSubmission, batches: ProviderBatches): Promise<void> {
+export async function collect(deps: GatewayDeps, store: BatchStore, chains: LineChains, run: CollectingRun, submission: BatchSubmission, batches: ProviderBatches): Promise<boolean> {
   let page: Answered[] = [];
   let stopped = false;
+  let whole = true;
   for await (const result of batches.results(submission.upstream_id)) {
     if (result.outcome !== 'answered') {
       stopped = true;
@@ -156,20 +160,21 @@ export async function collect(deps: GatewayDeps, store: BatchStore, chains: Line
     if (lineNoOf(result.customId) === null) continue;
     page.push(result);
     if (page.length >= COLLECT_PAGE) {
-      await answerLines(deps, store, chains, run, submission.provider, page);
+      whole = (await answerLines(deps, store, chains, run, submission.provider, page)) && whole;
       page = [];
     }
   }
-  if (page.length > 0) await answerLines(deps, store, chains, run, submission.provider, page);
+  if (page.length > 0) whole = (await answerLines(deps, store, chains, run, submission.provider, page)) && whole;
+  if (!whole) return false;
   // Lines the provider cancelled or let expire are the batch's to end (cancelled, expired).
-  if (stopped || !run.going) return;
+  if (stopped || !run.going) return true;
   // The others run their chain with a provider failure as the answer: audited and recorded as one.
   await run.stored();
   const missing = failedAnswer(Errors.providerBatchNoResult(submission.provider).message);
   for (let after = -1; ; ) {
     const lines: ClaimedLine[] = await store.lines(run.batch.id, { submission_id: submission.id, after, limit: COLLECT_PAGE });
-    if (lines.length === 0) return;
-    await answerLines(deps, store, chains, run, submission.provider, lines.map((line) => ({ customId: customIdOf(line.line_no), outcome: 'answered', status: 502, body: missing })), lines);
+    if (lines.length === 0) return true;
+    if (!(await answerLines(deps, store, chains, run, submission.provider, lines.map((line) => ({ customId: customIdOf(line.line_no), outcome: 'answered', status: 502, body: missing })), lines))) return false;
     await run.stored();
     after = lines[lines.length - 1]!.line_no;
   }
@@ -182,8 +187,13 @@ function failedAnswer(message: string): Buffer {
   return Buffer.from(JSON.stringify({ error: { message } }));
 }
 
-/** Each answer runs its line's collect chain (lines answered already are skipped); the line's answer is queued. */
-async function answerLines(deps: GatewayDeps, store: BatchStore, chains: LineChains, run: CollectingRun, provider: string, answers: readonly Answered[], known?: ClaimedLine[]): Promise<void> {
+/**
+ * Each answer runs its line's collect chain (lines answered already are skipped); the line's
+ * answer is queued. A line this proxy refused for now (it drains: 503, or the line was stopped)
+ * is left unanswered, its provider's answer still there for the next collection: false then.
+ */
+async function answerLines(deps: GatewayDeps, store: BatchStore, chains: LineChains, run: CollectingRun, provider: string, answers: readonly Answered[], known?: ClaimedLine[]): Promise<boolean> {
+  let whole = true;
   const chain = chains[run.batch.endpoint];
   const byLine = new Map<number, Answered>();
   for (const answer of answers) byLine.set(lineNoOf(answer.customId)!, answer);
@@ -194,7 +204,12 @@ async function answerLines(deps: GatewayDeps, store: BatchStore, chains: LineCha
       const request = JSON.parse(line.content) as { custom_id: string; body: unknown };
       const running = runLine(deps, chain, run.batch, run.keyHash, line, Buffer.from(JSON.stringify(request.body)), 'collected', { provider, result });
       const answer = await running.answer;
+      if (answer.status === CLIENT_CLOSED || (answer.status === 503 && answer.errorCode === 'UNAVAILABLE')) {
+        whole = false;
+        return;
+      }
       await run.answered({ line_no: line.line_no, custom_id: request.custom_id, status_code: answer.status, request_id: answer.requestId, body: answer.body });
     }),
   );
+  return whole;
 }

@@ -3,7 +3,7 @@ import { NANOS_PER_USD } from '../policy/budget-leases.js';
 import { costUsd } from '../pipeline/request-records.js';
 import type { ClosingStep } from '../pipeline/endpoint.js';
 import type { RequestContext } from '../pipeline/context.js';
-import { writeRecords } from '../pipeline/steps/closing.js';
+import { countRequest, writeRecords } from '../pipeline/steps/closing.js';
 import { applicableRules, routeBound, worstCaseNanos } from '../pipeline/steps/budgets.js';
 import { begin, callModel, chatRequestOf, forTarget, startCancel, upstreamFailed } from '../pipeline/steps/provider.js';
 import type { Route } from '../routing/model-router.js';
@@ -85,9 +85,11 @@ function budgetRulesOf(ctx: RequestContext): readonly BudgetRule[] | null {
   return rules === undefined ? null : applicableRules(rules, ctx.keyId, ctx.extras?.tags ?? null);
 }
 
-/** Closing, hand-off pass: a line handed to a provider is recorded when it is collected, not now. */
+/** Closing, hand-off pass: a line handed to a provider is counted and recorded when it is collected, not now. */
 export const recordsUnlessHandedOff: ClosingStep = (ctx) => {
-  if ((ctx.ex as LineExchange).handedOff === null) writeRecords(ctx);
+  if ((ctx.ex as LineExchange).handedOff !== null) return;
+  countRequest(ctx);
+  writeRecords(ctx);
 };
 
 /**

@@ -111,7 +111,7 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
     };
   };
   const lineClosing = present(settleCollected, settle, countRequest, writeRecords, endTrace);
-  const handOffClosing = present(settle, countRequest, recordsUnlessHandedOff, endTrace);
+  const handOffClosing = present(settle, recordsUnlessHandedOff, endTrace);
 
   const chatCompletions = model(openAiChat);
   const messages = model(anthropicMessages);
