@@ -39,6 +39,8 @@ export interface OpenAiBatchMock {
   batches: MockBatch[];
   /** Answers every line of the batches not ended yet (or of one batch): they end `completed`. */
   release(id?: string): void;
+  /** While set, batch creation fails 500 (OpenAI's `server_error`), as an outage would. */
+  refuseBatches: boolean;
   close(): Promise<void>;
 }
 
@@ -91,6 +93,15 @@ export async function startOpenAiBatchMock(apiKey: string, answer: LineAnswer, a
     b.status = 'completed';
   };
 
+  const mock: OpenAiBatchMock = {
+    baseUrl: '',
+    batches,
+    refuseBatches: false,
+    release(only?: string) {
+      for (const b of batches) if ((only === undefined || b.id === only) && b.status === 'in_progress') finish(b);
+    },
+    close: () => Promise.resolve(),
+  };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const authorized = azure === undefined ? req.headers.authorization === `Bearer ${apiKey}` : req.headers['api-key'] === apiKey;
     if (!authorized) {
@@ -128,6 +139,7 @@ export async function startOpenAiBatchMock(apiKey: string, answer: LineAnswer, a
     req.on('end', () => {
       const body = parts.length === 0 ? {} : (JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>);
       if (req.method === 'POST' && path === '/v1/batches') {
+        if (mock.refuseBatches) return json(res, 500, { error: { message: 'The server had an error while processing your request.', type: 'server_error' } });
         const file = files.get(String(body.input_file_id));
         if (file === undefined) return json(res, 404, { error: { message: 'No such File object', type: 'invalid_request_error' } });
         if (body.completion_window !== '24h') return json(res, 400, { error: { message: 'completion_window must be 24h', type: 'invalid_request_error', param: 'completion_window' } });
@@ -176,16 +188,11 @@ export async function startOpenAiBatchMock(apiKey: string, answer: LineAnswer, a
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
-  return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    batches,
-    release(only?: string) {
-      for (const b of batches) if ((only === undefined || b.id === only) && b.status === 'in_progress') finish(b);
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  mock.baseUrl = `http://127.0.0.1:${port}`;
+  mock.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return mock;
 }

@@ -217,6 +217,25 @@ describe('provider-run batches at OpenAI', () => {
     expect(errors.map((line) => line.response.status_code)).toEqual([401, 401]);
   });
 
+  it('answers the lines as failed, each audited, when the provider will not take the batch', async () => {
+    openaiMock.refuseBatches = true;
+    try {
+      const created = await openai.batches.create({ input_file_id: (await upload([chatLine('n1', 'x', 'gpt-batch'), chatLine('n2', 'y', 'gpt-batch')])).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      const batch = await ended(created.id);
+      expect(batch.status).toBe('completed');
+      expect(batch.request_counts).toEqual({ total: 2, completed: 0, failed: 2 });
+      const errors = jsonLines(await (await openai.files.content(batch.error_file_id!)).text());
+      expect(errors.map((l) => [l.custom_id, l.response.status_code, l.response.body.error.code])).toEqual([
+        ['n1', 502, 'UPSTREAM_ERROR'],
+        ['n2', 502, 'UPSTREAM_ERROR'],
+      ]);
+      const { audit } = await records(batch.id, 2);
+      expect(audit.filter((e) => e.type === 'gateway.request').map((e) => e.status)).toEqual([502, 502]);
+    } finally {
+      openaiMock.refuseBatches = false;
+    }
+  });
+
   it('is collected by another proxy when the one that sent it stopped', async () => {
     const created = await openai.batches.create({ input_file_id: (await upload([chatLine('r1', 'x', 'gpt-batch'), chatLine('r2', 'y', 'gpt-batch')])).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
     const upstream = await eventually(async () => openaiMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(created.id)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);

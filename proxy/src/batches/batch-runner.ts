@@ -9,18 +9,20 @@ import type { BatchStore } from './batch-store.js';
 import { CLIENT_CLOSED } from '../pipeline/exits.js';
 import { runLine, type LineAnswer, type RunningLine } from './batch-line.js';
 import { LineFeed } from './line-feed.js';
-import { batchesOf, collect, HandOffs } from './provider-batch-run.js';
+import { answerUnanswered, batchesOf, collect, HandOffs } from './provider-batch-run.js';
 
 /**
- * Runs the batches the gateway runs itself (`batch: gateway`): one BullMQ job per batch on the
- * batches queue, taken by any proxy; a proxy that dies mid-batch loses its lock and another takes
- * the job over, going on from the lines not answered yet (the control plane keeps every line's
- * answer, and a line answered once keeps that answer). Lines run `BATCH_LINE_CONCURRENCY` at a
- * time through their endpoint's own chain (batch-line.ts); a line the gateway refuses for now
- * (RATE_LIMITED, a 503 to retry) waits as asked and runs again, so a batch goes as fast as the
- * project's rate limits allow; a provider that fails is tried again a few times before the line
- * is answered with its error. A deleted key stops the batch at its next line: the lines not
- * answered end `UNAUTHORIZED` and the batch `cancelled`.
+ * Runs batches: one BullMQ job per batch on the batches queue, taken by any proxy; a proxy that
+ * dies mid-batch loses its lock and another takes the job over, going on from the lines not
+ * answered yet (the control plane keeps every line's answer, and a line answered once keeps that
+ * answer). Lines run `BATCH_LINE_CONCURRENCY` at a time through their endpoint's own chain
+ * (batch-line.ts); a line the gateway refuses for now (RATE_LIMITED, a 503 to retry) waits as
+ * asked and runs again, so a batch goes as fast as the project's rate limits allow; a provider
+ * that fails is tried again a few times before the line is answered with its error. A line whose
+ * provider runs batches itself (`batch: native`) is handed to it instead (provider-batch-run.ts),
+ * and the job then waits BATCH_POLL_MS between polls until those provider batches are collected.
+ * A deleted key stops the batch at its next line: the lines not answered end `UNAUTHORIZED` and
+ * the batch `cancelled`.
  */
 const CLAIM_PAGE = 500;
 const RESULTS_PAGE = 100;
@@ -159,11 +161,11 @@ export class BatchRunner {
     if (ended(batch.status)) return 'ended';
     // Lines with a provider are stopped there first (a deleted key's at once, a cancelled batch's answers made are collected).
     if (keyHash === null || (batch.status === 'cancelling' && batch.reason?.code === 'UNAUTHORIZED')) {
-      await this.stopSubmissions(batch, null);
+      await this.stopSubmissions(batch);
       return this.end(batch, true);
     }
     if (pastWindow(batch)) {
-      await this.stopSubmissions(batch, null);
+      await this.stopSubmissions(batch);
       return this.expire(batch);
     }
     const run = new BatchRun(this, batch, keyHash);
@@ -181,11 +183,11 @@ export class BatchRunner {
     }
     if (this.closing && run.stop === null) throw Errors.shuttingDown();
     if (run.stop === 'key') {
-      await this.stopSubmissions(batch, null);
+      await this.stopSubmissions(batch);
       return this.end(batch, true);
     }
     if (run.stop === 'expired') {
-      await this.stopSubmissions(batch, null);
+      await this.stopSubmissions(batch);
       return this.expire(batch);
     }
     if (!(await this.poll(run))) return { waiting: true, batch };
@@ -206,27 +208,38 @@ export class BatchRunner {
       if (batches === null) {
         // The providers file no longer has this provider's batch API: its lines are answered as failed.
         this.log.warn({ batch: run.batch.id, provider: submission.provider }, 'provider batch cannot be reached: the provider no longer runs batches');
+        if (!(await answerUnanswered(this.deps, this.store, this.chains.collect, run, submission, Errors.providerFailed(submission.provider).message))) {
+          left++;
+          continue;
+        }
+        await run.stored();
         await this.store.endSubmission(run.batch.id, submission.id, 'cancelled');
         continue;
       }
-      if (run.stop !== null) await batches.cancel(submission.upstream_id);
-      if (!(await batches.ended(submission.upstream_id))) {
+      try {
+        if (run.stop !== null) await batches.cancel(submission.upstream_id);
+        if (!(await batches.ended(submission.upstream_id))) {
+          left++;
+          continue;
+        }
+        const whole = await collect(this.deps, this.store, this.chains.collect, run, submission, batches);
+        await run.stored();
+        if (!whole) {
+          left++;
+          continue;
+        }
+        await this.store.endSubmission(run.batch.id, submission.id, 'collected');
+      } catch (err) {
+        // A provider away for now (or the control plane): asked again at the next poll.
+        this.log.warn({ batch: run.batch.id, provider: submission.provider, err: (err as Error).message }, 'provider batch not polled; asking again at the next poll');
         left++;
-        continue;
       }
-      const whole = await collect(this.deps, this.store, this.chains.collect, run, submission, batches);
-      await run.stored();
-      if (!whole) {
-        left++;
-        continue;
-      }
-      await this.store.endSubmission(run.batch.id, submission.id, 'collected');
     }
     return left === 0;
   }
 
   /** Cancels the batch's open provider batches and collects nothing more from them (a deleted key, a window past). */
-  private async stopSubmissions(batch: BatchRow, _why: null): Promise<void> {
+  private async stopSubmissions(batch: BatchRow): Promise<void> {
     const open = (await this.store.submissions(batch.id)).filter((s) => s.status === 'submitted');
     for (const submission of open) {
       const batches = batchesOf(this.deps, submission.provider);

@@ -170,11 +170,16 @@ export async function collect(deps: GatewayDeps, store: BatchStore, chains: Line
   if (stopped || !run.going) return true;
   // The others run their chain with a provider failure as the answer: audited and recorded as one.
   await run.stored();
-  const missing = failedAnswer(Errors.providerBatchNoResult(submission.provider).message);
+  return answerUnanswered(deps, store, chains, run, submission, Errors.providerBatchNoResult(submission.provider).message);
+}
+
+/** The submission's lines not answered yet, each answered through its collect chain as a provider failure saying `message`. */
+export async function answerUnanswered(deps: GatewayDeps, store: BatchStore, chains: LineChains, run: CollectingRun, submission: BatchSubmission, message: string): Promise<boolean> {
+  const failed = failedAnswer(message);
   for (let after = -1; ; ) {
     const lines: ClaimedLine[] = await store.lines(run.batch.id, { submission_id: submission.id, after, limit: COLLECT_PAGE });
     if (lines.length === 0) return true;
-    if (!(await answerLines(deps, store, chains, run, submission.provider, lines.map((line) => ({ customId: customIdOf(line.line_no), outcome: 'answered', status: 502, body: missing })), lines))) return false;
+    if (!(await answerLines(deps, store, chains, run, submission.provider, lines.map((line) => ({ customId: customIdOf(line.line_no), outcome: 'answered', status: 502, body: failed })), lines))) return false;
     await run.stored();
     after = lines[lines.length - 1]!.line_no;
   }
