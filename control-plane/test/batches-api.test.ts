@@ -135,6 +135,36 @@ describe('GET /v1/projects/{id}/batches', () => {
   });
 });
 
+describe('POST /v1/projects/{id}/batches/{batch_id}/cancel', () => {
+  it('lets members cancel a running batch, audited with them as actor; not viewers, not an ended batch, not another project\'s', async () => {
+    const { project, key } = await newProjectWithKey(h, 'batches cancel');
+    const running = await makeBatch(h, project, key, { lines: 2, answers: [answer(0)] });
+    const ended = await makeBatch(h, project, key, { lines: 1, answers: [answer(0)], finish: { outcome: 'completed' } });
+    const viewer = await h.createUser();
+    const member = await h.createUser();
+    for (const [user, role] of [[viewer, 'viewer'], [member, 'member']] as const) {
+      expect((await h.api('POST', `/v1/projects/${project}/members`, { token: h.adminToken, body: { user_id: user.id, role } })).status).toBe(201);
+    }
+    const refused = await h.api('POST', `/v1/projects/${project}/batches/${running.id}/cancel`, { token: viewer.token });
+    expect(refused.status).toBe(403);
+
+    const cancelled = await h.api('POST', `/v1/projects/${project}/batches/${running.id}/cancel`, { token: member.token });
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.body).toMatchObject({ id: running.id, status: 'cancelling', cancelling_at: expect.stringMatching(/Z$/) });
+    // Again: answered as it is, audited once.
+    expect((await h.api('POST', `/v1/projects/${project}/batches/${running.id}/cancel`, { token: member.token })).body.status).toBe('cancelling');
+    const events = await h.sql<{ actor: string; target_id: string }[]>`select actor, target_id from audit_events where type = 'batch.cancelled' and batch_id = ${running.id}`;
+    expect(events).toEqual([{ actor: member.id, target_id: running.id }]);
+
+    const late = await h.api('POST', `/v1/projects/${project}/batches/${ended.id}/cancel`, { token: member.token });
+    expect(late.status).toBe(409);
+    expect(late.body.error.code).toBe('CONFLICT');
+    const other = await newProjectWithKey(h, 'batches cancel elsewhere');
+    const stranger = await h.api('POST', `/v1/projects/${other.project}/batches/${running.id}/cancel`, { token: h.adminToken });
+    expect(stranger.status).toBe(404);
+  });
+});
+
 describe('GET /v1/projects/{id}/batches/{batch_id}/output and /errors', () => {
   it('streams the answered lines as JSON lines in the shape and with the ids of the proxy\'s output and error files', async () => {
     const { project, key } = await newProjectWithKey(h, 'batches output');

@@ -93,11 +93,23 @@ describe('gatewayctl batches', () => {
     expect((await ctl(['batches', 'show', '--project', project])).code).toBe(2);
   });
 
+  it('cancels a running batch, and says why it cannot cancel one that has ended', async () => {
+    const { project, key } = await newProjectWithKey(h, 'ctl batch cancel');
+    const running = await makeBatch(h, project, key, { lines: 2, answers: [answer(0)] });
+    const cancelled = await ctl(['batches', 'cancel', running.id, '--project', 'ctl batch cancel', '-o', 'table']);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stdout).toMatch(/^status\s+cancelling$/m);
+    const ended = await makeBatch(h, project, key, { lines: 1, answers: [answer(0)], finish: { outcome: 'completed' } });
+    const late = await ctl(['batches', 'cancel', ended.id, '--project', project]);
+    expect(late.code).toBe(1);
+    expect(late.stderr).toContain('(CONFLICT, HTTP 409)');
+  });
+
   it('is in the help', async () => {
     const help = await ctl(['--help']);
     expect(help.stdout).toContain('batches output <batch id>');
     const group = await ctl(['batches', '--help']);
     expect(group.code).toBe(0);
-    expect(group.stdout).toMatch(/batches list .*batches show .*batches output/s);
+    expect(group.stdout).toMatch(/batches list .*batches show .*batches cancel .*batches output/s);
   });
 });

@@ -7,6 +7,7 @@ const EXPECTED: Record<ProjectAction, ProjectRole[]> = {
   'records.read': ['viewer', 'member', 'admin', 'owner'],
   'key.create': ['member', 'admin', 'owner'],
   'key.delete_own': ['member', 'admin', 'owner'],
+  'batch.cancel': ['member', 'admin', 'owner'],
   'key.delete_any': ['admin', 'owner'],
   'project.update': ['admin', 'owner'],
   'member.manage': ['admin', 'owner'],

@@ -12,7 +12,8 @@ import { expectFitsViewport, launch, openTab, poll, shotFor, signIn, type SizeNa
  * plane, on batches made through the db functions the proxies' internal routes call: each batch
  * with its status, progress and times, the output and error lines downloaded through the
  * management routes (the file saved is what the API serves), the buttons of a file with no line
- * left disabled, and a running batch's progress moving on without a reload.
+ * left disabled, a running batch's progress moving on without a reload, and a running batch
+ * cancelled after a confirmation.
  */
 let h: Harness;
 let browser: Browser;
@@ -89,6 +90,16 @@ describe.each(['wide', 'phone'] as SizeName[])('the Batches page (%s)', (size) =
     await (h.sql as unknown as Db).begin((tx) => storeLineResults(tx, running.id, [answer(1), answer(2, 500)]));
     await poll(() => runningRow.textContent()).toContain('2 completed · 1 failed of 4');
     expect(await runningRow.getByRole('button', { name: `Errors of batch ${running.id}` }).isDisabled()).toBe(false);
+
+    // A running batch can be cancelled, after a confirmation; an ended one cannot.
+    expect(await doneRow.getByRole('button', { name: `Cancel batch ${done.id}` }).count()).toBe(0);
+    await runningRow.getByRole('button', { name: `Cancel batch ${running.id}` }).click();
+    const dialog = page.getByRole('alertdialog', { name: `Cancel batch ${running.id}?` });
+    await poll(() => dialog.isVisible()).toBe(true);
+    await dialog.getByRole('button', { name: 'Cancel batch' }).click();
+    await poll(() => runningRow.textContent()).toContain('cancelling');
+    expect(await runningRow.getByRole('button', { name: `Cancel batch ${running.id}` }).count()).toBe(0);
+    expect((await h.sql<{ status: string }[]>`select status from batches where id = ${running.id}`)[0]?.status).toBe('cancelling');
 
     expect(problems).toEqual([]);
     await context.close();

@@ -8,7 +8,7 @@
  * | action                           | lowest role |
  * |----------------------------------|-------------|
  * | read project, keys, members, usage, audit, webhooks and their deliveries | viewer |
- * | create a key; delete a key it created     | member |
+ * | create a key; delete a key it created; cancel a batch | member |
  * | delete any key, rename, change the quota, add / change / remove members, manage webhooks | admin |
  * | delete the project; grant, change or remove the owner role | owner |
  *
@@ -28,6 +28,7 @@ export const LOWEST_ROLE_FOR = {
   'records.read': 'viewer',
   'key.create': 'member',
   'key.delete_own': 'member',
+  'batch.cancel': 'member',
   'key.delete_any': 'admin',
   'project.update': 'admin',
   'member.manage': 'admin',

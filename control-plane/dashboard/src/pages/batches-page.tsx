@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { ConfirmDialog } from '../components/confirm-dialog.js';
 import type { Batch, BatchPage } from '../api/types.js';
 import { useApi } from '../auth/session-context.js';
 import { ErrorBanner } from '../components/error-banner.js';
@@ -11,14 +12,16 @@ import { formatDateTime, shortId } from '../lib/format.js';
 import { Link } from '../lib/router.js';
 import { saveBlob } from '../lib/save-file.js';
 import { useAsync } from '../lib/use-async.js';
+import { mayDo } from '../lib/project-permissions.js';
+import { useProjectRole } from '../lib/use-project-role.js';
 import './batches-page.css';
 
 /**
  * A project's batches (Batch API and Message Batches), newest first: each with its status, how
  * many of its lines are answered (a bar and the figures in words), its times and the key that
- * made it, and buttons that download its output and error lines. Every member reads them; the
- * page changes nothing (clients make and cancel batches with the project's keys). While a batch
- * on the page runs, the page reads the list again every few seconds.
+ * made it, and buttons that download its output and error lines. Every member reads them;
+ * members and above may cancel a running one (clients make batches with the project's keys).
+ * While a batch on the page runs, the page reads the list again every few seconds.
  */
 const PAGE_SIZE = 20;
 const REFRESH_MS = 5_000;
@@ -51,6 +54,11 @@ export function BatchesPage() {
     const timer = setInterval(batches.reload, REFRESH_MS);
     return () => clearInterval(timer);
   }, [running, batches.reload]);
+
+  const role = useProjectRole(projectId);
+  // Shown once the role is known to allow it (or could not be read: the API then decides).
+  const canCancel = role.role === undefined ? role.error !== null : mayDo(role.role, 'batch.cancel');
+  const [cancelling, setCancelling] = useState<Batch | null>(null);
 
   const [downloading, setDownloading] = useState<string | null>(null);
   const [downloadError, setDownloadError] = useState<unknown>(null);
@@ -114,7 +122,7 @@ export function BatchesPage() {
                 </thead>
                 <tbody>
                   {list.map((batch) => (
-                    <BatchRow key={batch.id} batch={batch} downloading={downloading} onDownload={download} />
+                    <BatchRow key={batch.id} batch={batch} downloading={downloading} onDownload={download} onCancel={canCancel ? setCancelling : null} />
                   ))}
                 </tbody>
               </table>
@@ -133,11 +141,40 @@ export function BatchesPage() {
           )}
         </section>
       )}
+
+      <ConfirmDialog
+        open={cancelling !== null}
+        title={`Cancel batch ${cancelling?.id ?? ''}?`}
+        confirmLabel="Cancel batch"
+        onClose={() => setCancelling(null)}
+        onConfirm={async () => {
+          if (cancelling === null) return;
+          await api.post(`/v1/projects/${cancelling.project_id}/batches/${cancelling.id}/cancel`, {});
+          notify(`Batch ${cancelling.id} is being cancelled.`);
+          batches.reload();
+        }}
+      >
+        <p>
+          No line of it starts again and the lines in flight stop; a batch sent to a provider's own batch API is cancelled there too. The answers made so far
+          are kept in its output and error files. This cannot be undone.
+        </p>
+      </ConfirmDialog>
     </>
   );
 }
 
-function BatchRow({ batch, downloading, onDownload }: { batch: Batch; downloading: string | null; onDownload: (batch: Batch, which: 'output' | 'errors') => void }) {
+function BatchRow({
+  batch,
+  downloading,
+  onDownload,
+  onCancel,
+}: {
+  batch: Batch;
+  downloading: string | null;
+  onDownload: (batch: Batch, which: 'output' | 'errors') => void;
+  /** Null: the caller may not cancel batches of this project. */
+  onCancel: ((batch: Batch) => void) | null;
+}) {
   const look = BATCH_STATUS_LOOK[batch.status] ?? { icon: '?', label: batch.status, tone: 'off' };
   const progress = batchProgress(batch);
   const moment = batchMoment(batch);
@@ -193,6 +230,11 @@ function BatchRow({ batch, downloading, onDownload }: { batch: Batch; downloadin
               <span class="visually-hidden"> of batch {batch.id}</span>
             </button>
           ))}
+          {onCancel !== null && isRunning(batch) && batch.status !== 'cancelling' && (
+            <button type="button" class="button-danger-quiet" onClick={() => onCancel(batch)}>
+              Cancel<span class="visually-hidden"> batch {batch.id}</span>
+            </button>
+          )}
         </div>
       </td>
     </tr>

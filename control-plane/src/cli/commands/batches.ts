@@ -5,9 +5,9 @@ import type { Column } from '../output.js';
 import { projectIdOf } from '../resolve.js';
 
 /**
- * A project's batches (docs/batches.md): the list with each batch's progress, one batch, and the
- * lines of its output or error file. Batches are made and cancelled by clients on the proxy with
- * the project's keys; these commands read them.
+ * A project's batches (docs/batches.md): the list with each batch's progress, one batch, the lines
+ * of its output or error file, and cancelling one. Batches are made by clients on the proxy with
+ * the project's keys.
  */
 const BATCH_COLUMNS: Column<BatchView>[] = [
   { field: 'id', get: (b) => b.id },
@@ -91,6 +91,17 @@ export const batchCommands: CommandSpec[] = [
     async run(ctx) {
       const { api, path } = await batchPath(ctx);
       const batch = await api.get<BatchView>(path);
+      ctx.out.item(batch, batch, BATCH_COLUMNS);
+    },
+  },
+  {
+    path: ['batches', 'cancel'],
+    args: ['<batch id>'],
+    summary: 'Cancels a running batch: no line starts again, its provider batches are cancelled, the answers made are kept',
+    options: PROJECT_OPTION,
+    async run(ctx) {
+      const { api, path } = await batchPath(ctx);
+      const batch = await api.post<BatchView>(`${path}/cancel`);
       ctx.out.item(batch, batch, BATCH_COLUMNS);
     },
   },

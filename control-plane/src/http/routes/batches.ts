@@ -4,7 +4,10 @@ import { principalOf, type Principal } from '../../auth/require-auth.js';
 import { batchView, outputFileText } from '../../batches/batch-output.js';
 import type { BatchView, BatchViewPage } from '../../batches/batch-view.js';
 import type { AppContext } from '../../context.js';
-import { batchResultText, getBatch, listBatches } from '../../db/batches.js';
+import { batchResultText, cancelBatch, getBatch, listBatches } from '../../db/batches.js';
+import { writeAudit } from '../../db/audit-writer.js';
+import { wakeBatch } from '../../batches/batch-wake.js';
+import { requestFacts } from '../request-facts.js';
 import { projectAccess } from '../project-access.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../record-list.js';
 import { ERROR_RESPONSES, projectParams, ref, uuidSchema } from '../schemas.js';
@@ -13,8 +16,8 @@ import { sendJsonLines, storedIdSchema } from './internal-files.js';
 /**
  * A project's batches (docs/batches.md) for the people of the project: every member, viewers
  * included, and account admins read them, their progress and the lines of their output and error
- * files. Made, cancelled and read by clients on the proxy with the project's keys; nothing here
- * changes a batch.
+ * files; members (and above) may cancel one, as a client may with a key. Batches are made by
+ * clients on the proxy with the project's keys.
  */
 interface BatchListQuery {
   limit: number;
@@ -93,6 +96,40 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: AppContext): void
       },
     },
     async (req): Promise<BatchView> => batchView(await projectBatch(ctx, principalOf(req), req.params)),
+  );
+
+  app.post<{ Params: { id: string; batch_id: string } }>(
+    '/v1/projects/:id/batches/:batch_id/cancel',
+    {
+      schema: {
+        tags: ['batches'],
+        summary: 'Cancels a running batch, as a client may with a key of the project',
+        description:
+          'The batch becomes `cancelling`: no line starts again, the lines in flight are stopped, a provider-run batch is cancelled at its provider, and the batch then ends `cancelled` with the answers made kept. A batch cancelling already is answered as it is; one that has ended is a 409 `CONFLICT`. Audited `batch.cancelled` with the caller as actor.',
+        params: batchParams,
+        response: { 200: ref('Batch'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply): Promise<BatchView> => {
+      const principal = principalOf(req);
+      const outcome = await ctx.sql.begin(async (tx) => {
+        await projectAccess(tx, principal, req.params.id, 'batch.cancel', 'cancel a batch of this project');
+        const cancelled = await cancelBatch(tx, req.params.batch_id, req.params.id);
+        if (cancelled !== 'no_batch' && 'batch' in cancelled && cancelled.fresh) {
+          const { batch } = cancelled;
+          await writeAudit(
+            tx,
+            { type: 'batch.cancelled', outcome: 'success', status: 200, projectId: batch.project_id, keyId: batch.key_id, actor: principal.userId, target: { type: 'batch', id: batch.id }, batchId: batch.id },
+            requestFacts(req, reply),
+          );
+        }
+        return cancelled;
+      });
+      if (outcome === 'no_batch') throw Errors.noSuchBatch();
+      if ('ended' in outcome) throw Errors.batchNotCancellable(outcome.ended);
+      await wakeBatch(ctx, outcome.batch.id);
+      return batchView(outcome.batch);
+    },
   );
 
   for (const which of ['output', 'errors'] as const) {
