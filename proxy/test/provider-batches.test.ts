@@ -272,6 +272,24 @@ describe('provider-run batches at Azure OpenAI', () => {
   });
 });
 
+describe('provider-run batches and the response cache', () => {
+  it('runs identical lines of a project with the cache on, on both kinds of provider, without any waiting for another forever', async () => {
+    const project = (await cp.api<{ id: string }>('POST', '/v1/projects', { token: cp.adminToken, body: { name: 'batch cache' } })).body.id;
+    const key = (await cp.api<{ key: string }>('POST', `/v1/projects/${project}/keys`, { token: cp.adminToken, body: { name: 'k' } })).body.key;
+    expect((await cp.api('PATCH', `/v1/projects/${project}`, { token: cp.adminToken, body: { cache: { mode: 'exact', ttl_seconds: 600 } } })).status).toBe(200);
+    const client = new OpenAI({ apiKey: key, baseURL: `http://127.0.0.1:${proxy.port}/v1`, maxRetries: 0 });
+    const lines = [
+      ...Array.from({ length: 4 }, (_, i) => chatLine(`native-${i}`, 'the same question', 'gpt-batch')),
+      ...Array.from({ length: 4 }, (_, i) => chatLine(`gateway-${i}`, 'the same question', 'mock-1')),
+    ];
+    const created = await client.batches.create({ input_file_id: (await upload(lines, client)).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const upstream = await eventually(async () => openaiMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(created.id)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
+    openaiMock.release(upstream.id);
+    const batch = await ended(created.id, client);
+    expect(batch.request_counts).toEqual({ total: 8, completed: 8, failed: 0 });
+  });
+});
+
 describe('provider-run batches and budgets', () => {
   it('holds a budget across the lines of one provider batch, and gives back what the answers did not cost', async () => {
     const project = (await cp.api<{ id: string }>('POST', '/v1/projects', { token: cp.adminToken, body: { name: 'batch budget' } })).body.id;

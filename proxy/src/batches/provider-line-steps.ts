@@ -24,8 +24,8 @@ import type { LineExchange } from './line-exchange.js';
 
 /** Hand-off: the drawn provider runs batches itself, or the line is called now as the gateway runs it. */
 export function handOffOrCall(ctx: RequestContext): void | Promise<void> {
-  if (ctx.pinnedProvider !== null) return callModel(ctx);
   const route = ctx.route as Route;
+  if (ctx.pinnedProvider !== null || !runsBatches(route)) return callModel(ctx);
   const target = route.plan(Date.now(), Math.random, ctx)[0];
   const batches = target?.adapter.batches;
   if (target === undefined || batches === undefined) return callModel(ctx);
@@ -34,6 +34,18 @@ export function handOffOrCall(ctx: RequestContext): void | Promise<void> {
   const prepaid = prepay(ctx);
   (ctx.ex as LineExchange).handedOff = { provider: target.adapter.name, operation, body, giveBack: () => settlePrepaid(ctx, prepaid, 0, 0) };
   ctx.finish('success', 202, null);
+}
+
+const batchRoutes = new WeakMap<Route, boolean>();
+
+/** Whether some target of the route runs batches itself (worked out once per route). */
+function runsBatches(route: Route): boolean {
+  let known = batchRoutes.get(route);
+  if (known === undefined) {
+    known = route.targets.some((target) => target.adapter.batches !== undefined);
+    batchRoutes.set(route, known);
+  }
+  return known;
 }
 
 /**

@@ -111,7 +111,8 @@ export function buildEndpoints(seams: Seams = {}): Endpoints {
     };
   };
   const lineClosing = present(settleCollected, settle, countRequest, writeRecords, endTrace);
-  const handOffClosing = present(settle, recordsUnlessHandedOff, endTrace);
+  // The hand-off pass looks the cache up, so it stores (and ends the single flight it may have begun).
+  const handOffClosing = present(seams.cacheStore, settle, recordsUnlessHandedOff, endTrace);
 
   const chatCompletions = model(openAiChat);
   const messages = model(anthropicMessages);

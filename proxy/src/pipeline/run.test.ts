@@ -131,10 +131,12 @@ describe('buildEndpoints', () => {
   it("makes a provider-run batch line's two passes: admitted then handed off, and collected with nothing able to refuse it", () => {
     const marks: Record<string, Step> = {};
     for (const name of ['cacheRecall', 'tags', 'cacheLookup', 'guardrailsIn', 'budgets', 'guardrailsOut', 'cacheCollect']) marks[name] = Object.defineProperty(() => undefined, 'name', { value: name });
-    const { lines } = buildEndpoints({ ...marks, cacheStore: () => undefined });
+    const cacheStore = Object.defineProperty(() => undefined, 'name', { value: 'cacheStore' });
+    const { lines } = buildEndpoints({ ...marks, cacheStore });
     const handOff = lines.handOff['/v1/chat/completions'].steps.map((s) => s.name);
     expect(handOff).toEqual(lines.gateway['/v1/chat/completions'].steps.map((s) => (s.name === 'callModel' ? 'handOffOrCall' : s.name)));
-    expect(lines.handOff['/v1/chat/completions'].closing.map((s) => s.name)).toContain('recordsUnlessHandedOff');
+    // The hand-off pass looks the cache up, so it stores too (and ends a single flight it began).
+    expect(lines.handOff['/v1/chat/completions'].closing.map((s) => s.name)).toEqual(['cacheStore', 'settle', 'recordsUnlessHandedOff', 'endTrace']);
     const collect = lines.collect['/v1/messages'].steps.map((s) => s.name);
     for (const gone of ['cacheRecall', 'cacheLookup', 'guardrailsIn', 'rateLimit', 'quota', 'budgets', 'callModel', 'cacheCollect']) expect(collect).not.toContain(gone);
     expect(collect.slice(collect.indexOf('prepaidCharges'), collect.indexOf('prepaidCharges') + 3)).toEqual(['prepaidCharges', 'callCollected', 'guardrailsOut']);
