@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import Anthropic from '@anthropic-ai/sdk';
-import OpenAI, { toFile } from 'openai';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness as startControlPlane, type Harness as ControlPlaneHarness } from '../../control-plane/test/harness.js';
 import { startWriter, type Writer } from '../../control-plane/src/writer/start-writer.js';
@@ -13,6 +13,7 @@ import { freePort } from '../../test-support/services.js';
 import { startWireMock, type RunningWireMock, type WireRequest } from '../../test-support/wire-mock.js';
 import { answerChat } from './chat-wire-answer.js';
 import { startProxy, type Proxy } from '../src/proxy.js';
+import { batchEnded, jsonLines, uploadLines } from './batch-client.js';
 
 /**
  * Files and batches with the official SDKs, unmodified: OpenAI's Files and Batch APIs and
@@ -93,22 +94,11 @@ function chatLine(customId: string, text: string, model = 'mock-1'): string {
 }
 
 async function upload(lines: string[], client = openai): Promise<OpenAI.FileObject> {
-  return client.files.create({ file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'batch.jsonl'), purpose: 'batch' });
+  return uploadLines(client, lines);
 }
 
 async function ended(id: string, client = openai): Promise<OpenAI.Batch> {
-  return eventually(async () => {
-    const batch = await client.batches.retrieve(id);
-    if (!['completed', 'failed', 'cancelled', 'expired'].includes(batch.status)) throw new Error(`batch is ${batch.status}`);
-    return batch;
-  }, 'the batch to end', 30_000);
-}
-
-function jsonLines(text: string): Record<string, any>[] {
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as Record<string, any>);
+  return batchEnded(client, id);
 }
 
 describe('OpenAI Files and Batch APIs', () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import OpenAI, { toFile } from 'openai';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness as startControlPlane, type Harness as ControlPlaneHarness } from '../../control-plane/test/harness.js';
 import { startWriter, type Writer } from '../../control-plane/src/writer/start-writer.js';
@@ -12,6 +12,7 @@ import { freePort } from '../../test-support/services.js';
 import { startOpenAiBatchMock, type OpenAiBatchMock } from '../../test-support/openai-batch-mock.js';
 import { startAnthropicBatchMock, type AnthropicBatchMock } from '../../test-support/anthropic-batch-mock.js';
 import { startProxy, type Proxy } from '../src/proxy.js';
+import { batchEnded, jsonLines, uploadLines } from './batch-client.js';
 
 /**
  * Provider-run batches (`batch: native`) with the official SDKs, against mocks of OpenAI's Batch
@@ -115,15 +116,11 @@ function chatLine(customId: string, text: string, model: string, extra: Record<s
 }
 
 async function upload(lines: string[], client = openai): Promise<OpenAI.FileObject> {
-  return client.files.create({ file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'batch.jsonl'), purpose: 'batch' });
+  return uploadLines(client, lines);
 }
 
 async function ended(id: string, client = openai): Promise<OpenAI.Batch> {
-  return eventually(async () => {
-    const batch = await client.batches.retrieve(id);
-    if (!['completed', 'failed', 'cancelled', 'expired'].includes(batch.status)) throw new Error(`batch is ${batch.status}`);
-    return batch;
-  }, 'the batch to end', 30_000);
+  return batchEnded(client, id);
 }
 
 interface UsageRow {
@@ -132,11 +129,25 @@ interface UsageRow {
   tokens: { input: number; output: number };
 }
 
-function jsonLines(text: string): Record<string, any>[] {
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as Record<string, any>);
+/** The provider batch the gateway made for a batch of ours, once it has (its metadata names ours). */
+function providerBatch<B extends { metadata: Record<string, string> | null }>(mock: { batches: B[] }, batchId: string): Promise<B> {
+  return eventually(async () => mock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(batchId)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
+}
+
+/** A new project (with `extra` fields: a quota) and a client of a key of it. */
+async function limitedProject(name: string, extra: Record<string, unknown> = {}): Promise<{ project: string; client: OpenAI }> {
+  const project = (await cp.api<{ id: string }>('POST', '/v1/projects', { token: cp.adminToken, body: { name, ...extra } })).body.id;
+  const key = (await cp.api<{ key: string }>('POST', `/v1/projects/${project}/keys`, { token: cp.adminToken, body: { name: 'k' } })).body.key;
+  return { project, client: new OpenAI({ apiKey: key, baseURL: `http://127.0.0.1:${proxy.port}/v1`, maxRetries: 0 }) };
+}
+
+/** Lines asking gpt-batch for up to 1,000 tokens, sent as one batch, its provider batch answered at once: the batch and how many lines reached the provider. */
+async function runReleased(client: OpenAI, ids: string[]): Promise<{ batch: OpenAI.Batch; sent: number }> {
+  const line = (id: string) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-batch', messages: [{ role: 'user', content: 'small' }], max_tokens: 1000 } });
+  const created = await client.batches.create({ input_file_id: (await upload(ids.map(line), client)).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+  const upstream = await providerBatch(openaiMock, created.id);
+  openaiMock.release(upstream.id);
+  return { batch: await ended(created.id, client), sent: upstream.lines.length };
 }
 
 async function records(batchId: string, lines: number): Promise<{ usage: UsageRow[]; audit: { type: string; status: number }[] }> {
@@ -157,11 +168,7 @@ describe('provider-run batches at OpenAI', () => {
       chatLine('refused', 'four', 'not-served-9'),
     ];
     const created = await openai.batches.create({ input_file_id: (await upload(lines)).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-    const upstream = await eventually(async () => {
-      const found = openaiMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(created.id));
-      if (found === undefined) throw new Error('no provider batch yet');
-      return found;
-    }, 'the provider batch', 20_000);
+    const upstream = await providerBatch(openaiMock, created.id);
     // Only the lines routed to the provider, with the provider's model id and every other field as the client sent it.
     expect(upstream.endpoint).toBe('/v1/chat/completions');
     expect(upstream.lines.map((l) => l.url)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
@@ -194,7 +201,7 @@ describe('provider-run batches at OpenAI', () => {
 
   it('cancels the provider batch when the client cancels', async () => {
     const created = await openai.batches.create({ input_file_id: (await upload([chatLine('c1', 'x', 'gpt-batch'), chatLine('c2', 'y', 'gpt-batch')])).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-    const upstream = await eventually(async () => openaiMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(created.id)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
+    const upstream = await providerBatch(openaiMock, created.id);
     await openai.batches.cancel(created.id);
     const batch = await ended(created.id);
     expect(batch.status).toBe('cancelled');
@@ -206,7 +213,7 @@ describe('provider-run batches at OpenAI', () => {
     const doomed = await newKey();
     const client = new OpenAI({ apiKey: doomed, baseURL: `http://127.0.0.1:${proxy.port}/v1`, maxRetries: 0 });
     const created = await client.batches.create({ input_file_id: (await upload([chatLine('k1', 'x', 'gpt-batch'), chatLine('k2', 'y', 'gpt-batch')], client)).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-    const upstream = await eventually(async () => openaiMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(created.id)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
+    const upstream = await providerBatch(openaiMock, created.id);
     const keys = await cp.api<{ data: { id: string; prefix: string }[] }>('GET', `/v1/projects/${projectId}/keys`, { token: cp.adminToken });
     const keyId = keys.body.data.find((k) => doomed.startsWith(k.prefix))!.id;
     expect((await cp.api('DELETE', `/v1/projects/${projectId}/keys/${keyId}`, { token: cp.adminToken })).status).toBe(204);
@@ -238,7 +245,7 @@ describe('provider-run batches at OpenAI', () => {
 
   it('is collected by another proxy when the one that sent it stopped', async () => {
     const created = await openai.batches.create({ input_file_id: (await upload([chatLine('r1', 'x', 'gpt-batch'), chatLine('r2', 'y', 'gpt-batch')])).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-    const upstream = await eventually(async () => openaiMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(created.id)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
+    const upstream = await providerBatch(openaiMock, created.id);
     const next = await startProxy(proxyEnv);
     await proxy.drain();
     proxy = next;
@@ -258,7 +265,7 @@ describe('provider-run batches at OpenAI', () => {
 describe('provider-run batches at Azure OpenAI', () => {
   it("sends the lines to Azure's Batch API under its own paths, with the deployment as the model", async () => {
     const created = await openai.batches.create({ input_file_id: (await upload([chatLine('az1', 'x', 'azure-batch'), chatLine('az2', 'y', 'azure-batch')])).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-    const upstream = await eventually(async () => azureMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(created.id)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
+    const upstream = await providerBatch(azureMock, created.id);
     expect(upstream.endpoint).toBe('/chat/completions');
     expect(upstream.lines.map((l) => [l.url, l.body.model])).toEqual([
       ['/chat/completions', 'my-global-batch-deployment'],
@@ -283,7 +290,7 @@ describe('provider-run batches and the response cache', () => {
       ...Array.from({ length: 4 }, (_, i) => chatLine(`gateway-${i}`, 'the same question', 'mock-1')),
     ];
     const created = await client.batches.create({ input_file_id: (await upload(lines, client)).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-    const upstream = await eventually(async () => openaiMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(created.id)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
+    const upstream = await providerBatch(openaiMock, created.id);
     openaiMock.release(upstream.id);
     const batch = await ended(created.id, client);
     expect(batch.request_counts).toEqual({ total: 8, completed: 8, failed: 0 });
@@ -292,49 +299,30 @@ describe('provider-run batches and the response cache', () => {
 
 describe('provider-run batches and budgets', () => {
   it('holds a budget across the lines of one provider batch, and gives back what the answers did not cost', async () => {
-    const project = (await cp.api<{ id: string }>('POST', '/v1/projects', { token: cp.adminToken, body: { name: 'batch budget' } })).body.id;
-    const key = (await cp.api<{ key: string }>('POST', `/v1/projects/${project}/keys`, { token: cp.adminToken, body: { name: 'k' } })).body.key;
+    const { project, client } = await limitedProject('batch budget');
     const made = await cp.api('POST', `/v1/projects/${project}/budgets`, { token: cp.adminToken, body: { scope: 'project', limit_usd: 0.02, period: 'month' } });
     expect(made.status, made.text).toBe(201);
-    const client = new OpenAI({ apiKey: key, baseURL: `http://127.0.0.1:${proxy.port}/v1`, maxRetries: 0 });
     // Each line's worst case is about $0.008 (1,000 output tokens at $8 per million): two fit in $0.02, a third does not.
-    const line = (id: string) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-batch', messages: [{ role: 'user', content: 'small' }], max_tokens: 1000 } });
-    const run = async (ids: string[]) => {
-      const created = await client.batches.create({ input_file_id: (await upload(ids.map(line), client)).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-      const upstream = await eventually(async () => openaiMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(created.id)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
-      openaiMock.release(upstream.id);
-      return { batch: await ended(created.id, client), sent: upstream.lines.length };
-    };
-    const first = await run(['a', 'b', 'c']);
-
+    const first = await runReleased(client, ['a', 'b', 'c']);
     expect(first.sent).toBe(2);
     expect(first.batch.request_counts).toEqual({ total: 3, completed: 2, failed: 1 });
     const refused = jsonLines(await (await client.files.content(first.batch.error_file_id!)).text());
     expect(refused.map((l) => [l.custom_id, l.response.body.error.code])).toEqual([['c', 'BUDGET_EXCEEDED']]);
     // The two answers cost $0.00009 each at the batch price: the rest of their worst case is given back, so two more fit.
-    const second = await run(['d', 'e']);
+    const second = await runReleased(client, ['d', 'e']);
     expect(second.sent).toBe(2);
     expect(second.batch.request_counts).toEqual({ total: 2, completed: 2, failed: 0 });
   });
 
   it("holds the project's token quota the same way", async () => {
     // Each line reserves about 1,005 tokens (its prompt and max_tokens 1,000): two fit in 2,500, a third does not.
-    const project = (await cp.api<{ id: string }>('POST', '/v1/projects', { token: cp.adminToken, body: { name: 'batch quota', quota_tokens: 2500 } })).body.id;
-    const key = (await cp.api<{ key: string }>('POST', `/v1/projects/${project}/keys`, { token: cp.adminToken, body: { name: 'k' } })).body.key;
-    const client = new OpenAI({ apiKey: key, baseURL: `http://127.0.0.1:${proxy.port}/v1`, maxRetries: 0 });
-    const line = (id: string) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-batch', messages: [{ role: 'user', content: 'small' }], max_tokens: 1000 } });
-    const run = async (ids: string[]) => {
-      const created = await client.batches.create({ input_file_id: (await upload(ids.map(line), client)).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-      const upstream = await eventually(async () => openaiMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(created.id)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
-      openaiMock.release(upstream.id);
-      return { batch: await ended(created.id, client), sent: upstream.lines.length };
-    };
-    const first = await run(['a', 'b', 'c']);
+    const { client } = await limitedProject('batch quota', { quota_tokens: 2500 });
+    const first = await runReleased(client, ['a', 'b', 'c']);
     expect(first.sent).toBe(2);
     const refused = jsonLines(await (await client.files.content(first.batch.error_file_id!)).text());
     expect(refused.map((l) => l.response.body.error.code)).toEqual(['QUOTA_EXCEEDED']);
     // The answers used 30 tokens each: the rest of their reservations is given back.
-    const second = await run(['d', 'e']);
+    const second = await runReleased(client, ['d', 'e']);
     expect(second.sent).toBe(2);
   });
 });
@@ -374,7 +362,7 @@ describe("provider-run batches at Anthropic", () => {
     const created = await anthropic.messages.batches.create({
       requests: [{ custom_id: 'across', params: { model: 'gpt-batch', max_tokens: 32, system: 'be brief', messages: [{ role: 'user', content: 'translate me' }] } }],
     });
-    const upstream = await eventually(async () => openaiMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(created.id)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
+    const upstream = await providerBatch(openaiMock, created.id);
     expect(upstream.lines[0]!.body).toMatchObject({ model: 'gpt-4o-mini-2024-07-18', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'translate me' }] });
     openaiMock.release(upstream.id);
     await eventually(async () => {
@@ -397,7 +385,7 @@ describe('a batch waiting for its provider batch, polled once an hour', () => {
     const doomed = await newKey();
     const client = new OpenAI({ apiKey: doomed, baseURL: `http://127.0.0.1:${proxy.port}/v1`, maxRetries: 0 });
     const waiting = async (batchId: string) => {
-      const upstream = await eventually(async () => openaiMock.batches.find((b) => b.metadata?.gateway_batch?.startsWith(batchId)) ?? Promise.reject(new Error('none yet')), 'the provider batch', 20_000);
+      const upstream = await providerBatch(openaiMock, batchId);
       // Polled once and found running: the job now waits an hour in the delayed set.
       await eventually(async () => {
         const row = await cp.sql<{ n: number }[]>`select count(*)::int as n from batch_submissions s join batches b on b.id = s.batch_id where b.id = ${batchId}`;

@@ -1,5 +1,6 @@
 import type { GatewayError } from '@gateway/shared';
 import type { ChatRequest, CompletionResult } from '../request/internal-request.js';
+import { BatchApiClient } from './batch-api-client.js';
 
 /**
  * A provider's own batch API, for entries with `batch: native` (docs/batches.md "Provider-run
@@ -40,6 +41,50 @@ export interface ProviderBatches {
   /** A result of another status, as the gateway error `complete` would have thrown. */
   refusal(status: number, body: Buffer): GatewayError;
   close(): Promise<void>;
+}
+
+/** What an adapter lends its batch API: a result read as `complete` reads an answer, and a refusal as it would throw it. */
+export interface BatchAnswers {
+  batchAnswer(request: ChatRequest, body: Buffer): CompletionResult;
+  batchRefusal(status: number, body: Buffer): GatewayError;
+}
+
+/** The common part of the batch APIs: their HTTP client, the adapter's reading of answers, cancelling only what runs. */
+export abstract class BatchApi implements ProviderBatches {
+  protected readonly client: BatchApiClient;
+
+  protected constructor(
+    provider: string,
+    origin: string,
+    headers: Record<string, string>,
+    private readonly answers: BatchAnswers,
+  ) {
+    this.client = new BatchApiClient(provider, origin, headers);
+  }
+
+  abstract line(request: ChatRequest): { operation: string; body: Buffer };
+  abstract submit(operation: string, lines: readonly BatchLine[], tag: string): Promise<string>;
+  abstract ended(id: string): Promise<boolean>;
+  abstract results(id: string): AsyncIterable<ProviderBatchResult>;
+  /** Asks the provider to cancel a batch that has not ended. */
+  protected abstract cancelRunning(id: string): Promise<void>;
+
+  async cancel(id: string): Promise<void> {
+    if (await this.ended(id)) return;
+    await this.cancelRunning(id);
+  }
+
+  answer(request: ChatRequest, body: Buffer): CompletionResult {
+    return this.answers.batchAnswer(request, body);
+  }
+
+  refusal(status: number, body: Buffer): GatewayError {
+    return this.answers.batchRefusal(status, body);
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
 }
 
 /** A provider entry's `batch` field: who runs the lines of batches sent to its models. */

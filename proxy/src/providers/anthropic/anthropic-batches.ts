@@ -1,7 +1,5 @@
-import type { GatewayError } from '@gateway/shared';
-import type { ChatRequest, CompletionResult } from '../adapter.js';
-import { BatchApiClient } from '../batch-api-client.js';
-import type { BatchLine, ProviderBatchResult, ProviderBatches } from '../provider-batches.js';
+import type { ChatRequest } from '../adapter.js';
+import { BatchApi, type BatchAnswers, type BatchLine, type ProviderBatchResult } from '../provider-batches.js';
 
 /**
  * Anthropic's Message Batches (`batch: native` on an anthropic entry): the lines go as the
@@ -9,10 +7,8 @@ import type { BatchLine, ProviderBatchResult, ProviderBatches } from '../provide
  * would have sent), the batch is polled (`GET /v1/messages/batches/{id}`) until its
  * `processing_status` is `ended`, and its results are read line by line from its `results_url`.
  */
-export interface AnthropicBatchLines {
+export interface AnthropicBatchLines extends BatchAnswers {
   batchBody(request: ChatRequest): Buffer;
-  batchAnswer(request: ChatRequest, body: Buffer): CompletionResult;
-  batchRefusal(status: number, body: Buffer): GatewayError;
 }
 
 interface MessageBatchObject {
@@ -38,8 +34,7 @@ const ERROR_STATUS: Readonly<Record<string, number>> = {
   overloaded_error: 529,
 };
 
-export class AnthropicBatches implements ProviderBatches {
-  private readonly client: BatchApiClient;
+export class AnthropicBatches extends BatchApi {
   private readonly basePath: string;
   private readonly origin: string;
 
@@ -50,9 +45,9 @@ export class AnthropicBatches implements ProviderBatches {
     private readonly adapter: AnthropicBatchLines,
   ) {
     const url = new URL(baseUrl);
+    super(provider, url.origin, headers, adapter);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
-    this.client = new BatchApiClient(provider, url.origin, headers);
   }
 
   line(request: ChatRequest): { operation: string; body: Buffer } {
@@ -80,21 +75,8 @@ export class AnthropicBatches implements ProviderBatches {
     }
   }
 
-  async cancel(id: string): Promise<void> {
-    if (await this.ended(id)) return;
+  protected async cancelRunning(id: string): Promise<void> {
     await this.client.json('cancel the message batch', 'POST', `${this.basePath}/v1/messages/batches/${encodeURIComponent(id)}/cancel`);
-  }
-
-  answer(request: ChatRequest, body: Buffer): CompletionResult {
-    return this.adapter.batchAnswer(request, body);
-  }
-
-  refusal(status: number, body: Buffer): GatewayError {
-    return this.adapter.batchRefusal(status, body);
-  }
-
-  close(): Promise<void> {
-    return this.client.close();
   }
 
   private get(id: string): Promise<MessageBatchObject> {

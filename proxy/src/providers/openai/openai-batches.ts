@@ -1,8 +1,6 @@
-import type { GatewayError } from '@gateway/shared';
 import { FormData } from 'undici';
-import type { ChatRequest, CompletionResult } from '../adapter.js';
-import { BatchApiClient } from '../batch-api-client.js';
-import type { BatchLine, ProviderBatchResult, ProviderBatches } from '../provider-batches.js';
+import type { ChatRequest } from '../adapter.js';
+import { BatchApi, type BatchAnswers, type BatchLine, type ProviderBatchResult } from '../provider-batches.js';
 
 /**
  * OpenAI's Batch API (`batch: native` on an openai or azure entry): the lines go up as a JSONL file
@@ -11,11 +9,9 @@ import type { BatchLine, ProviderBatchResult, ProviderBatches } from '../provide
  * back line by line. A line is `{custom_id, method, url, body}` with the body the adapter would
  * have sent to `url` (chat completions, or the Responses API for `responses: native`).
  */
-export interface OpenAiBatchLines {
+export interface OpenAiBatchLines extends BatchAnswers {
   /** The operation (`/v1/chat/completions`, `/v1/responses`) and body of a request, as `complete` would send it. */
   batchLine(request: ChatRequest): { operation: string; body: Buffer };
-  batchAnswer(request: ChatRequest, body: Buffer): CompletionResult;
-  batchRefusal(status: number, body: Buffer): GatewayError;
 }
 
 /** Where a server of OpenAI's Batch API keeps files and batches, and how it names operations. */
@@ -51,9 +47,7 @@ interface OpenAiResultLine {
 
 const ENDED = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
-export class OpenAiBatches implements ProviderBatches {
-  private readonly client: BatchApiClient;
-
+export class OpenAiBatches extends BatchApi {
   constructor(
     provider: string,
     baseUrl: string,
@@ -61,7 +55,7 @@ export class OpenAiBatches implements ProviderBatches {
     private readonly adapter: OpenAiBatchLines,
     private readonly paths: OpenAiBatchPaths = openAiBatchPaths(baseUrl),
   ) {
-    this.client = new BatchApiClient(provider, new URL(baseUrl).origin, headers);
+    super(provider, new URL(baseUrl).origin, headers, adapter);
   }
 
   line(request: ChatRequest): { operation: string; body: Buffer } {
@@ -101,21 +95,8 @@ export class OpenAiBatches implements ProviderBatches {
     }
   }
 
-  async cancel(id: string): Promise<void> {
-    if (await this.ended(id)) return;
+  protected async cancelRunning(id: string): Promise<void> {
     await this.client.json('cancel the batch', 'POST', `${this.paths.batches}/${encodeURIComponent(id)}/cancel${this.paths.query}`);
-  }
-
-  answer(request: ChatRequest, body: Buffer): CompletionResult {
-    return this.adapter.batchAnswer(request, body);
-  }
-
-  refusal(status: number, body: Buffer): GatewayError {
-    return this.adapter.batchRefusal(status, body);
-  }
-
-  close(): Promise<void> {
-    return this.client.close();
   }
 
   private get(id: string): Promise<OpenAiBatchObject> {
