@@ -6,7 +6,7 @@ import type { BatchView, BatchViewPage } from '../../batches/batch-view.js';
 import type { AppContext } from '../../context.js';
 import { batchResultText, cancelBatch, getBatch, listBatches } from '../../db/batches.js';
 import { writeAudit } from '../../db/audit-writer.js';
-import { wakeBatch } from '../../batches/batch-wake.js';
+import { BatchWaker } from '../../batches/batch-wake.js';
 import { requestFacts } from '../request-facts.js';
 import { projectAccess } from '../project-access.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../record-list.js';
@@ -56,6 +56,9 @@ const jsonLinesAnswer = {
 };
 
 export function registerBatchRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const waker = new BatchWaker(ctx.redis, ctx.keys);
+  app.addHook('onClose', () => waker.close());
+
   app.get<{ Params: { id: string }; Querystring: BatchListQuery }>(
     '/v1/projects/:id/batches',
     {
@@ -127,7 +130,7 @@ export function registerBatchRoutes(app: FastifyInstance, ctx: AppContext): void
       });
       if (outcome === 'no_batch') throw Errors.noSuchBatch();
       if ('ended' in outcome) throw Errors.batchNotCancellable(outcome.ended);
-      await wakeBatch(ctx, outcome.batch.id);
+      await waker.wake(outcome.batch.id);
       return batchView(outcome.batch);
     },
   );
