@@ -58,8 +58,11 @@ export interface RunningLine {
   stop(): void;
 }
 
-/** `collected`: the provider batch's answer the line is collected with (the collect chain's). */
-export function runLine(deps: GatewayDeps, endpoint: Endpoint, batch: BatchRow, keyHash: string, line: ClaimedLine, body: Buffer, attempt: number | 'collected', collected: Collected | null = null): RunningLine {
+/**
+ * `collected`: the provider batch's answer the line is collected with (the collect chain's).
+ * `handOff`: false to run the line here even when its provider runs batches.
+ */
+export function runLine(deps: GatewayDeps, endpoint: Endpoint, batch: BatchRow, keyHash: string, line: ClaimedLine, body: Buffer, attempt: number | 'collected', collected: Collected | null = null, handOff = true): RunningLine {
   const requestId = lineRecordId(batch.id, line.line_no, attempt);
   const info: RequestInfo = {
     requestId,
@@ -81,6 +84,8 @@ export function runLine(deps: GatewayDeps, endpoint: Endpoint, batch: BatchRow, 
   };
   const ex = new LineExchange(requestId, body);
   ex.collected = collected;
+  ex.batchLines = batch.total;
+  ex.handOff = handOff;
   const answer = new Promise<LineAnswer>((resolve) => {
     ex.settled = (ctx) => {
       const text = ex.answerText();

@@ -270,12 +270,13 @@ export class BatchRunner {
   }
 
   /** One line, tried again while the gateway asks it to wait; null when the batch stops first. */
-  async answer(run: BatchRun, line: ClaimedLine, body: Buffer): Promise<LineAnswer | null> {
+  /** `handOff`: false to run the line here even when its provider runs batches. */
+  async answer(run: BatchRun, line: ClaimedLine, body: Buffer, handOff = true): Promise<LineAnswer | null> {
     let providerFailures = 0;
     for (let attempt = 0; ; attempt++) {
       if (!run.going) return null;
       // The hand-off chain: a line whose provider runs batches itself goes to it (provider-line-steps.ts).
-      const running: RunningLine = runLine(this.deps, this.chains.handOff[run.batch.endpoint], run.batch, run.keyHash, line, body, attempt);
+      const running: RunningLine = runLine(this.deps, this.chains.handOff[run.batch.endpoint], run.batch, run.keyHash, line, body, attempt, null, handOff);
       run.inFlight.add(running);
       const answered = await running.answer;
       run.inFlight.delete(running);
@@ -349,16 +350,35 @@ class BatchRun {
    * already on their way, so a slow control plane slows the batch instead of filling memory.
    */
   async lines(feed: LineFeed, handOffs: HandOffs): Promise<void> {
+    let failed = await this.runAll(() => feed.next(), handOffs, true);
+    // Lines handed off go to their providers unless the batch stopped meanwhile: they are then never sent (the
+    // batch's end answers them), and a proxy stopping leaves them to the run that takes the batch over.
+    if (failed === undefined && this.going) {
+      try {
+        // Lines too few for their provider's batch run here, as a gateway-run batch's do.
+        const small = await handOffs.flush();
+        if (small.length > 0) failed = await this.runAll(async () => small.shift() ?? null, handOffs, false);
+      } catch (err) {
+        failed = { status: 'rejected', reason: err };
+      }
+    } else handOffs.discard();
+    // Answers already made are sent either way: they are never asked of the provider again.
+    await this.flush();
+    if (failed !== undefined) throw failed.reason;
+  }
+
+  /** Runs the lines `next` gives, BATCH_LINE_CONCURRENCY at a time; the first failure, once every worker has stopped. */
+  private async runAll(next: () => Promise<ClaimedLine | null>, handOffs: HandOffs, handOff: boolean): Promise<PromiseRejectedResult | undefined> {
     const worker = async () => {
       while (this.going) {
-        const line = await feed.next();
+        const line = await next();
         if (line === null) return;
         // The control plane holds lines the proxy checked at upload.
         const request = JSON.parse(line.content) as { custom_id: string; body: unknown };
-        const answered = await this.runner.answer(this, line, Buffer.from(JSON.stringify(request.body)));
+        const answered = await this.runner.answer(this, line, Buffer.from(JSON.stringify(request.body)), handOff);
         if (answered === null) continue;
         if (answered.handedOff !== null) {
-          await handOffs.add(line.line_no, answered.handedOff);
+          await handOffs.add(line, answered.handedOff);
           continue;
         }
         if (answered.errorCode === 'UNAUTHORIZED') {
@@ -370,14 +390,7 @@ class BatchRun {
     };
     // Every worker has stopped before a failure is passed on: none runs lines behind the batch's back.
     const settled = await Promise.allSettled(Array.from({ length: this.runner.concurrency }, worker));
-    let failed = settled.find((outcome) => outcome.status === 'rejected');
-    // Lines handed off go to their providers unless the batch stopped meanwhile: they are then never sent (the
-    // batch's end answers them), and a proxy stopping leaves them to the run that takes the batch over.
-    if (failed === undefined && this.going) await handOffs.flush().catch((err: unknown) => (failed = { status: 'rejected', reason: err }));
-    else handOffs.discard();
-    // Answers already made are sent either way: they are never asked of the provider again.
-    await this.flush();
-    if (failed !== undefined) throw failed.reason;
+    return settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   }
 
   /** Queues a line's answer; a worker waits only when two pages are already on their way. */

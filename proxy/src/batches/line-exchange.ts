@@ -115,6 +115,10 @@ export class LineExchange extends Exchange {
   collected: Collected | null = null;
   /** What a line being collected was charged when handed off (provider-line-steps.ts). */
   prepaid: Prepaid | null = null;
+  /** Lines in the line's batch, for a provider that takes no batch under a minimum. */
+  batchLines = 0;
+  /** False when the line is to be run by the gateway even if its provider runs batches (its provider batch would be too small). */
+  handOff = true;
 
   constructor(requestId: string, body: Buffer) {
     const captured = new CapturedResponse(body, () => {});

@@ -37,6 +37,7 @@ interface Group {
   operation: string;
   lines: BatchLine[];
   lineNos: number[];
+  claimed: ClaimedLine[];
   giveBacks: (() => void)[];
   bytes: number;
 }
@@ -59,15 +60,16 @@ export class HandOffs {
   }
 
   /** Adds the line; when its group is full, resolves once the group is sent. */
-  async add(lineNo: number, handed: HandedOff): Promise<void> {
+  async add(line: ClaimedLine, handed: HandedOff): Promise<void> {
     const key = `${handed.provider}\n${handed.operation}`;
     let group = this.groups.get(key);
     if (group === undefined) {
-      group = { provider: handed.provider, operation: handed.operation, lines: [], lineNos: [], giveBacks: [], bytes: 0 };
+      group = { provider: handed.provider, operation: handed.operation, lines: [], lineNos: [], claimed: [], giveBacks: [], bytes: 0 };
       this.groups.set(key, group);
     }
-    group.lines.push({ customId: customIdOf(lineNo), body: handed.body });
-    group.lineNos.push(lineNo);
+    group.lines.push({ customId: customIdOf(line.line_no), body: handed.body });
+    group.lineNos.push(line.line_no);
+    group.claimed.push(line);
     group.giveBacks.push(handed.giveBack);
     group.bytes += handed.body.length + 100;
     if (group.lines.length >= SUBMISSION_LINES || group.bytes >= SUBMISSION_BYTES) {
@@ -76,15 +78,29 @@ export class HandOffs {
     }
   }
 
-  /** Sends every group left (a group not sent because one before it failed is given back). */
-  async flush(): Promise<void> {
+  /**
+   * Sends every group left (a group not sent because one before it failed is given back). A group
+   * under its provider's minimum (the batch's lines were split over several providers or models)
+   * is given back too, and resolved with: those lines are for the gateway to run.
+   */
+  async flush(): Promise<ClaimedLine[]> {
     const groups = [...this.groups.values()];
     this.groups.clear();
+    const small: ClaimedLine[] = [];
     try {
-      while (groups.length > 0) await this.submit(groups.shift()!);
+      while (groups.length > 0) {
+        const group = groups.shift()!;
+        if (group.lines.length < (batchesOf(this.deps, group.provider)?.minLines ?? 1)) {
+          for (const giveBack of group.giveBacks) giveBack();
+          small.push(...group.claimed);
+          continue;
+        }
+        await this.submit(group);
+      }
     } finally {
       for (const group of groups) for (const giveBack of group.giveBacks) giveBack();
     }
+    return small;
   }
 
   /**

@@ -25,14 +25,16 @@ import type { LineExchange } from './line-exchange.js';
 /** Hand-off: the drawn provider runs batches itself, or the line is called now as the gateway runs it. */
 export function handOffOrCall(ctx: RequestContext): void | Promise<void> {
   const route = ctx.route as Route;
-  if (ctx.pinnedProvider !== null || !runsBatches(route)) return callModel(ctx);
+  const ex = ctx.ex as LineExchange;
+  if (ctx.pinnedProvider !== null || !ex.handOff || !runsBatches(route)) return callModel(ctx);
   const target = route.plan(Date.now(), Math.random, ctx)[0];
   const batches = target?.adapter.batches;
-  if (target === undefined || batches === undefined) return callModel(ctx);
+  // A batch too small for the provider's minimum is run here, at the model's normal price.
+  if (target === undefined || batches === undefined || ex.batchLines < batches.minLines) return callModel(ctx);
   const request = forTarget(ctx, chatRequestOf(ctx), target);
   const { operation, body } = batches.line({ ...request, stream: false });
   const prepaid = prepay(ctx);
-  (ctx.ex as LineExchange).handedOff = { provider: target.adapter.name, operation, body, giveBack: () => settlePrepaid(ctx, prepaid, 0, 0) };
+  ex.handedOff = { provider: target.adapter.name, operation, body, giveBack: () => settlePrepaid(ctx, prepaid, 0, 0) };
   ctx.finish('success', 202, null);
 }
 

@@ -1,6 +1,6 @@
 import type { GatewayError } from '@gateway/shared';
 import type { ChatRequest, CompletionResult } from '../request/internal-request.js';
-import { BatchApiClient } from './batch-api-client.js';
+import { BatchApiClient, type Authorize } from './batch-api-client.js';
 
 /**
  * A provider's own batch API, for entries with `batch: native` (docs/batches.md "Provider-run
@@ -19,10 +19,19 @@ export interface BatchLine {
 /** One line of a provider batch's results. */
 export type ProviderBatchResult =
   | { customId: string; outcome: 'answered'; status: number; body: Buffer }
-  /** The provider never ran it: its batch was cancelled first, or its window passed. */
+  /**
+   * The provider never ran it: its batch was cancelled first, or its window passed. A provider
+   * that does not list the lines it never ran (Bedrock, Vertex AI) says this once for its whole
+   * batch, with the custom id `*`.
+   */
   | { customId: string; outcome: 'canceled' | 'expired' };
 
 export interface ProviderBatches {
+  /**
+   * The fewest lines the provider takes in one batch (Bedrock's quota: 100); a batch with fewer
+   * lines for it is run by the gateway, at the model's normal price.
+   */
+  readonly minLines: number;
   /**
    * The provider's batch operation a request goes to (one provider batch holds lines of one
    * operation) and the request's body in it: what `complete` would have sent.
@@ -52,14 +61,16 @@ export interface BatchAnswers {
 /** The common part of the batch APIs: their HTTP client, the adapter's reading of answers, cancelling only what runs. */
 export abstract class BatchApi implements ProviderBatches {
   protected readonly client: BatchApiClient;
+  readonly minLines: number = 1;
 
   protected constructor(
     provider: string,
     origin: string,
     headers: Record<string, string>,
     private readonly answers: BatchAnswers,
+    authorize: Authorize | null = null,
   ) {
-    this.client = new BatchApiClient(provider, origin, headers);
+    this.client = new BatchApiClient(provider, origin, headers, authorize);
   }
 
   abstract line(request: ChatRequest): { operation: string; body: Buffer };

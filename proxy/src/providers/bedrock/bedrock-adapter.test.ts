@@ -79,6 +79,20 @@ describe('bedrock adapter on the wire', () => {
     expect(() => new BedrockAdapter(config({}, { region: 'Paris' }))).toThrow(/region/);
   });
 
+  it('runs batches itself with `batch: native` only given what batch inference needs: a key pair, the service role, the bucket', async () => {
+    const batch = { batch: 'native', batch_role_arn: 'arn:aws:iam::123456789012:role/Batch', batch_s3_uri: 's3://my-bucket/jobs' };
+    const native = new BedrockAdapter(config({}, batch));
+    expect(native.batches?.minLines).toBe(100);
+    expect(new BedrockAdapter(config({}, { ...batch, batch_min_records: '1000' })).batches?.minLines).toBe(1000);
+    expect(new BedrockAdapter(config()).batches).toBeUndefined();
+    expect(() => new BedrockAdapter(config({ api_key: API_KEY }, batch, false))).toThrow(/S3 takes no Bedrock API key/);
+    expect(() => new BedrockAdapter(config({}, { ...batch, batch_role_arn: 'GatewayRole' }))).toThrow(/batch_role_arn/);
+    expect(() => new BedrockAdapter(config({}, { ...batch, batch_s3_uri: 'https://my-bucket.s3.amazonaws.com' }))).toThrow(/batch_s3_uri/);
+    expect(() => new BedrockAdapter(config({}, { ...batch, batch_min_records: '0' }))).toThrow(/batch_min_records/);
+    expect(() => new BedrockAdapter(config({}, { batch: 'sometimes' }))).toThrow(/native or gateway/);
+    await native.close();
+  });
+
   it('signs every request (verified by the mock) and sends the Converse body, the model only in the path', async () => {
     const before = mock.verified();
     await adapter().complete(

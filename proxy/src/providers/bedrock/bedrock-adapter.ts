@@ -16,6 +16,8 @@ import { BedrockSigner } from './bedrock-signer.js';
 import { BedrockStreamTranslator } from './bedrock-stream.js';
 import type { BedrockResponse } from './bedrock-wire.js';
 import { BEDROCK_PARAMS } from './bedrock-params.js';
+import { batchMode, type ProviderBatches } from '../provider-batches.js';
+import { BedrockBatches, type BedrockBatchSettings } from './bedrock-batches.js';
 
 /**
  * Amazon Bedrock's Converse API behind the OpenAI interface: `POST /model/{modelId}/converse`
@@ -39,6 +41,8 @@ export class BedrockAdapter implements ProviderAdapter {
   private readonly codec = new EventStreamCodec(toUtf8, fromUtf8);
   /** Each configured model's encoded path segment, worked out once. */
   private readonly paths = new Map<string, string>();
+  /** Bedrock's batch inference, with `batch: native`. */
+  readonly batches?: ProviderBatches;
 
   constructor(config: ProviderConfig) {
     const settings = config.settings ?? {};
@@ -52,6 +56,28 @@ export class BedrockAdapter implements ProviderAdapter {
     // The authorization goes with each request; the pool itself sends no fixed headers.
     this.connection = new ProviderConnection(config, base.origin, {});
     for (const m of config.models) this.paths.set(m.upstream, this.prefix + encodeURIComponent(m.upstream));
+    if (batchMode(config.name, settings.batch) === 'native') this.batches = new BedrockBatches(config.name, batchSettings(config, region), this);
+  }
+
+  /** A request as a batch record's `modelInput`: the Converse body `complete` would send (bedrock-batches.ts). */
+  batchBody(request: ChatRequest): Buffer {
+    return Buffer.from(JSON.stringify(toBedrockRequest(request.body)));
+  }
+
+  batchAnswer(request: ChatRequest, body: Buffer): CompletionResult {
+    let response: BedrockResponse;
+    try {
+      response = JSON.parse(body.toString('utf8')) as BedrockResponse;
+    } catch {
+      throw Errors.providerNotJson(this.name);
+    }
+    if (response === null || typeof response !== 'object') throw Errors.providerSentNot(this.name, 'an object');
+    const answer = toChatCompletion(response, this.name, `chatcmpl-${request.requestId}`, request.model);
+    return { status: 200, body: Buffer.from(answer.json), usage: answer.usage, finishReason: answer.finish.gateway, rawFinishReason: answer.finish.raw };
+  }
+
+  batchRefusal(status: number, body: Buffer): GatewayError {
+    return bedrockStatusError(this.name, status, body.toString('utf8', 0, Math.min(body.length, 8192)), undefined, undefined);
   }
 
   async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
@@ -62,15 +88,7 @@ export class BedrockAdapter implements ProviderAdapter {
     } catch (err) {
       throw transportError(this.name, err, cancel.aborted);
     }
-    let response: BedrockResponse;
-    try {
-      response = JSON.parse(body.toString('utf8')) as BedrockResponse;
-    } catch {
-      throw Errors.providerNotJson(this.name);
-    }
-    if (response === null || typeof response !== 'object') throw Errors.providerSentNot(this.name, 'an object');
-    const answer = toChatCompletion(response, this.name, `chatcmpl-${request.requestId}`, request.model);
-    return { status: 200, body: Buffer.from(answer.json), usage: answer.usage, finishReason: answer.finish.gateway, rawFinishReason: answer.finish.raw };
+    return this.batchAnswer(request, body);
   }
 
   /**
@@ -157,8 +175,37 @@ export class BedrockAdapter implements ProviderAdapter {
   }
 
   async close(): Promise<void> {
-    await this.connection.close();
+    await Promise.all([this.connection.close(), this.batches?.close()]);
   }
+}
+
+/**
+ * What batch inference needs besides the runtime's: an access key pair (S3 takes no Bedrock API
+ * key), the service role and the bucket. The messages name the fields, never a value.
+ */
+function batchSettings(config: ProviderConfig, region: string): BedrockBatchSettings {
+  const settings = config.settings ?? {};
+  const accessKeyId = settings.aws_access_key_id;
+  const secretAccessKey = settings.aws_secret_access_key;
+  const sessionToken = settings.aws_session_token;
+  if (accessKeyId === undefined || secretAccessKey === undefined) {
+    throw new Error(`provider ${config.name}: "batch: native" needs "aws_access_key_id" and "aws_secret_access_key" (S3 takes no Bedrock API key)`);
+  }
+  const roleArn = settings.batch_role_arn;
+  const s3Uri = settings.batch_s3_uri;
+  if (roleArn === undefined || !/^arn:aws[a-z-]*:iam::\d{12}:role\/.+$/.test(roleArn)) throw new Error(`provider ${config.name}: "batch: native" needs "batch_role_arn", the ARN of the service role Bedrock runs batch jobs as`);
+  if (s3Uri === undefined) throw new Error(`provider ${config.name}: "batch: native" needs "batch_s3_uri" (s3://bucket/prefix), where the jobs' input and output go`);
+  const minRecords = settings.batch_min_records === undefined ? 100 : Number(settings.batch_min_records);
+  if (!Number.isInteger(minRecords) || minRecords < 1) throw new Error(`provider ${config.name}: "batch_min_records" must be a whole number of at least 1`);
+  return {
+    region,
+    credentials: sessionToken === undefined ? { accessKeyId, secretAccessKey } : { accessKeyId, secretAccessKey, sessionToken },
+    roleArn,
+    s3Uri,
+    controlUrl: settings.batch_url ?? `https://bedrock.${region}.amazonaws.com`,
+    s3Url: settings.s3_url ?? null,
+    minRecords,
+  };
 }
 
 /**
@@ -201,7 +248,19 @@ export const bedrockFactory: AdapterFactory = {
   type: 'bedrock',
   defaultBaseUrl: null,
   usesBaseUrl: true,
-  fields: { region: 'required', aws_access_key_id: 'optional', aws_secret_access_key: 'optional', aws_session_token: 'optional' },
+  // `batch: native` runs batches sent to its models as batch inference jobs, through S3.
+  fields: {
+    region: 'required',
+    aws_access_key_id: 'optional',
+    aws_secret_access_key: 'optional',
+    aws_session_token: 'optional',
+    batch: 'optional',
+    batch_role_arn: 'optional',
+    batch_s3_uri: 'optional',
+    batch_min_records: 'optional',
+    batch_url: 'optional',
+    s3_url: 'optional',
+  },
   defaultBaseUrlFor: bedrockBaseUrl,
   create: (config) => new BedrockAdapter(config),
 };
