@@ -16,7 +16,7 @@ type Method = 'GET' | 'POST' | 'PUT';
  * The headers a request carries besides the fixed ones, made for that request (an AWS signature
  * covers its method, path, body and headers); none when the provider's credential is a fixed header.
  */
-export type Authorize = (method: Method, path: string, body: Buffer | undefined, headers: Record<string, string>) => Record<string, string>;
+export type Authorize = (method: Method, path: string, body: Buffer | undefined, headers: Record<string, string>) => Record<string, string> | Promise<Record<string, string>>;
 
 export class BatchApiClient {
   private readonly pool: Pool;
@@ -37,9 +37,9 @@ export class BatchApiClient {
     return (await answer.body.json()) as T;
   }
 
-  /** Stores `body` at `path` as it is (an object in a bucket). */
-  async put(what: string, path: string, body: Buffer, contentType: string): Promise<void> {
-    const answer = await this.send(what, 'PUT', path, body, { 'content-type': contentType });
+  /** Stores `body` as it is (an object in a bucket): `PUT` at its path (S3), or `POST` to an upload path (Cloud Storage). */
+  async upload(what: string, method: 'PUT' | 'POST', path: string, body: Buffer, contentType: string): Promise<void> {
+    const answer = await this.send(what, method, path, body, { 'content-type': contentType });
     await answer.body.dump();
   }
 
@@ -76,9 +76,9 @@ export class BatchApiClient {
   private send(what: string, method: Method, path: string, body: Buffer | FormData | undefined, extra: Record<string, string>, notFoundIsNull: boolean): Promise<Dispatcher.ResponseData | null>;
   private async send(what: string, method: Method, path: string, body: Buffer | FormData | undefined, extra: Record<string, string>, notFoundIsNull = false): Promise<Dispatcher.ResponseData | null> {
     let headers = { ...this.headers, ...extra };
-    if (this.authorize !== null) headers = { ...headers, ...this.authorize(method, path, Buffer.isBuffer(body) ? body : undefined, headers) };
     let answer;
     try {
+      if (this.authorize !== null) headers = { ...headers, ...(await this.authorize(method, path, Buffer.isBuffer(body) ? body : undefined, headers)) };
       answer = await this.pool.request({ method, path, headers, ...(body === undefined ? {} : { body }) });
     } catch (err) {
       throw Errors.providerFailed(this.provider, err);

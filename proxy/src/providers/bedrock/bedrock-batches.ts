@@ -85,7 +85,7 @@ export class BedrockBatches extends BatchApi {
     const parts: Buffer[] = [];
     // The bodies go in as the bytes the adapter made, never parsed again.
     for (const line of lines) parts.push(Buffer.from(`{"recordId":${JSON.stringify(line.customId)},"modelInput":`), line.body, Buffer.from('}\n'));
-    await this.s3.put('take the batch input', this.objectPath(`${folder}/${INPUT_NAME}`), Buffer.concat(parts), 'application/jsonl');
+    await this.s3.upload('take the batch input', 'PUT', this.objectPath(`${folder}/${INPUT_NAME}`), Buffer.concat(parts), 'application/jsonl');
     const job = await this.client.json<JobObject>('make the batch inference job', 'POST', '/model-invocation-job', {
       jobName: name,
       roleArn: this.settings.roleArn,

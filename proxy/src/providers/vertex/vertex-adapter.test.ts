@@ -176,6 +176,15 @@ describe('vertex adapter on the wire', () => {
     expect(() => new VertexAdapter(config({ settings: { project: 'X', location: 'us-central1', credentials_file: mock.keyFile } }))).toThrow(/project/);
   });
 
+  it('runs batches itself with `batch: native` only given the bucket its jobs read and write', async () => {
+    const settings = { project: VERTEX_PROJECT, location: 'us-central1', credentials_file: mock.keyFile, batch: 'native' };
+    expect(() => new VertexAdapter(config({ settings }))).toThrow(/batch_gcs_uri/);
+    expect(() => new VertexAdapter(config({ settings: { ...settings, batch_gcs_uri: 's3://not-google' } }))).toThrow(/gs:\/\/bucket/);
+    const native = new VertexAdapter(config({ settings: { ...settings, batch_gcs_uri: 'gs://my-bucket/batches' } }));
+    expect(native.batches?.minLines).toBe(1);
+    await native.close();
+  });
+
   it('streams a Claude tool call through streamRawPredict as OpenAI chunks', async () => {
     const a = claude();
     const { meta, events } = await a.stream(chatRequest('gw-model', { stream: true, tools: [TOOL] }, SCENARIOS.tools), new Cancel());

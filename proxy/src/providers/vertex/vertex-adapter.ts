@@ -13,6 +13,9 @@ import { VertexGemini } from './vertex-gemini.js';
 import { readServiceAccountKey, VertexTokenSource } from './vertex-token.js';
 import { ANTHROPIC_PARAMS } from '../anthropic/anthropic-params.js';
 import { GEMINI_PARAMS } from '../gemini/gemini-params.js';
+import type { GatewayError } from '@gateway/shared';
+import { batchMode, type ProviderBatches } from '../provider-batches.js';
+import { VertexBatches } from './vertex-batches.js';
 
 /**
  * Google Vertex AI behind the OpenAI interface: Gemini models through `generateContent` /
@@ -50,6 +53,8 @@ export class VertexAdapter implements ProviderAdapter {
   private readonly routes = new Map<string, Route>();
   private readonly fixedHeaders: Readonly<Record<string, string>> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   private tokenHeaders: { token: string; headers: Record<string, string> } = { token: '', headers: {} };
+  /** Vertex AI's batch prediction, with `batch: native`. */
+  readonly batches?: ProviderBatches;
 
   constructor(config: ProviderConfig) {
     const settings = config.settings ?? {};
@@ -72,6 +77,38 @@ export class VertexAdapter implements ProviderAdapter {
     this.gemini = new VertexGemini(config.name, (path, payload, cancel, request) => this.send(path, 'google', payload, cancel, request));
     this.anthropic = new VertexAnthropic(config.name, (path, payload, cancel, request) => this.send(path, 'anthropic', payload, cancel, request), maxTokens);
     for (const m of config.models) this.routes.set(m.upstream, this.route(m.upstream));
+    if (batchMode(config.name, settings.batch) === 'native') {
+      const gcsUri = settings.batch_gcs_uri;
+      if (gcsUri === undefined) throw new Error(`provider ${config.name}: "batch: native" needs "batch_gcs_uri" (gs://bucket/prefix), where the jobs' input and output go`);
+      this.batches = new VertexBatches(
+        config.name,
+        {
+          apiUrl: base.href,
+          parent: `projects/${project}/locations/${location}`,
+          gcsUri,
+          storageUrl: settings.storage_url ?? 'https://storage.googleapis.com',
+          authorize: async () => ({ authorization: `Bearer ${await this.tokens.current()}` }),
+        },
+        this,
+      );
+    }
+  }
+
+  /** A request as a batch prediction's line: its model's resource and the body its online method would be sent (vertex-batches.ts). */
+  batchLine(request: ChatRequest): { operation: string; body: Buffer } {
+    const { publisher, name } = this.routes.get(request.upstreamModel) ?? this.route(request.upstreamModel);
+    const body = publisher === 'anthropic' ? this.anthropic.payload(request) : this.gemini.payload(request);
+    return { operation: `publishers/${publisher}/models/${name}`, body };
+  }
+
+  batchAnswer(request: ChatRequest, body: Buffer): CompletionResult {
+    const { publisher } = this.routes.get(request.upstreamModel) ?? this.route(request.upstreamModel);
+    return publisher === 'anthropic' ? this.anthropic.answer(request, body) : this.gemini.answer(request, body);
+  }
+
+  /** A failed prediction, in Google's error shape (vertex-batches.ts makes it so whatever the publisher). */
+  batchRefusal(status: number, body: Buffer): GatewayError {
+    return vertexStatusError(this.name, 'google', status, body.toString('utf8', 0, Math.min(body.length, 8192)), undefined);
   }
 
   complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
@@ -134,7 +171,7 @@ export class VertexAdapter implements ProviderAdapter {
 
   async close(): Promise<void> {
     this.tokens.close();
-    await this.connection.close();
+    await Promise.all([this.connection.close(), this.batches?.close()]);
   }
 }
 
@@ -148,7 +185,8 @@ export const vertexFactory: AdapterFactory = {
   type: 'vertex',
   defaultBaseUrl: null,
   usesBaseUrl: true,
-  fields: { project: 'required', location: 'required', credentials_file: 'required' },
+  // `batch: native` runs batches sent to its models as batch prediction jobs, through Cloud Storage.
+  fields: { project: 'required', location: 'required', credentials_file: 'required', batch: 'optional', batch_gcs_uri: 'optional', storage_url: 'optional' },
   defaultBaseUrlFor: vertexBaseUrl,
   create: (config) => new VertexAdapter(config),
 };

@@ -37,6 +37,11 @@ export class VertexAnthropic {
     } catch (err) {
       throw transportError(this.provider, err, cancel.aborted);
     }
+    return this.answer(request, body);
+  }
+
+  /** A rawPredict answer (or a batch prediction's `response`): the OpenAI completion, or the message as it came for a native request. */
+  answer(request: ChatRequest, body: Buffer): CompletionResult {
     let message: unknown = null;
     try {
       message = JSON.parse(body.toString('utf8'));
@@ -84,8 +89,8 @@ export class VertexAnthropic {
     });
   }
 
-  /** The Messages body without `model` (it is in the path), with Vertex's API version. */
-  private payload(request: ChatRequest): Buffer {
+  /** The Messages body without `model` (it is in the path), with Vertex's API version (a batch prediction's `request` too). */
+  payload(request: ChatRequest): Buffer {
     if (isNative(request)) {
       const { model: _model, ...rest } = request.native?.body ?? {};
       return Buffer.from(JSON.stringify(Object.assign(rest, { anthropic_version: VERTEX_ANTHROPIC_VERSION })));

@@ -30,6 +30,11 @@ export class VertexGemini {
     } catch (err) {
       throw transportError(this.provider, err, cancel.aborted);
     }
+    return this.answer(request, body);
+  }
+
+  /** A generateContent answer (or a batch prediction's `response`) as the OpenAI completion. */
+  answer(request: ChatRequest, body: Buffer): CompletionResult {
     let response: GeminiResponse;
     try {
       response = JSON.parse(body.toString('utf8')) as GeminiResponse;
@@ -51,7 +56,8 @@ export class VertexGemini {
     return { meta, events: prepend(first, events) };
   }
 
-  private payload(request: ChatRequest): Buffer {
+  /** The generateContent body of a request (a batch prediction's `request` too). */
+  payload(request: ChatRequest): Buffer {
     return Buffer.from(JSON.stringify(toGeminiRequest(request.body)));
   }
 }
