@@ -10,6 +10,7 @@ function collecting(): RecordSink & { audit: AuditEvent[] } {
     audit,
     pushAudit: (event: AuditEvent) => void audit.push(event),
     pushUsage: (_record: UsageRecord) => {},
+    queued: async () => {},
     flush: async () => {},
     close: async () => {},
   };

@@ -296,6 +296,11 @@ export class BatchRunner {
   get batchStore(): BatchStore {
     return this.store;
   }
+
+  /** Resolves once the records of every line answered so far are in Redis. */
+  recordsQueued(): Promise<void> {
+    return this.deps.records.queued();
+  }
 }
 
 /** Why a batch stopped before its last line: cancelled, its key deleted, its window passed, or (null) it did not. */
@@ -406,14 +411,21 @@ class BatchRun {
     await this.flush();
   }
 
-  /** Sends the answers not sent yet, one call at a time; a cancel seen in the answer stops the batch. */
+  /**
+   * Sends the answers not sent yet, one call at a time; a cancel seen in the answer stops the
+   * batch. A page goes only once its lines' records are in Redis: a proxy killed in between
+   * leaves those lines unanswered, to be run again (their records keep their ids, so the writer
+   * lands them once), never answered without their records.
+   */
   flush(): Promise<void> {
     if (this.pending.length === 0) return this.sending;
     const results = this.pending.sort((a, b) => a.line_no - b.line_no);
     this.pending = [];
     this.unsent++;
+    const recorded = this.runner.recordsQueued();
     this.sending = this.sending.then(async () => {
       try {
+        await recorded;
         const ack = await this.runner.batchStore.results(this.batch.id, results);
         if (ack.status === 'cancelling' || ended(ack.status)) this.halt('cancelled');
       } finally {

@@ -57,6 +57,11 @@ export class BatchAssembler {
     this.onCut();
   }
 
+  /** The batches cut and not yet taken, oldest first. */
+  waitingBatches(): OutgoingBatch[] {
+    return [...this.waiting];
+  }
+
   /** Takes the oldest waiting batch for sending; its records are no longer counted here. */
   next(): OutgoingBatch | undefined {
     for (let batch = this.waiting.shift(); batch !== undefined; batch = this.waiting.shift()) {

@@ -17,6 +17,8 @@ export class OutgoingBatch {
   attempted = false;
   /** Counted in enqueued_total already (a re-send is counted as resent instead). */
   counted = false;
+  /** Could not be encoded, so never sent (its records are counted as dropped). */
+  dropped = false;
   /** Redis run_id known when the add was acknowledged; another run_id means the job may be gone. */
   sentRunId: string | undefined;
 

@@ -133,6 +133,30 @@ describe('RecordBuffer', () => {
     expect(await metric(registry, 'gateway_records_enqueued_total')).toBe(2);
   });
 
+  it('resolves queued() once the records pushed before it are in Redis, however long Redis is away', async () => {
+    const { connection, buffer, queue } = await setup('queued', { recordBatchSize: 500, recordFlushMs: 60_000, recordBufferMax: 10_000 });
+    // The open batch is cut for the caller: it does not wait for the flush timer.
+    for (let i = 0; i < 3; i++) buffer.pushUsage(usage(i));
+    await buffer.queued();
+    expect((await queued(queue)).requestIds.sort()).toEqual(['req-0', 'req-1', 'req-2']);
+    await redis.stop('SIGKILL');
+    let resolved = false;
+    try {
+      await eventually(() => connection.status !== 'ready', 'the client notices Redis is gone');
+      for (let i = 3; i < 6; i++) buffer.pushAudit(audit(i));
+      const waiting = buffer.queued().then(() => (resolved = true));
+      // Nothing can have reached a Redis that is not there.
+      expect(resolved).toBe(false);
+      expect(buffer.buffered).toBe(3);
+      await redis.start();
+      await waiting;
+    } finally {
+      if (!resolved) await redis.start().catch(() => {});
+    }
+    // What queued() waited for is in Redis now (with the first three, which no writer confirmed, sent again).
+    expect((await queued(queue)).requestIds).toEqual(expect.arrayContaining(['req-3', 'req-4', 'req-5']));
+  });
+
   it('holds records while Redis is away, drops the oldest past the bound and counts them', async () => {
     const { connection, registry, buffer, queue } = await setup('bound', { recordBatchSize: 10, recordFlushMs: 1, recordBufferMax: 100 });
     await redis.stop('SIGKILL');

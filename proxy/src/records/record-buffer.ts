@@ -74,6 +74,9 @@ export class RecordBuffer implements RecordSink {
 
   private inFlightBatches = 0;
   private inFlightRecords = 0;
+  private readonly inFlight = new Set<OutgoingBatch>();
+  /** Callers of queued(), each with the batches its records are in that are not in Redis yet. */
+  private waiters: { batches: Set<OutgoingBatch>; resolve: () => void }[] = [];
   private closing = false;
   private closed = false;
   private readonly onReady = () => {
@@ -113,6 +116,23 @@ export class RecordBuffer implements RecordSink {
     this.push(AUDIT, event);
   }
 
+  /**
+   * Resolves once the records pushed so far are in Redis (or dropped): the batches they are in,
+   * cut now, have each been acknowledged once. Whatever comes after is not waited for.
+   */
+  queued(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.encodeHandedRecords();
+    this.assembler.cut();
+    const batches = new Set<OutgoingBatch>([...this.assembler.waitingBatches(), ...this.inFlight]);
+    for (const batch of batches) if (isSettled(batch)) batches.delete(batch);
+    if (batches.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.waiters.push({ batches, resolve });
+      this.pump();
+    });
+  }
+
   /** Cuts the open batch and resolves once everything buffered is in Redis, or at the timeout. */
   async flush(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
@@ -133,6 +153,9 @@ export class RecordBuffer implements RecordSink {
     const deadline = Date.now() + timeoutMs;
     await this.flush(timeoutMs);
     this.closed = true;
+    // What was not sent now never will be: no one waits for it.
+    for (const waiter of this.waiters) waiter.resolve();
+    this.waiters = [];
     this.assembler.stop();
     this.backoff.stop();
     this.confirmation.stop();
@@ -215,10 +238,13 @@ export class RecordBuffer implements RecordSink {
       // A record msgpack cannot encode can never be sent; keeping it would block the buffer.
       this.metrics.dropped.inc(size);
       this.log.warn({ err: { message: (err as Error).message }, dropped: size }, 'record batch could not be encoded; dropped');
+      batch.dropped = true;
+      this.settleWaiters();
       return;
     }
     this.inFlightBatches++;
     this.inFlightRecords += size;
+    this.inFlight.add(batch);
     this.queue.add(batch.id, data).then(
       () => this.sendSucceeded(batch, size),
       (err: Error) => this.sendFailed(batch, size, err),
@@ -228,6 +254,7 @@ export class RecordBuffer implements RecordSink {
   private sendSucceeded(batch: OutgoingBatch, size: number): void {
     this.inFlightBatches--;
     this.inFlightRecords -= size;
+    this.inFlight.delete(batch);
     if (batch.counted) this.metrics.resent.inc(size);
     else this.metrics.enqueued.inc(size);
     batch.counted = true;
@@ -235,6 +262,7 @@ export class RecordBuffer implements RecordSink {
     const failures = this.backoff.succeeded();
     if (failures > 0) this.log.info({ retries: failures, buffered: this.buffered }, 'records queue reachable again; sending buffered records');
     this.enforceBound();
+    this.settleWaiters();
     this.pump();
   }
 
@@ -244,6 +272,7 @@ export class RecordBuffer implements RecordSink {
     if (this.closed) return;
     this.inFlightBatches--;
     this.inFlightRecords -= size;
+    this.inFlight.delete(batch);
     this.queue.renewIfBroken();
     this.assembler.putBack([batch]);
     if (this.backoff.failuresInARow === 0) {
@@ -267,9 +296,28 @@ export class RecordBuffer implements RecordSink {
       dropOldestUnsent: (max) => this.assembler.dropOldest(max),
     });
     if (released > 0) this.metrics.released.inc(released);
-    if (dropped > 0) this.metrics.dropped.inc(dropped);
+    if (dropped > 0) {
+      this.metrics.dropped.inc(dropped);
+      this.settleWaiters();
+    }
     if (dropsToLog > 0) {
       this.log.warn({ dropped: dropsToLog, buffered: this.buffered, max: this.backlog.max }, 'record buffer full while Redis is away; oldest records dropped');
     }
   }
+
+  /** Lets go of the callers of queued() whose batches have all reached Redis (or been dropped). */
+  private settleWaiters(): void {
+    if (this.waiters.length === 0) return;
+    this.waiters = this.waiters.filter((waiter) => {
+      for (const batch of waiter.batches) if (isSettled(batch)) waiter.batches.delete(batch);
+      if (waiter.batches.size > 0) return true;
+      waiter.resolve();
+      return false;
+    });
+  }
+}
+
+/** In Redis once (a re-send after a restart counts as sent), or nothing left of it to send. */
+function isSettled(batch: OutgoingBatch): boolean {
+  return batch.counted || batch.dropped || batch.size === 0;
 }
