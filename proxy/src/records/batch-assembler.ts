@@ -57,6 +57,11 @@ export class BatchAssembler {
     this.onCut();
   }
 
+  /** The batch records are being added to (cut when full or when its flush timer fires); null when none. */
+  openBatch(): OutgoingBatch | null {
+    return this.open;
+  }
+
   /** The batches cut and not yet taken, oldest first. */
   waitingBatches(): OutgoingBatch[] {
     return [...this.waiting];

@@ -19,6 +19,8 @@ export class OutgoingBatch {
   counted = false;
   /** Could not be encoded, so never sent (its records are counted as dropped). */
   dropped = false;
+  /** The batch this one's records were appended to when it was cut: they are sent with that one. */
+  mergedInto: OutgoingBatch | null = null;
   /** Redis run_id known when the add was acknowledged; another run_id means the job may be gone. */
   sentRunId: string | undefined;
 
@@ -48,6 +50,7 @@ export class OutgoingBatch {
   }
 
   append(other: OutgoingBatch): void {
+    other.mergedInto = this;
     for (const segment of other.segments) this.segments.push(segment);
     this.held += other.held;
     this.unencodable += other.unencodable;

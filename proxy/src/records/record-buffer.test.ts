@@ -134,8 +134,8 @@ describe('RecordBuffer', () => {
   });
 
   it('resolves queued() once the records pushed before it are in Redis, however long Redis is away', async () => {
-    const { connection, buffer, queue } = await setup('queued', { recordBatchSize: 500, recordFlushMs: 60_000, recordBufferMax: 10_000 });
-    // The open batch is cut for the caller: it does not wait for the flush timer.
+    const { connection, buffer, queue } = await setup('queued', { recordBatchSize: 2, recordFlushMs: 5, recordBufferMax: 10_000 });
+    // Three records: a full batch of two, and one in the open batch, cut by its flush timer.
     for (let i = 0; i < 3; i++) buffer.pushUsage(usage(i));
     await buffer.queued();
     expect((await queued(queue)).requestIds.sort()).toEqual(['req-0', 'req-1', 'req-2']);
@@ -155,6 +155,27 @@ describe('RecordBuffer', () => {
     }
     // What queued() waited for is in Redis now (with the first three, which no writer confirmed, sent again).
     expect((await queued(queue)).requestIds).toEqual(expect.arrayContaining(['req-3', 'req-4', 'req-5']));
+  });
+
+  it('resolves queued() for records whose open batch was merged into the batch waiting before it', async () => {
+    const { connection, buffer, queue } = await setup('queued-merged', { recordBatchSize: 10, recordFlushMs: 5, recordBufferMax: 10_000 });
+    const waiting = () => (buffer as unknown as { assembler: { waitingBatches(): unknown[]; openBatch(): unknown } }).assembler;
+    await redis.stop('SIGKILL');
+    let done: Promise<void>;
+    try {
+      await eventually(() => connection.status !== 'ready', 'the client notices Redis is gone');
+      buffer.pushUsage(usage(100));
+      await eventually(() => waiting().waitingBatches().length === 1 && waiting().openBatch() === null, 'the first record is cut into a batch that cannot be sent');
+      buffer.pushUsage(usage(101));
+      done = buffer.queued();
+      // The open batch's cut appends it to the unsent one: queued() follows its records there.
+      await eventually(() => waiting().openBatch() === null, 'the second record is cut');
+      expect(waiting().waitingBatches()).toHaveLength(1);
+    } finally {
+      await redis.start();
+    }
+    await done;
+    expect((await queued(queue)).requestIds).toEqual(expect.arrayContaining(['req-100', 'req-101']));
   });
 
   it('holds records while Redis is away, drops the oldest past the bound and counts them', async () => {

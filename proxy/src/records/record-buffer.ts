@@ -117,14 +117,16 @@ export class RecordBuffer implements RecordSink {
   }
 
   /**
-   * Resolves once the records pushed so far are in Redis (or dropped): the batches they are in,
-   * cut now, have each been acknowledged once. Whatever comes after is not waited for.
+   * Resolves once the records pushed so far are in Redis (or dropped): the batches they are in
+   * have each been acknowledged once. The open batch is not cut for it (it is cut within
+   * RECORD_FLUSH_MS anyway), so the records keep going out in full batches.
    */
   queued(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.encodeHandedRecords();
-    this.assembler.cut();
     const batches = new Set<OutgoingBatch>([...this.assembler.waitingBatches(), ...this.inFlight]);
+    const open = this.assembler.openBatch();
+    if (open !== null) batches.add(open);
     for (const batch of batches) if (isSettled(batch)) batches.delete(batch);
     if (batches.size === 0) return Promise.resolve();
     return new Promise<void>((resolve) => {
@@ -317,7 +319,9 @@ export class RecordBuffer implements RecordSink {
   }
 }
 
-/** In Redis once (a re-send after a restart counts as sent), or nothing left of it to send. */
+/** In Redis once (a re-send after a restart counts as sent), or nothing left of it to send; a merged batch as the one it joined. */
 function isSettled(batch: OutgoingBatch): boolean {
-  return batch.counted || batch.dropped || batch.size === 0;
+  let b = batch;
+  while (b.mergedInto !== null) b = b.mergedInto;
+  return b.counted || b.dropped || b.size === 0;
 }
