@@ -107,13 +107,30 @@ describe('a native /v1/messages route', () => {
   it("passes the query string and the client's API version, as Claude Code's `?beta=true` calls send them", async () => {
     const res = await fetch(`${h.url}/v1/messages?beta=true`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key.key, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'oauth-2025-04-20', 'anthropic-dangerous-direct-browser-access': 'true' },
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': key.key,
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'oauth-2025-04-20',
+        'anthropic-dangerous-direct-browser-access': 'true',
+        'x-stainless-os': 'Linux',
+        'x-header-of-tomorrow': 'kept',
+        cookie: 'session=secret',
+        'x-forwarded-for': '203.0.113.7',
+        'x-gateway-tags': 'team=a',
+      },
       body: JSON.stringify(agentTurn('claude-agent-1')),
     });
-    expect(res.status).toBe(200);
+    expect(res.status, await res.clone().text()).toBe(200);
     const seen = anthropic.lastRequest()!;
     expect(seen.path).toBe('/v1/messages?beta=true');
     expect(seen.headers).toMatchObject({ 'anthropic-version': '2023-06-01', 'anthropic-beta': 'oauth-2025-04-20', 'anthropic-dangerous-direct-browser-access': 'true' });
+    // A header the gateway does not know goes on; credentials, the client's whereabouts and the gateway's own do not.
+    expect(seen.headers).toMatchObject({ 'x-stainless-os': 'Linux', 'x-header-of-tomorrow': 'kept' });
+    expect(seen.headers).not.toHaveProperty('cookie');
+    expect(seen.headers).not.toHaveProperty('x-forwarded-for');
+    expect(seen.headers).not.toHaveProperty('x-gateway-tags');
+    expect(seen.headers['x-api-key']).toBe('sk-ant-provider-secret-0123456789');
     // Without the client's version the pinned one goes.
     await fetch(`${h.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key.key }, body: JSON.stringify({ model: 'claude-agent-1', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }) });
     expect(anthropic.lastRequest()!.headers['anthropic-version']).toBe('2023-06-01');

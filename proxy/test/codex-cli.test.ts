@@ -105,6 +105,10 @@ describe('Codex through the gateway', () => {
       // As the CLI sent it: the fields and items a translation has no room for.
       expect(turn.body).toHaveProperty('client_metadata');
       expect((turn.body.input as { type: string }[]).some((i) => i.type === 'additional_tools')).toBe(true);
+      // And its own headers: who it is, its session and the turn, whatever the next release adds.
+      expect(turn.headers).toHaveProperty('originator');
+      expect(turn.headers).toHaveProperty('session-id');
+      expect(Object.keys(turn.headers).some((name) => name.startsWith('x-codex-'))).toBe(true);
     }
     expect((turns[1]!.body.input as { type: string }[]).some((i) => i.type === 'custom_tool_call_output')).toBe(true);
   });

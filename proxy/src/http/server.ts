@@ -47,15 +47,30 @@ function declaresJson(contentType: string): boolean {
 }
 
 /**
- * The client's headers of the native protocols' provider APIs, passed on by a native request
- * (NativeRequest.headers): every `anthropic-*` header, and OpenAI's `openai-beta` (not its
- * account headers, `openai-organization` and `openai-project`, which would choose whose account
- * the operator's key bills). Each adapter takes its own provider's.
+ * Headers a native request never passes on (NativeRequest.headers): the connection's and the
+ * body's own (the gateway's client makes them), every credential (the gateway's key, cookies;
+ * OpenAI's account headers, which would choose whose account the operator's key bills), the
+ * gateway's own (its tags, request id, cache directive, trace context) and what says where the
+ * client is (forwarding chains, origin, the browser's fetch metadata).
+ */
+const NOT_PASSED = new Set([
+  'host', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect',
+  'content-length', 'content-type', 'content-encoding', 'accept', 'accept-encoding', 'accept-language', 'user-agent',
+  'authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'cookie', 'openai-organization', 'openai-project',
+  'x-request-id', 'cache-control', 'pragma', 'traceparent', 'tracestate', 'baggage',
+  'forwarded', 'x-real-ip', 'via', 'origin', 'referer',
+]);
+
+/**
+ * The client's headers a native request passes on to the provider of its protocol: every one
+ * not above, so a header the provider adds tomorrow (a beta, an agent's session or turn header,
+ * an SDK's) reaches it today. Each adapter passes on what its provider speaks (docs/endpoints.md).
  */
 function providerHeadersOf(req: HttpRequest): [string, string][] | null {
   let found: [string, string][] | null = null;
   req.forEach((name, value) => {
-    if (name.startsWith('anthropic-') || name === 'openai-beta') (found ??= []).push([name, value]);
+    if (NOT_PASSED.has(name) || name.startsWith('x-gateway-') || name.startsWith('x-forwarded-') || name.startsWith('sec-') || name.startsWith('access-control-')) return;
+    (found ??= []).push([name, value]);
   });
   return found;
 }

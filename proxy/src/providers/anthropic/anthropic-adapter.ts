@@ -164,9 +164,9 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   /**
-   * A native request goes with the client's query string and its `anthropic-*` headers (betas, a
-   * newer API version): the features the client asked Anthropic for reach Anthropic. A translated
-   * one is written for the pinned version and sent with it.
+   * A native request goes with the client's query string and headers (its `anthropic-*` betas and
+   * API version, its SDK's and agent's own): the features the client asked Anthropic for reach
+   * Anthropic. A translated one is written for the pinned version and sent with it.
    */
   private send(payload: Buffer, cancel: Cancel, request: ChatRequest): Promise<UpstreamResponse> {
     const native = request.native;
@@ -174,7 +174,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     let headers = this.headers;
     if (native?.headers) {
       headers = { ...headers };
-      for (const [name, value] of native.headers) if (name.startsWith('anthropic-')) headers[name] = value;
+      for (const [name, value] of native.headers) headers[name] = value;
     }
     return this.connection.post(path, payload, cancel, request, (status, text, res) => anthropicStatusError(this.name, status, text, res.header('retry-after')), headers);
   }

@@ -1,5 +1,5 @@
 import { Errors, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
-import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, NativeProtocol, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
+import type { ChatRequest, NativeRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, NativeProtocol, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { readOpenAiEmbeddings } from './embeddings-read.js';
 import { inspectChunk, newStreamMeta } from '../stream-inspector.js';
@@ -91,7 +91,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   }
 
   /** The client's Responses body for the provider's own Responses API, or null when this request is translated. */
-  private nativeResponses(request: ChatRequest): { path: string; payload: Buffer; beta: string | null } | null {
+  private nativeResponses(request: ChatRequest): { path: string; payload: Buffer; headers: NativeRequest['headers'] } | null {
     const native = request.native;
     const path = native?.protocol === 'openai-responses' ? this.responsesPath() : null;
     if (path === null || native === undefined) return null;
@@ -102,8 +102,8 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
       request.upstreamModel === request.model && native.raw !== undefined && capped === null
         ? native.raw
         : Buffer.from(JSON.stringify({ ...native.body, model: request.upstreamModel, ...(capped === null ? {} : { max_output_tokens: capped }) }));
-    const beta = native.headers?.find(([name]) => name === 'openai-beta')?.[1] ?? null;
-    return { path, payload, beta };
+    // The client's headers go with it (openai-beta, Codex's session and turn headers, its SDK's).
+    return { path, payload, headers: native.headers };
   }
 
   /** A rewrite of the stream's chunks for the provider's departures from OpenAI's shape; none by default. */
@@ -114,7 +114,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   async complete(request: ChatRequest, cancel: Cancel): Promise<CompletionResult> {
     const responses = this.nativeResponses(request);
     if (responses !== null) {
-      const res = await this.send(responses.path, responses.payload, cancel, request, responses.beta);
+      const res = await this.send(responses.path, responses.payload, cancel, request, responses.headers);
       let body: Buffer;
       try {
         body = await res.body();
@@ -164,7 +164,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
     const responses = this.nativeResponses(request);
     if (responses !== null) {
-      const res = await this.send(responses.path, responses.payload, cancel, request, responses.beta);
+      const res = await this.send(responses.path, responses.payload, cancel, request, responses.headers);
       const meta = newStreamMeta();
       return { meta, events: nativeResponseEvents(res, this.name, meta, cancel), native: true };
     }
@@ -240,8 +240,12 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   }
 
   /** `beta`: the client's `openai-beta` header, which a native Responses request carries. */
-  private send(path: string, payload: Buffer, cancel: Cancel, request: { traceHeaders?: Record<string, string> } | null, beta: string | null = null): Promise<UpstreamResponse> {
-    const headers = beta === null ? undefined : { ...this.headers, 'openai-beta': beta };
+  private send(path: string, payload: Buffer, cancel: Cancel, request: { traceHeaders?: Record<string, string> } | null, client: NativeRequest['headers'] = null): Promise<UpstreamResponse> {
+    let headers: Record<string, string> | undefined;
+    if (client !== null && client !== undefined && client.length > 0) {
+      headers = { ...this.headers };
+      for (const [name, value] of client) headers[name] = value;
+    }
     return this.connection.post(path, payload, cancel, request, (status, text, res) => this.statusError(status, text, res), headers);
   }
 
