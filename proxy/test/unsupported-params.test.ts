@@ -97,6 +97,21 @@ describe('parameters a translation cannot carry', () => {
     for (const event of events) expect(event).toMatchObject({ status: 400, error_code: 'UNSUPPORTED_PARAMETER', model: 'mixed' });
   });
 
+  it("refuses a value one target's translation cannot write (a content part it has no block for) on every draw, before any provider is called", async () => {
+    const before = { anthropic: anthropic.requests(), openai: openai.requests() };
+    const messages = [{ role: 'user', content: [{ type: 'text', text: 'What is said?' }, { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }];
+    for (let i = 0; i < 8; i++) {
+      const res = await chat(key.key, { model: 'mixed', messages }, `mixed-audio-${i}`);
+      expect(res.status).toBe(400);
+      const err = (await res.json()) as { error: { code: string; param: string; message: string } };
+      expect(err.error).toMatchObject({ code: 'INVALID_REQUEST', param: 'messages[0].content[1]' });
+      expect(err.error.message).toContain('Anthropic');
+    }
+    expect({ anthropic: anthropic.requests(), openai: openai.requests() }).toEqual(before);
+    const { audit } = await h.records();
+    expect(audit.filter((a) => a.request_id.startsWith('mixed-audio-'))).toHaveLength(8);
+  });
+
   it('refuses drops for a project that says unsupported_params: refuse, naming the first', async () => {
     const strict = await projectTestKey(h.redis, h.keys);
     await h.redis.set(

@@ -1,4 +1,4 @@
-import { Errors, type GatewayError } from '@gateway/shared';
+import { Errors, GatewayError } from '@gateway/shared';
 import type { ChatCompletionBody } from '../request/openai-chat.js';
 
 /**
@@ -24,6 +24,14 @@ export interface ParamTable {
   /** Fields the translation carries (mapped or read); any other field is dropped unless ruled on. */
   carried: ReadonlySet<string>;
   rules: Readonly<Record<string, ParamRule>>;
+  /**
+   * What the provider cannot take in the request's values (an image by URL for a provider that
+   * fetches none, a content part it has no block for): the refusal its translation would throw
+   * when the request is written, found at admission instead. Run only on routes of several
+   * targets, where the draw would otherwise decide between an answer and a refusal; a route of one
+   * target refuses the same body the same way when the request is written.
+   */
+  refusal?: (chat: Readonly<ChatCompletionBody>) => GatewayError | null;
 }
 
 export interface ParamJudgment {
@@ -50,6 +58,17 @@ export function judgeParams(chat: Readonly<ChatCompletionBody>, table: ParamTabl
     (dropped ??= []).push(field);
   }
   return dropped === null ? NOTHING : { dropped, refused: null };
+}
+
+/** The refusal a translation throws for the body, or null when it writes it (its result is not kept). */
+export function refusalOf(translate: () => unknown): GatewayError | null {
+  try {
+    translate();
+    return null;
+  } catch (err) {
+    if (err instanceof GatewayError) return err;
+    throw err;
+  }
 }
 
 /** Refused: a drop the project turned into a refusal (`unsupported_params: "refuse"`). */

@@ -1,5 +1,5 @@
 import type { ProjectPolicy } from '@gateway/shared';
-import { dropRefused, judgeParams } from '../../conversion/param-support.js';
+import { dropRefused, judgeParams, type ParamTable } from '../../conversion/param-support.js';
 import type { ParsedRequest } from '../../protocols/protocol.js';
 import type { Route, Target } from '../../routing/model-router.js';
 import type { RequestContext } from '../context.js';
@@ -12,6 +12,8 @@ import type { RequestContext } from '../context.js';
  * refuse is refused whichever target would be drawn, so a weighted route answers one body one way;
  * so is a drop, when the project refuses drops (`unsupported_params: "refuse"`). What is dropped
  * is named to the client in `x-gateway-dropped-params` by the provider step, for the target served.
+ * On a route of several targets, a value some target's translation cannot write (ParamTable.refusal)
+ * is refused the same way.
  */
 export function paramsJudged(ctx: RequestContext): void {
   const parsed = ctx.parsed as ParsedRequest;
@@ -21,11 +23,19 @@ export function paramsJudged(ctx: RequestContext): void {
   if (inbound === null && !route.translates) return;
   const refuseDrops = (ctx.policy as ProjectPolicy).unsupported_params === 'refuse';
   let dropped: Map<Target, string> | null = null;
+  const several = route.targets.length > 1;
+  let checked: Set<ParamTable> | null = null;
   for (const target of route.targets) {
     if (parsed.native !== undefined && target.native.has(parsed.native.protocol)) continue;
     const table = target.params;
     const judged = table === null ? null : judgeParams(parsed.chat, table);
     if (judged?.refused != null) return ctx.fail(judged.refused, 'error');
+    // The values too, once per provider kind, when the draw could otherwise decide.
+    if (several && table?.refusal !== undefined && !(checked ??= new Set()).has(table)) {
+      checked.add(table);
+      const refused = table.refusal(parsed.chat);
+      if (refused !== null) return ctx.fail(refused, 'error');
+    }
     const lost = inbound === null ? (judged?.dropped ?? []) : judged === null || judged.dropped.length === 0 ? inbound : [...inbound, ...judged.dropped];
     if (lost.length === 0) continue;
     if (refuseDrops) return ctx.fail(dropRefused(lost[0] as string, inbound !== null && inbound.includes(lost[0] as string) ? null : (table?.provider ?? null)), 'error');

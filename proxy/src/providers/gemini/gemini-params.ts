@@ -1,4 +1,5 @@
-import { FRAME, ONE_TEXT_ANSWER, type ParamTable } from '../../conversion/param-support.js';
+import { FRAME, ONE_TEXT_ANSWER, refusalOf, type ParamTable } from '../../conversion/param-support.js';
+import { toGeminiRequest } from './gemini-request.js';
 
 /**
  * What an OpenAI-shaped request keeps on its way to Gemini's generateContent (gemini-request.ts
@@ -8,4 +9,5 @@ export const GEMINI_PARAMS: ParamTable = {
   provider: 'Gemini',
   carried: new Set([...FRAME, 'seed', 'presence_penalty', 'frequency_penalty', 'response_format', 'reasoning_effort']),
   rules: ONE_TEXT_ANSWER,
+  refusal: (chat) => refusalOf(() => toGeminiRequest(chat)),
 };
