@@ -1,5 +1,5 @@
 import { createSseDecoder, type CacheEntry, type CacheEntryKind } from '@gateway/shared';
-import { StreamTranslator } from '../providers/anthropic/anthropic-stream.js';
+import { StreamTranslator } from '../conversion/chat-anthropic/anthropic-stream.js';
 import { newStreamMeta } from '../providers/stream-inspector.js';
 import type { CompletionResult, EmbeddingsResult, StreamResult } from '../request/internal-request.js';
 import type { RequestContext } from '../pipeline/context.js';
@@ -66,11 +66,11 @@ function internalAssembly(chunks: readonly string[]): ChunkAssembler {
  * Anthropic adapter's own translator, then assembled like any other stream.
  */
 function nativeAssembly(frames: readonly string[], ctx: RequestContext): ChunkAssembler {
-  const translator = new StreamTranslator(newStreamMeta(), true, ctx.info.requestId, ctx.model ?? '');
+  const translator = new StreamTranslator(ctx.provider ?? 'anthropic', newStreamMeta(), true, ctx.info.requestId, ctx.model ?? '');
   const assembler = new ChunkAssembler();
   const out: string[] = [];
   const decoder = createSseDecoder((event) => {
-    translator.translate(event.data, out);
+    translator.push(event.data, out);
     for (const data of out) assembler.add(data);
     out.length = 0;
   });

@@ -3,7 +3,7 @@ import type { InboundProtocol, ParsedRequest } from '../protocols/protocol.js';
 import { anthropicMessages } from '../protocols/anthropic-messages/anthropic-messages.js';
 import { openAiChat } from '../protocols/openai-chat/openai-chat.js';
 import { openAiResponses } from '../protocols/openai-responses/openai-responses.js';
-import { toChatCompletion } from '../providers/anthropic/anthropic-response.js';
+import { toChatCompletion } from '../conversion/chat-anthropic/anthropic-response.js';
 import type { AnthropicResponse } from '../providers/anthropic/anthropic-types.js';
 import type { CompletionResult, StreamMeta } from '../request/internal-request.js';
 import type { RequestContext } from '../pipeline/context.js';

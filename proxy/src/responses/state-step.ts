@@ -1,9 +1,9 @@
 import { Errors, GatewayError } from '@gateway/shared';
 import type { RequestContext } from '../pipeline/context.js';
 import type { ResponsesRequest } from '../protocols/openai-responses/parse-request.js';
-import { inputMessages } from '../protocols/openai-responses/input-items.js';
-import { isResponseId, newId } from '../protocols/openai-responses/response-object.js';
-import { ToolSet } from '../protocols/openai-responses/tools.js';
+import { inputMessages } from '../conversion/responses-chat/input-items.js';
+import { isResponseId, newId } from '../conversion/responses-chat/response-object.js';
+import { ToolSet } from '../conversion/responses-chat/tools.js';
 import type { ChatMessage } from '../request/openai-chat.js';
 import type { ResponseStore, StoredResponse } from './response-store.js';
 

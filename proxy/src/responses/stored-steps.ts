@@ -1,7 +1,7 @@
 import { Errors, GatewayError } from '@gateway/shared';
 import type { RequestContext } from '../pipeline/context.js';
 import { CLIENT_CLOSED } from '../pipeline/exits.js';
-import { isResponseId } from '../protocols/openai-responses/response-object.js';
+import { isResponseId } from '../conversion/responses-chat/response-object.js';
 import type { ResponseStore, StoredResponse } from './response-store.js';
 
 /**

@@ -1,9 +1,8 @@
 import { estimatePromptTokens } from '../../policy/token-estimate.js';
 import type { InboundProtocol, ParsedRequest, StreamWriter } from '../protocol.js';
 import { anthropicErrorBody, anthropicStreamError } from './anthropic-errors.js';
-import { MessageStreamWriter } from './message-stream-writer.js';
+import { messagesChat } from '../../conversion/messages-chat/messages-chat.js';
 import { parseMessagesRequest } from './parse-request.js';
-import { renderMessage } from './render-message.js';
 
 /**
  * Anthropic's Messages API (POST /v1/messages): the Anthropic body is translated into the
@@ -23,9 +22,9 @@ export const anthropicMessages: InboundProtocol = {
     // Onto the parsed object itself: V8 gives properties added after an object spread a slow path.
     return Object.assign(parsed, { native: { protocol: 'anthropic-messages' as const, body: parsed.anthropic } });
   },
-  render: (result, request) => (result.native === true ? result.body : renderMessage(result, request.model)),
+  render: (result, request) => (result.native === true ? result.body : messagesChat.fromResponse(result, { model: request.model })),
   streamWriter: (request: ParsedRequest, _requestId: string, native: boolean) =>
-    native ? PASS_THROUGH : new MessageStreamWriter(request.model, request.promptTokens ?? estimatePromptTokens(request.chat)),
+    native ? PASS_THROUGH : messagesChat.streamTranslator({ model: request.model, promptEstimate: request.promptTokens ?? estimatePromptTokens(request.chat) }),
   errorBody: anthropicErrorBody,
   streamError: anthropicStreamError,
 };

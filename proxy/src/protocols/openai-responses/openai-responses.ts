@@ -1,8 +1,7 @@
 import type { GatewayError } from '@gateway/shared';
 import type { InboundProtocol, ParsedRequest, StreamWriter } from '../protocol.js';
 import { parseResponsesRequest, type ResponsesRequest } from './parse-request.js';
-import { renderResponse } from './render-response.js';
-import { ResponseStreamWriter } from './response-stream.js';
+import { responsesChat } from '../../conversion/responses-chat/responses-chat.js';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`): to a provider that serves it (`responses:
@@ -25,8 +24,8 @@ export const openAiResponses: InboundProtocol = {
   endpoint: 'responses',
   nativeProtocol: 'openai-responses',
   parse: (body: unknown, raw: Buffer, nativeRoute?: (model: string) => boolean) => parseResponsesRequest(body, raw, nativeRoute),
-  render: (result, request) => (result.native === true ? result.body : renderResponse(result, request.model, echoOf(request), originsOf(request))),
-  streamWriter: (request, _requestId, native) => (native ? PASS_THROUGH : new ResponseStreamWriter(request.model, echoOf(request), originsOf(request))),
+  render: (result, request) => (result.native === true ? result.body : responsesChat.fromResponse(result, { model: request.model, echo: echoOf(request), origins: originsOf(request) })),
+  streamWriter: (request, _requestId, native) => (native ? PASS_THROUGH : responsesChat.streamTranslator({ model: request.model, echo: echoOf(request), origins: originsOf(request) })),
   errorBody: (err: GatewayError) => err.toJSON(),
   // Only used when no writer exists; the writer's own `error` numbers the event in its stream.
   streamError: (err: GatewayError) =>

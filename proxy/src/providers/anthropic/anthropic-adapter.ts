@@ -7,9 +7,8 @@ import { transportError } from '../upstream-error.js';
 import type { UpstreamResponse } from '../upstream-request.js';
 import { anthropicStatusError, anthropicStreamError } from './anthropic-errors.js';
 import { parseAnthropicOptions } from './anthropic-options.js';
-import { toAnthropicRequest } from './anthropic-request.js';
-import { toChatCompletion } from './anthropic-response.js';
-import { StreamTranslator } from './anthropic-stream.js';
+import { chatAnthropic } from '../../conversion/chat-anthropic/chat-anthropic.js';
+import { StreamTranslator } from '../../conversion/chat-anthropic/anthropic-stream.js';
 import type { AnthropicResponse } from './anthropic-types.js';
 import { ProviderConnection } from '../provider-connection.js';
 import { readSse } from '../sse-reader.js';
@@ -82,8 +81,7 @@ export class AnthropicAdapter implements ProviderAdapter {
       const finish = mapStopReason(answer.stop_reason);
       return { status: 200, body, native: true, usage: usageFrom(answer.usage), finishReason: finish.gateway, rawFinishReason: finish.raw };
     }
-    const { body: completion, usage, finish } = toChatCompletion(message as AnthropicResponse, request.upstreamModel);
-    return { status: 200, body: Buffer.from(JSON.stringify(completion)), usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
+    return chatAnthropic.fromResponse(message as AnthropicResponse, { fallbackModel: request.upstreamModel });
   }
 
   /**
@@ -95,7 +93,7 @@ export class AnthropicAdapter implements ProviderAdapter {
     const res = await this.send(this.payload(request), cancel, request);
     const meta = newStreamMeta();
     const native = isNative(request);
-    const events = native ? this.nativeEvents(res, new NativeStreamMeter(meta), meta, cancel) : this.events(res, new StreamTranslator(meta, request.clientWantsUsage, request.requestId, request.upstreamModel), meta, cancel);
+    const events = native ? this.nativeEvents(res, new NativeStreamMeter(meta), meta, cancel) : this.events(res, chatAnthropic.streamTranslator({ provider: this.name, meta, clientWantsUsage: request.clientWantsUsage, requestId: request.requestId, fallbackModel: request.upstreamModel }), meta, cancel);
     const first = await events.next();
     return { meta, events: first.done ? events : startingWith(first.value, events), native };
   }
@@ -106,13 +104,13 @@ export class AnthropicAdapter implements ProviderAdapter {
     let started = false;
     return readSse(res, provider, cancel, {
       event(event, out) {
-        translator.translate(event.data, out);
+        translator.push(event.data, out);
         if (meta.failed) throw anthropicStreamError(provider, event.data, started);
         if (out.length > 0) started = true;
         // The message is whole at message_stop: the client's answer ends now.
         return translator.finished;
       },
-      end: () => incomplete(provider),
+      end: (out) => translator.end(out),
     });
   }
 
@@ -147,7 +145,7 @@ export class AnthropicAdapter implements ProviderAdapter {
 
   private payload(request: ChatRequest): Buffer {
     if (isNative(request)) return Buffer.from(JSON.stringify({ ...request.native?.body, model: request.upstreamModel }));
-    const body = toAnthropicRequest(request.body, { upstreamModel: request.upstreamModel, stream: request.stream, defaultMaxTokens: this.defaultMaxTokens });
+    const body = chatAnthropic.toRequest(request.body, { upstreamModel: request.upstreamModel, stream: request.stream, defaultMaxTokens: this.defaultMaxTokens });
     return Buffer.from(JSON.stringify(body));
   }
 

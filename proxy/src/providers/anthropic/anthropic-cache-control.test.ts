@@ -1,7 +1,7 @@
 import { GatewayError } from '@gateway/shared';
 import { describe, expect, it } from 'vitest';
 import { EPHEMERAL, markedRequest } from '../cache-breakpoint.case.js';
-import { toAnthropicRequest } from './anthropic-request.js';
+import { toAnthropicRequest } from '../../conversion/chat-anthropic/anthropic-request.js';
 
 /** Prompt-cache breakpoints of an OpenAI-shape request kept on the Anthropic blocks they become. */
 const settings = { upstreamModel: 'claude', stream: false, defaultMaxTokens: 1024 };

@@ -1,5 +1,5 @@
 import { FRAME, ONE_TEXT_ANSWER, refusalOf, type ParamTable } from '../../conversion/param-support.js';
-import { toAnthropicRequest } from './anthropic-request.js';
+import { chatAnthropic } from '../../conversion/chat-anthropic/chat-anthropic.js';
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -21,5 +21,5 @@ export const ANTHROPIC_PARAMS: ParamTable = {
       honoured: (value) => isObject(value) && (value.type === 'text' || (value.type === 'json_schema' && isObject(value.json_schema) && isObject(value.json_schema.schema))),
     },
   },
-  refusal: (chat) => refusalOf(() => toAnthropicRequest(chat, { upstreamModel: '', stream: false, defaultMaxTokens: 1 })),
+  refusal: (chat) => refusalOf(() => chatAnthropic.toRequest(chat, { upstreamModel: '', stream: false, defaultMaxTokens: 1 })),
 };

@@ -10,10 +10,9 @@ import { transportError } from '../upstream-error.js';
 import type { UpstreamResponse } from '../upstream-request.js';
 import { bedrockEmbed } from './bedrock-embeddings.js';
 import { bedrockStatusError } from './bedrock-errors.js';
-import { toBedrockRequest } from './bedrock-request.js';
-import { toChatCompletion } from './bedrock-response.js';
+import { chatConverse } from '../../conversion/chat-converse/chat-converse.js';
 import { BedrockSigner } from './bedrock-signer.js';
-import { BedrockStreamTranslator } from './bedrock-stream.js';
+import { BedrockStreamTranslator } from '../../conversion/chat-converse/bedrock-stream.js';
 import type { BedrockResponse } from './bedrock-wire.js';
 import { BEDROCK_PARAMS } from './bedrock-params.js';
 import { batchMode, type ProviderBatches } from '../provider-batches.js';
@@ -61,7 +60,7 @@ export class BedrockAdapter implements ProviderAdapter {
 
   /** A request as a batch record's `modelInput`: the Converse body `complete` would send (bedrock-batches.ts). */
   batchBody(request: ChatRequest): Buffer {
-    return Buffer.from(JSON.stringify(toBedrockRequest(request.body)));
+    return Buffer.from(JSON.stringify(chatConverse.toRequest(request.body, undefined)));
   }
 
   batchAnswer(request: ChatRequest, body: Buffer): CompletionResult {
@@ -72,8 +71,7 @@ export class BedrockAdapter implements ProviderAdapter {
       throw Errors.providerNotJson(this.name);
     }
     if (response === null || typeof response !== 'object') throw Errors.providerSentNot(this.name, 'an object');
-    const answer = toChatCompletion(response, this.name, `chatcmpl-${request.requestId}`, request.model);
-    return { status: 200, body: Buffer.from(answer.json), usage: answer.usage, finishReason: answer.finish.gateway, rawFinishReason: answer.finish.raw };
+    return chatConverse.fromResponse(response, { provider: this.name, id: `chatcmpl-${request.requestId}`, model: request.model });
   }
 
   batchRefusal(status: number, body: Buffer): GatewayError {
@@ -98,7 +96,7 @@ export class BedrockAdapter implements ProviderAdapter {
   async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
     const res = await this.send(request, 'converse-stream', cancel);
     const meta = newStreamMeta();
-    const translator = new BedrockStreamTranslator(meta, { id: `chatcmpl-${request.requestId}`, model: request.model, provider: this.name, clientWantsUsage: request.clientWantsUsage });
+    const translator = chatConverse.streamTranslator({ meta, id: `chatcmpl-${request.requestId}`, model: request.model, provider: this.name, clientWantsUsage: request.clientWantsUsage });
     const events = this.events(res, translator, cancel);
     const first = await events.next();
     return { meta, events: prepend(first, events) };
@@ -118,7 +116,7 @@ export class BedrockAdapter implements ProviderAdapter {
         const headers = message.headers;
         const messageType = String(headers[':message-type']?.value ?? 'event');
         const eventType = String((messageType === 'event' ? headers[':event-type'] : headers[':exception-type'] ?? headers[':error-code'])?.value ?? '');
-        translator.push(messageType, eventType, toUtf8(message.body), out);
+        translator.push({ messageType, eventType, payload: toUtf8(message.body) }, out);
         for (let i = 0; i < out.length; i++) yield out[i] as string;
         out.length = 0;
         if (translator.finished) break;
@@ -135,8 +133,9 @@ export class BedrockAdapter implements ProviderAdapter {
       // The consumer left early (client gone, key revoked): stop the provider too.
       if (!ended) res.destroy();
     }
-    if (translator.finished) res.release();
-    else throw Errors.providerStreamIncomplete(this.name);
+    translator.end(out);
+    res.release();
+    for (let i = 0; i < out.length; i++) yield out[i] as string;
   }
 
   /** Amazon Titan and Cohere embedding models through InvokeModel; any other model is refused 400. */
@@ -146,7 +145,7 @@ export class BedrockAdapter implements ProviderAdapter {
   }
 
   private send(request: ChatRequest, operation: 'converse' | 'converse-stream', cancel: Cancel): Promise<UpstreamResponse> {
-    const payload = Buffer.from(JSON.stringify(toBedrockRequest(request.body)));
+    const payload = Buffer.from(JSON.stringify(chatConverse.toRequest(request.body, undefined)));
     return this.post(`${this.modelPath(request.upstreamModel)}/${operation}`, payload, cancel, request);
   }
 

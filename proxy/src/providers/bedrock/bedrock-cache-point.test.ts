@@ -1,7 +1,7 @@
 import { GatewayError } from '@gateway/shared';
 import { describe, expect, it } from 'vitest';
 import { EPHEMERAL, markedRequest } from '../cache-breakpoint.case.js';
-import { toBedrockRequest } from './bedrock-request.js';
+import { toBedrockRequest } from '../../conversion/chat-converse/bedrock-request.js';
 
 /** Prompt-cache breakpoints of an OpenAI-shape request as Converse `cachePoint` blocks after what they mark. */
 const POINT = { cachePoint: { type: 'default' } };

@@ -1,5 +1,5 @@
 import { FRAME, ONE_TEXT_ANSWER, refusalOf, type ParamTable } from '../../conversion/param-support.js';
-import { toBedrockRequest } from './bedrock-request.js';
+import { chatConverse } from '../../conversion/chat-converse/chat-converse.js';
 
 /** What an OpenAI-shaped request keeps on its way to Bedrock's Converse API (bedrock-request.ts maps the carried fields). */
 export const BEDROCK_PARAMS: ParamTable = {
@@ -13,5 +13,5 @@ export const BEDROCK_PARAMS: ParamTable = {
       honoured: (value) => typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'text',
     },
   },
-  refusal: (chat) => refusalOf(() => toBedrockRequest(chat)),
+  refusal: (chat) => refusalOf(() => chatConverse.toRequest(chat, undefined)),
 };

@@ -8,9 +8,10 @@ import type { UpstreamResponse } from '../upstream-request.js';
 import { fromGeminiEmbeddings, toGeminiEmbeddings } from './gemini-embeddings.js';
 import { geminiStatusError } from './gemini-error.js';
 import { parseGeminiOptions } from './gemini-options.js';
-import { toGeminiRequest, type GeminiRequestOptions } from './gemini-request.js';
-import { toChatCompletion, type AnswerContext } from './gemini-response.js';
-import { geminiEvents, GeminiStreamTranslator } from './gemini-stream.js';
+import type { GeminiRequestOptions } from '../../conversion/chat-gemini/gemini-request.js';
+import { chatGemini } from '../../conversion/chat-gemini/chat-gemini.js';
+import type { AnswerContext } from '../../conversion/chat-gemini/gemini-response.js';
+import { geminiEvents } from './gemini-events.js';
 import type { GeminiResponse } from './gemini-wire.js';
 import { ProviderConnection } from '../provider-connection.js';
 import { GEMINI_PARAMS } from './gemini-params.js';
@@ -63,21 +64,14 @@ export class GeminiAdapter implements ProviderAdapter {
       throw Errors.providerNotJson(this.name);
     }
     if (response === null || typeof response !== 'object') throw Errors.providerSentNot(this.name, 'an object');
-    const answer = toChatCompletion(response, this.context(request, response.responseId), this.name);
-    return {
-      status: 200,
-      body: Buffer.from(JSON.stringify(answer.body)),
-      usage: answer.usage,
-      finishReason: answer.finish.gateway,
-      rawFinishReason: answer.finish.raw,
-    };
+    return chatGemini.fromResponse(response, { ...this.context(request, response.responseId), provider: this.name });
   }
 
   async stream(request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
     const payload = this.payload(request);
     const res = await this.send(`${this.modelPath(request)}:streamGenerateContent?alt=sse`, payload, cancel, request);
     const meta = newStreamMeta();
-    const translator = new GeminiStreamTranslator(meta, Object.assign(this.context(request, undefined), { provider: this.name, clientWantsUsage: request.clientWantsUsage, secret: this.secret }));
+    const translator = chatGemini.streamTranslator(Object.assign(this.context(request, undefined), { meta, provider: this.name, clientWantsUsage: request.clientWantsUsage, secret: this.secret }));
     const events = geminiEvents(res, this.name, cancel, translator);
     // The stream is answered once its first chunk is in: Gemini may send an error event (an
     // overloaded model) in place of the answer, and that must fail over like an error status.
@@ -100,7 +94,7 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   private payload(request: ChatRequest): Buffer {
-    return Buffer.from(JSON.stringify(toGeminiRequest(request.body, this.requestOptions)));
+    return Buffer.from(JSON.stringify(chatGemini.toRequest(request.body, this.requestOptions)));
   }
 
   private modelPath(request: ChatRequest): string {

@@ -1,5 +1,5 @@
 import { FRAME, ONE_TEXT_ANSWER, refusalOf, type ParamTable } from '../../conversion/param-support.js';
-import { toGeminiRequest } from './gemini-request.js';
+import { chatGemini } from '../../conversion/chat-gemini/chat-gemini.js';
 
 /**
  * What an OpenAI-shaped request keeps on its way to Gemini's generateContent (gemini-request.ts
@@ -9,5 +9,5 @@ export const GEMINI_PARAMS: ParamTable = {
   provider: 'Gemini',
   carried: new Set([...FRAME, 'seed', 'presence_penalty', 'frequency_penalty', 'response_format', 'reasoning_effort']),
   rules: ONE_TEXT_ANSWER,
-  refusal: (chat) => refusalOf(() => toGeminiRequest(chat)),
+  refusal: (chat) => refusalOf(() => chatGemini.toRequest(chat, {})),
 };

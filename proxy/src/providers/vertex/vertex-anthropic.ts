@@ -3,9 +3,8 @@ import { Errors, sseData } from '@gateway/shared';
 import type { ChatRequest, CompletionResult, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { anthropicStreamError } from '../anthropic/anthropic-errors.js';
-import { toAnthropicRequest } from '../anthropic/anthropic-request.js';
-import { toChatCompletion } from '../anthropic/anthropic-response.js';
-import { StreamTranslator } from '../anthropic/anthropic-stream.js';
+import { chatAnthropic } from '../../conversion/chat-anthropic/chat-anthropic.js';
+import { StreamTranslator } from '../../conversion/chat-anthropic/anthropic-stream.js';
 import type { AnthropicResponse } from '../anthropic/anthropic-types.js';
 import { newStreamMeta } from '../stream-inspector.js';
 import { transportError } from '../upstream-error.js';
@@ -49,15 +48,15 @@ export class VertexAnthropic {
       // Refused below with the other shapes that are no message.
     }
     if (typeof message !== 'object' || message === null || Array.isArray(message)) throw Errors.providerSentNot(this.provider, 'a JSON message');
-    const { body: completion, usage, finish } = toChatCompletion(message as AnthropicResponse, request.upstreamModel);
-    if (isNative(request)) return { status: 200, body, native: true, usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
-    return { status: 200, body: Buffer.from(JSON.stringify(completion)), usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
+    const answer = chatAnthropic.fromResponse(message as AnthropicResponse, { fallbackModel: request.upstreamModel });
+    // A native request's answer is the message as it came, only read for its counts and stop reason.
+    return isNative(request) ? { ...answer, body, native: true } : answer;
   }
 
   async stream(modelPath: string, request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
     const res = await this.send(`${modelPath}:streamRawPredict`, this.payload(request), cancel, request);
     const meta = newStreamMeta();
-    const translator = new StreamTranslator(meta, request.clientWantsUsage, request.requestId, request.upstreamModel);
+    const translator = chatAnthropic.streamTranslator({ provider: this.provider, meta, clientWantsUsage: request.clientWantsUsage, requestId: request.requestId, fallbackModel: request.upstreamModel });
     const native = isNative(request);
     const events = this.events(res, translator, meta, cancel, native);
     const first = await events.next();
@@ -73,19 +72,17 @@ export class VertexAnthropic {
         if (native) {
           // The translator still reads every event: it meters the stream and sees its end.
           const discard: string[] = [];
-          translator.translate(event.data, discard);
+          translator.push(event.data, discard);
           if (meta.failed) throw anthropicStreamError(provider, event.data, started);
           out.push(event.event === undefined ? sseData(event.data) : `event: ${event.event}\n${sseData(event.data)}`);
         } else {
-          translator.translate(event.data, out);
+          translator.push(event.data, out);
           if (meta.failed) throw anthropicStreamError(provider, event.data, started);
         }
         if (out.length > 0) started = true;
         return translator.finished;
       },
-      end: () => {
-        throw Errors.providerStreamIncomplete(provider);
-      },
+      end: (out) => translator.end(out),
     });
   }
 
@@ -95,7 +92,7 @@ export class VertexAnthropic {
       const { model: _model, ...rest } = request.native?.body ?? {};
       return Buffer.from(JSON.stringify(Object.assign(rest, { anthropic_version: VERTEX_ANTHROPIC_VERSION })));
     }
-    const { model: _model, ...rest } = toAnthropicRequest(request.body, { upstreamModel: request.upstreamModel, stream: request.stream, defaultMaxTokens: this.defaultMaxTokens });
+    const { model: _model, ...rest } = chatAnthropic.toRequest(request.body, { upstreamModel: request.upstreamModel, stream: request.stream, defaultMaxTokens: this.defaultMaxTokens });
     return Buffer.from(JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest }));
   }
 }

@@ -1,9 +1,9 @@
 import { Errors } from '@gateway/shared';
 import type { ChatRequest, CompletionResult, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
-import { toGeminiRequest } from '../gemini/gemini-request.js';
-import { toChatCompletion, type AnswerContext } from '../gemini/gemini-response.js';
-import { geminiEvents, GeminiStreamTranslator } from '../gemini/gemini-stream.js';
+import { chatGemini } from '../../conversion/chat-gemini/chat-gemini.js';
+import type { AnswerContext } from '../../conversion/chat-gemini/gemini-response.js';
+import { geminiEvents } from '../gemini/gemini-events.js';
 import type { GeminiResponse } from '../gemini/gemini-wire.js';
 import { newStreamMeta } from '../stream-inspector.js';
 import { transportError } from '../upstream-error.js';
@@ -42,14 +42,13 @@ export class VertexGemini {
       throw Errors.providerNotJson(this.provider);
     }
     if (response === null || typeof response !== 'object') throw Errors.providerSentNot(this.provider, 'an object');
-    const answer = toChatCompletion(response, context(request, response.responseId), this.provider);
-    return { status: 200, body: Buffer.from(JSON.stringify(answer.body)), usage: answer.usage, finishReason: answer.finish.gateway, rawFinishReason: answer.finish.raw };
+    return chatGemini.fromResponse(response, { ...context(request, response.responseId), provider: this.provider });
   }
 
   async stream(modelPath: string, request: ChatRequest, cancel: Cancel): Promise<StreamResult> {
     const res = await this.send(`${modelPath}:streamGenerateContent?alt=sse`, this.payload(request), cancel, request);
     const meta = newStreamMeta();
-    const translator = new GeminiStreamTranslator(meta, Object.assign(context(request, undefined), { provider: this.provider, clientWantsUsage: request.clientWantsUsage, secret: null }));
+    const translator = chatGemini.streamTranslator(Object.assign(context(request, undefined), { meta, provider: this.provider, clientWantsUsage: request.clientWantsUsage, secret: null }));
     const events = geminiEvents(res, this.provider, cancel, translator);
     // Answered once the first chunk is in: an error event in place of the answer fails over.
     const first = await events.next();
@@ -58,7 +57,7 @@ export class VertexGemini {
 
   /** The generateContent body of a request (a batch prediction's `request` too). */
   payload(request: ChatRequest): Buffer {
-    return Buffer.from(JSON.stringify(toGeminiRequest(request.body)));
+    return Buffer.from(JSON.stringify(chatGemini.toRequest(request.body, {})));
   }
 }
 

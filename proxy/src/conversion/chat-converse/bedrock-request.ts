@@ -1,6 +1,6 @@
 import { Errors, type GatewayError } from '@gateway/shared';
-import { cacheBreakpoint } from '../cache-breakpoint.js';
-import type { BedrockCachePoint, BedrockContentBlock, BedrockImageBlock, BedrockMessage, BedrockRequest, BedrockTool, BedrockToolChoice, BedrockToolResult } from './bedrock-wire.js';
+import { cacheBreakpoint } from '../../providers/cache-breakpoint.js';
+import type { BedrockCachePoint, BedrockContentBlock, BedrockImageBlock, BedrockMessage, BedrockRequest, BedrockTool, BedrockToolChoice, BedrockToolResult } from '../../providers/bedrock/bedrock-wire.js';
 
 /**
  * An OpenAI Chat Completions body (validated by the chat endpoint) as a Bedrock Converse request.

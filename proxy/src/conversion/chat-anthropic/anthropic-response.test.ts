@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapStopReason } from '../../conversion/anthropic-openai.js';
+import { mapStopReason } from '../anthropic-openai.js';
 import { toChatCompletion } from './anthropic-response.js';
 
 const base = { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-haiku-4-5-20251001', stop_sequence: null };

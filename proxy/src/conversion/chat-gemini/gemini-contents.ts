@@ -1,5 +1,5 @@
 import { Errors, GatewayError } from '@gateway/shared';
-import type { GeminiContent, GeminiPart } from './gemini-wire.js';
+import type { GeminiContent, GeminiPart } from '../../providers/gemini/gemini-wire.js';
 
 /**
  * OpenAI `messages` into Gemini's `systemInstruction` and `contents`. System and developer

@@ -1,5 +1,5 @@
 import { Errors, GatewayError } from '@gateway/shared';
-import { cacheBreakpoint } from '../cache-breakpoint.js';
+import { cacheBreakpoint } from '../../providers/cache-breakpoint.js';
 import type {
   AnthropicBlock,
   AnthropicCacheControl,
@@ -12,7 +12,7 @@ import type {
   AnthropicToolChoice,
   AnthropicToolResultBlock,
   AnthropicToolUseBlock,
-} from './anthropic-types.js';
+} from '../../providers/anthropic/anthropic-types.js';
 
 /**
  * An OpenAI Chat Completions body (already validated by the chat endpoint) as an Anthropic

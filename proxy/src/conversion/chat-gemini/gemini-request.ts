@@ -1,7 +1,7 @@
 import { Errors, GatewayError } from '@gateway/shared';
 import { toGeminiConversation } from './gemini-contents.js';
 import { toGeminiSchema } from './gemini-schema.js';
-import type { GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiRequest } from './gemini-wire.js';
+import type { GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiRequest } from '../../providers/gemini/gemini-wire.js';
 
 /**
  * A validated OpenAI Chat Completions body as a Gemini `GenerateContentRequest`. What Gemini has

@@ -1,6 +1,6 @@
-import type { CompletionResult, Usage } from '../../request/internal-request.js';
-import { anthropicUsage, stopReason } from '../../conversion/anthropic-openai.js';
-import { messageId } from './message-id.js';
+import type { CompletionResult } from '../../request/internal-request.js';
+import { anthropicUsage, stopReason } from '../anthropic-openai.js';
+import { messageId } from '../../protocols/anthropic-messages/message-id.js';
 
 /**
  * The internal answer (an OpenAI chat.completion) as an Anthropic message: the text as one text

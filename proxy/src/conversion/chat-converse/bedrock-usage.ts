@@ -1,7 +1,7 @@
 import type { FinishReason } from '@gateway/shared';
-import type { Usage } from '../adapter.js';
-import { toCount } from '../stream-inspector.js';
-import type { BedrockUsage } from './bedrock-wire.js';
+import type { Usage } from '../../providers/adapter.js';
+import { toCount } from '../../providers/stream-inspector.js';
+import type { BedrockUsage } from '../../providers/bedrock/bedrock-wire.js';
 
 /**
  * Converse counts the prompt in three parts (`inputTokens` leaves out what was read from or

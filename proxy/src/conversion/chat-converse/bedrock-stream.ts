@@ -1,9 +1,10 @@
-import type { GatewayError } from '@gateway/shared';
-import type { StreamMeta } from '../adapter.js';
-import { estimateTokens } from '../stream-inspector.js';
-import { bedrockExceptionError } from './bedrock-errors.js';
+import type { ProviderStreamTranslator } from '../conversion.js';
+import { Errors, type GatewayError } from '@gateway/shared';
+import type { StreamMeta } from '../../providers/adapter.js';
+import { estimateTokens } from '../../providers/stream-inspector.js';
+import { bedrockExceptionError } from '../../providers/bedrock/bedrock-errors.js';
 import { mapStopReason, openAiUsage, usageFrom } from './bedrock-usage.js';
-import type { BedrockUsage } from './bedrock-wire.js';
+import type { BedrockUsage } from '../../providers/bedrock/bedrock-wire.js';
 
 /**
  * ConverseStream's events (already decoded from the binary event stream) as OpenAI chunks:
@@ -25,7 +26,16 @@ export interface StreamContext {
   clientWantsUsage: boolean;
 }
 
-export class BedrockStreamTranslator {
+/** One decoded message of Converse's event stream. */
+export interface ConverseEvent {
+  /** `event`, or `exception` / `error` for a failure. */
+  messageType: string;
+  /** The event's type (`contentBlockDelta`…), or the exception's. */
+  eventType: string;
+  payload: string;
+}
+
+export class BedrockStreamTranslator implements ProviderStreamTranslator<ConverseEvent> {
   /** metadata came: the answer is whole. */
   finished = false;
   /** A chunk was produced: an error now is a mid-stream failure, not a status. */
@@ -43,7 +53,8 @@ export class BedrockStreamTranslator {
   }
 
   /** One decoded event; its chunks are pushed to `out`. Throws the gateway's error for an exception message. */
-  push(messageType: string, eventType: string, payload: string, out: string[]): void {
+  push(event: ConverseEvent, out: string[]): void {
+    const { messageType, eventType, payload } = event;
     if (messageType !== 'event') {
       this.meta.failed = true;
       throw this.failure(eventType, payload);
@@ -98,6 +109,11 @@ export class BedrockStreamTranslator {
         break;
     }
     if (out.length > 0) this.started = true;
+  }
+
+  /** The stream ended before its metadata: the answer is partial. */
+  end(_out: string[]): void {
+    if (!this.finished) throw Errors.providerStreamIncomplete(this.context.provider);
   }
 
   private choice(delta: string, finish: string): string {

@@ -1,14 +1,12 @@
+import type { ProviderStreamTranslator } from '../conversion.js';
 import { Errors } from '@gateway/shared';
-import type { StreamMeta } from '../adapter.js';
-import type { Cancel } from '../cancel.js';
-import { readSse } from '../sse-reader.js';
-import type { UpstreamResponse } from '../upstream-request.js';
-import { estimateTokens } from '../stream-inspector.js';
+import type { StreamMeta } from '../../providers/adapter.js';
+import { estimateTokens } from '../../providers/stream-inspector.js';
 import { BLOCKED, mapFinishReason, type Finish } from './gemini-finish.js';
 import { readParts, toolCallId, type AnswerContext } from './gemini-response.js';
-import { geminiStatusError, geminiStreamError } from './gemini-error.js';
+import { geminiStatusError, geminiStreamError } from '../../providers/gemini/gemini-error.js';
 import { toUsage, type OpenAiUsage } from './gemini-usage.js';
-import type { GeminiResponse } from './gemini-wire.js';
+import type { GeminiResponse } from '../../providers/gemini/gemini-wire.js';
 
 /**
  * `streamGenerateContent?alt=sse` into OpenAI chunks. Each SSE event is a whole
@@ -25,7 +23,9 @@ export interface StreamContext extends AnswerContext {
   secret: string | null;
 }
 
-export class GeminiStreamTranslator {
+export class GeminiStreamTranslator implements ProviderStreamTranslator<string> {
+  /** Gemini marks no end: the answer is whole when the body ends (`end`). */
+  readonly finished = false;
   private started = false;
   private calls = 0;
   private finish: Finish | null = null;
@@ -40,8 +40,8 @@ export class GeminiStreamTranslator {
     this.base = `{"id":${JSON.stringify(ctx.id)},"object":"chat.completion.chunk","created":${ctx.created},"model":${JSON.stringify(ctx.model)}`;
   }
 
-  /** One SSE event's data; returns the chunks it becomes (possibly none). */
-  push(data: string): string[] {
+  /** One SSE event's data; appends the chunks it becomes (possibly none) to `out`. */
+  push(data: string, out: string[]): void {
     let event: GeminiResponse;
     try {
       event = JSON.parse(data) as GeminiResponse;
@@ -63,13 +63,12 @@ export class GeminiStreamTranslator {
       this.usage = openai;
     }
     // Anything after the finish (normally nothing, or usage alone) adds no content.
-    if (this.finish !== null) return [];
+    if (this.finish !== null) return;
 
-    const out: string[] = [];
     const candidate = event.candidates?.[0];
     if (candidate === undefined) {
-      if (event.promptFeedback?.blockReason !== undefined) this.end(BLOCKED, out);
-      return out;
+      if (event.promptFeedback?.blockReason !== undefined) this.finishWith(BLOCKED, out);
+      return;
     }
     const pieces = readParts(candidate.content?.parts);
     if (pieces.text !== '') {
@@ -82,18 +81,16 @@ export class GeminiStreamTranslator {
       out.push(this.chunk({ tool_calls: [{ index, id: toolCallId(this.ctx.firstCall + index), type: 'function', function: { name: call.name, arguments: '' } }] }));
       out.push(this.chunk({ tool_calls: [{ index, function: { arguments: call.arguments } }] }));
     }
-    if (candidate.finishReason !== undefined && candidate.finishReason !== null) this.end(mapFinishReason(candidate.finishReason, this.calls > 0), out);
-    return out;
+    if (candidate.finishReason !== undefined && candidate.finishReason !== null) this.finishWith(mapFinishReason(candidate.finishReason, this.calls > 0), out);
   }
 
   /** The provider's stream ended: the usage chunk if asked for, or an error if it never finished. */
-  close(): string[] {
+  end(out: string[]): void {
     if (this.finish === null) throw Errors.providerStreamIncomplete(this.ctx.provider);
-    if (!this.ctx.clientWantsUsage || this.usage === null) return [];
-    return [`${this.base},"choices":[],"usage":${JSON.stringify(this.usage)}}`];
+    if (this.ctx.clientWantsUsage && this.usage !== null) out.push(`${this.base},"choices":[],"usage":${JSON.stringify(this.usage)}}`);
   }
 
-  private end(finish: Finish, out: string[]): void {
+  private finishWith(finish: Finish, out: string[]): void {
     this.finish = finish;
     this.meta.finishReason = finish.gateway;
     if (finish.raw !== null) this.meta.rawFinishReason = finish.raw;
@@ -108,20 +105,4 @@ export class GeminiStreamTranslator {
     }
     return `${this.base},"choices":[{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}}]}`;
   }
-}
-
-/**
- * Gemini's stream read with the shared SSE loop: it marks no end, so the answer is whole when the
- * body ends. Used by the Gemini adapter and by Vertex AI's Gemini models alike.
- */
-export function geminiEvents(res: UpstreamResponse, provider: string, cancel: Cancel, translator: GeminiStreamTranslator): AsyncGenerator<string> {
-  return readSse(res, provider, cancel, {
-    event(event, out) {
-      for (const chunk of translator.push(event.data)) out.push(chunk);
-      return false;
-    },
-    end(out) {
-      for (const chunk of translator.close()) out.push(chunk);
-    },
-  });
 }

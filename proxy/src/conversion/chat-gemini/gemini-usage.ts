@@ -1,6 +1,6 @@
-import type { Usage } from '../adapter.js';
-import { toCount } from '../stream-inspector.js';
-import type { GeminiUsageMetadata } from './gemini-wire.js';
+import type { Usage } from '../../providers/adapter.js';
+import { toCount } from '../../providers/stream-inspector.js';
+import type { GeminiUsageMetadata } from '../../providers/gemini/gemini-wire.js';
 
 /**
  * Gemini's `usageMetadata` in OpenAI's terms. Prompt tokens include the cached ones (as

@@ -1,5 +1,5 @@
 import { cacheControlOf, carry } from './cache-hints.js';
-import { checkDepth, invalid, isObject, present, requireObject, requireString, unsupported } from './request-fields.js';
+import { checkDepth, invalid, isObject, present, requireObject, requireString, unsupported } from '../../protocols/anthropic-messages/request-fields.js';
 
 /**
  * Anthropic's `tools` and `tool_choice` as OpenAI function tools: `input_schema` is the function's

@@ -1,6 +1,6 @@
-import type { Usage } from '../adapter.js';
-import { mapStopReason, openAiUsage, usageFrom, type MappedFinish } from '../../conversion/anthropic-openai.js';
-import type { AnthropicResponse } from './anthropic-types.js';
+import type { Usage } from '../../providers/adapter.js';
+import { mapStopReason, openAiUsage, usageFrom, type MappedFinish } from '../anthropic-openai.js';
+import type { AnthropicResponse } from '../../providers/anthropic/anthropic-types.js';
 
 /**
  * A whole Anthropic message as an OpenAI chat.completion: its text blocks joined into `content`,

@@ -1,7 +1,7 @@
 import type { GatewayError } from '@gateway/shared';
 import type { StreamMeta } from '../../request/internal-request.js';
-import type { StreamWriter } from '../protocol.js';
-import { isObject } from './checks.js';
+import type { StreamWriter } from '../../protocols/protocol.js';
+import { isObject } from '../../protocols/openai-responses/checks.js';
 import {
   contentPartObject,
   countsFromChatUsage,

@@ -1,5 +1,5 @@
 import { cacheControlOf, carried, carry, type CacheControl } from './cache-hints.js';
-import { checkDepth, invalid, requireObject, requireString, unsupported } from './request-fields.js';
+import { checkDepth, invalid, requireObject, requireString, unsupported } from '../../protocols/anthropic-messages/request-fields.js';
 import type { ChatMessage, ChatToolCall } from '../../request/openai-chat.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Errors } from '@gateway/shared';
-import type { Usage } from '../adapter.js';
+import type { Usage } from '../../providers/adapter.js';
 import { mapStopReason, usageFrom, type MappedFinish } from './bedrock-usage.js';
-import type { BedrockResponse } from './bedrock-wire.js';
+import type { BedrockResponse } from '../../providers/bedrock/bedrock-wire.js';
 
 /**
  * A Converse answer as an OpenAI `chat.completion`: text blocks joined into `content`, `toolUse`

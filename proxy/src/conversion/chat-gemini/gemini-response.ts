@@ -1,8 +1,8 @@
 import { Errors } from '@gateway/shared';
-import type { Usage } from '../adapter.js';
+import type { Usage } from '../../providers/adapter.js';
 import { BLOCKED, mapFinishReason, type Finish } from './gemini-finish.js';
 import { toUsage } from './gemini-usage.js';
-import type { GeminiResponse } from './gemini-wire.js';
+import type { GeminiResponse } from '../../providers/gemini/gemini-wire.js';
 
 /**
  * A Gemini `GenerateContentResponse` as an OpenAI `chat.completion`: the first candidate's text

@@ -1,8 +1,8 @@
 import type { StreamMeta } from '../../request/internal-request.js';
-import type { StreamWriter } from '../protocol.js';
-import { sseEvent } from './anthropic-errors.js';
-import { anthropicUsage, stopReason } from '../../conversion/anthropic-openai.js';
-import { messageId } from './message-id.js';
+import type { StreamWriter } from '../../protocols/protocol.js';
+import { sseEvent } from '../../protocols/anthropic-messages/anthropic-errors.js';
+import { anthropicUsage, stopReason } from '../anthropic-openai.js';
+import { messageId } from '../../protocols/anthropic-messages/message-id.js';
 
 /**
  * The internal chunk stream as Anthropic's event sequence: message_start; for each content block

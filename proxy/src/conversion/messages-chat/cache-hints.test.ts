@@ -1,7 +1,7 @@
 import { GatewayError } from '@gateway/shared';
 import { describe, expect, it } from 'vitest';
-import { toBedrockRequest } from '../../providers/bedrock/bedrock-request.js';
-import { parseMessagesRequest } from './parse-request.js';
+import { toBedrockRequest } from '../chat-converse/bedrock-request.js';
+import { parseMessagesRequest } from '../../protocols/anthropic-messages/parse-request.js';
 
 const EPHEMERAL = { type: 'ephemeral' };
 

@@ -1,6 +1,6 @@
 import { GatewayError } from '@gateway/shared';
 import { describe, expect, it } from 'vitest';
-import { newStreamMeta } from '../stream-inspector.js';
+import { newStreamMeta } from '../../providers/stream-inspector.js';
 import { StreamTranslator } from './anthropic-stream.js';
 
 type Chunk = {
@@ -13,9 +13,9 @@ type Chunk = {
 
 function run(events: Record<string, unknown>[], clientWantsUsage = false) {
   const meta = newStreamMeta();
-  const translator = new StreamTranslator(meta, clientWantsUsage, 'req-1', 'claude-upstream', 1_700_000_000_000);
+  const translator = new StreamTranslator('anthropic', meta, clientWantsUsage, 'req-1', 'claude-upstream', 1_700_000_000_000);
   const out: string[] = [];
-  for (const event of events) translator.translate(JSON.stringify(event), out);
+  for (const event of events) translator.push(JSON.stringify(event), out);
   return { meta, translator, chunks: out.map((c) => JSON.parse(c) as Chunk) };
 }
 
@@ -134,7 +134,7 @@ describe('Anthropic stream events → OpenAI chunks', () => {
   });
 
   it('fails on an event that is not JSON', () => {
-    const translator = new StreamTranslator(newStreamMeta(), false, 'r', 'm');
-    expect(() => translator.translate('{not json', [])).toThrow(GatewayError);
+    const translator = new StreamTranslator('anthropic', newStreamMeta(), false, 'r', 'm');
+    expect(() => translator.push('{not json', [])).toThrow(GatewayError);
   });
 });

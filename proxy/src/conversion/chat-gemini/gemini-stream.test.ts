@@ -1,6 +1,6 @@
 import { GatewayError } from '@gateway/shared';
 import { describe, expect, it } from 'vitest';
-import { newStreamMeta } from '../stream-inspector.js';
+import { newStreamMeta } from '../../providers/stream-inspector.js';
 import { GeminiStreamTranslator } from './gemini-stream.js';
 import { toChatCompletion } from './gemini-response.js';
 
@@ -14,16 +14,29 @@ function translator(clientWantsUsage = false) {
 const event = (parts: unknown[] | null, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ ...(parts === null ? {} : { candidates: [{ content: { role: 'model', parts }, index: 0, ...(extra.finishReason ? { finishReason: extra.finishReason } : {}) }] }), ...(extra.usageMetadata ? { usageMetadata: extra.usageMetadata } : {}) });
 
+/** The chunks one event becomes, and those the end adds (the translator appends to an array it is given). */
+function pushed(t: GeminiStreamTranslator, data: string): string[] {
+  const out: string[] = [];
+  t.push(data, out);
+  return out;
+}
+
+function ended(t: GeminiStreamTranslator): string[] {
+  const out: string[] = [];
+  t.end(out);
+  return out;
+}
+
 const parse = (chunks: string[]) => chunks.map((c) => JSON.parse(c) as { choices: { delta: Record<string, unknown>; finish_reason: string | null }[]; usage?: unknown });
 
 describe('stream translation', () => {
   it('puts the role on the first chunk only, skips thought summaries, and finishes once', () => {
     const { meta, t } = translator();
     const chunks = parse([
-      ...t.push(event([{ text: 'thinking…', thought: true }])),
-      ...t.push(event([{ text: 'Hel' }])),
-      ...t.push(event([{ text: 'lo' }], { finishReason: 'STOP', usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 2, thoughtsTokenCount: 4, totalTokenCount: 11 } })),
-      ...t.close(),
+      ...pushed(t, event([{ text: 'thinking…', thought: true }])),
+      ...pushed(t, event([{ text: 'Hel' }])),
+      ...pushed(t, event([{ text: 'lo' }], { finishReason: 'STOP', usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 2, thoughtsTokenCount: 4, totalTokenCount: 11 } })),
+      ...ended(t),
     ]);
     expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([{ role: 'assistant', content: 'Hel' }, { content: 'lo' }, {}]);
     expect(chunks.map((c) => c.choices[0]?.finish_reason)).toEqual([null, null, 'stop']);
@@ -35,11 +48,11 @@ describe('stream translation', () => {
     const run = (wants: boolean) => {
       const { meta, t } = translator(wants);
       const out = [
-        ...t.push(event([{ text: 'a' }], { usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 } })),
-        ...t.push(event([{ text: 'b' }], { finishReason: 'STOP', usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 2, cachedContentTokenCount: 4, totalTokenCount: 9 } })),
+        ...pushed(t, event([{ text: 'a' }], { usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 } })),
+        ...pushed(t, event([{ text: 'b' }], { finishReason: 'STOP', usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 2, cachedContentTokenCount: 4, totalTokenCount: 9 } })),
         // Usage alone after the finish still counts; any content there would not be sent.
-        ...t.push(event([{ text: 'late' }], { usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 3, cachedContentTokenCount: 4, totalTokenCount: 10 } })),
-        ...t.close(),
+        ...pushed(t, event([{ text: 'late' }], { usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 3, cachedContentTokenCount: 4, totalTokenCount: 10 } })),
+        ...ended(t),
       ];
       return { meta, chunks: parse(out) };
     };
@@ -61,7 +74,7 @@ describe('stream translation', () => {
   it('opens a stream that starts with a call with content null and numbers calls on from the conversation', () => {
     const meta = newStreamMeta();
     const t = new GeminiStreamTranslator(meta, { ...ctx, firstCall: 3, clientWantsUsage: false });
-    const chunks = parse([...t.push(event([{ functionCall: { name: 'f', args: { a: 1 } } }], { finishReason: 'STOP' })), ...t.close()]);
+    const chunks = parse([...pushed(t, event([{ functionCall: { name: 'f', args: { a: 1 } } }], { finishReason: 'STOP' })), ...ended(t)]);
     expect(chunks[0]?.choices[0]?.delta).toEqual({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_3', type: 'function', function: { name: 'f', arguments: '' } }] });
     expect(chunks[1]?.choices[0]?.delta).toEqual({ tool_calls: [{ index: 0, function: { arguments: '{"a":1}' } }] });
     expect(chunks[2]?.choices[0]?.finish_reason).toBe('tool_calls');
@@ -70,20 +83,20 @@ describe('stream translation', () => {
 
   it('maps MAX_TOKENS to length and keeps an unknown reason raw', () => {
     const length = translator();
-    expect(parse(length.t.push(event([{ text: 'x' }], { finishReason: 'MAX_TOKENS' }))).at(-1)?.choices[0]?.finish_reason).toBe('length');
+    expect(parse(pushed(length.t, event([{ text: 'x' }], { finishReason: 'MAX_TOKENS' }))).at(-1)?.choices[0]?.finish_reason).toBe('length');
     expect(length.meta.finishReason).toBe('max_tokens');
     const odd = translator();
-    expect(parse(odd.t.push(event([], { finishReason: 'SOMETHING_NEW' }))).at(-1)?.choices[0]?.finish_reason).toBe('stop');
+    expect(parse(pushed(odd.t, event([], { finishReason: 'SOMETHING_NEW' }))).at(-1)?.choices[0]?.finish_reason).toBe('stop');
     expect(odd.meta).toMatchObject({ finishReason: 'stop', rawFinishReason: 'SOMETHING_NEW' });
   });
 
   it('fails with UPSTREAM_ERROR on an error event, scrubbing keys from its message', () => {
     const { meta, t } = translator();
-    t.push(event([{ text: 'a' }]));
+    pushed(t, event([{ text: 'a' }]));
     let caught: unknown;
     try {
       // After a chunk went out, whatever the error's code: the answer failed mid-way.
-      t.push(JSON.stringify({ error: { code: 503, status: 'INTERNAL', message: `Internal error for key ${ctx.secret} and AIzaSyA1234567890abcdefghijklmnopqrstuv` } }));
+      pushed(t, JSON.stringify({ error: { code: 503, status: 'INTERNAL', message: `Internal error for key ${ctx.secret} and AIzaSyA1234567890abcdefghijklmnopqrstuv` } }));
     } catch (err) {
       caught = err;
     }
@@ -100,7 +113,7 @@ describe('stream translation', () => {
     const { meta, t } = translator();
     let caught: unknown;
     try {
-      t.push(JSON.stringify({ error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: 'quota' } }));
+      pushed(t, JSON.stringify({ error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: 'quota' } }));
     } catch (err) {
       caught = err;
     }
@@ -110,9 +123,9 @@ describe('stream translation', () => {
 
   it('fails when the stream ends before a finish reason, or sends something that is not JSON', () => {
     const { t } = translator();
-    t.push(event([{ text: 'a' }]));
-    expect(() => t.close()).toThrow(/before it was complete/);
-    expect(() => translator().t.push('<html>')).toThrow(/not JSON/);
+    pushed(t, event([{ text: 'a' }]));
+    expect(() => ended(t)).toThrow(/before it was complete/);
+    expect(() => pushed(translator().t, '<html>')).toThrow(/not JSON/);
   });
 });
 

@@ -1,4 +1,4 @@
-import { clip, invalid, isObject, isSet } from './checks.js';
+import { clip, invalid, isObject, isSet } from '../../protocols/openai-responses/checks.js';
 import type { ChatContentPart, ChatImagePart, ChatMessage, ChatToolCall } from '../../request/openai-chat.js';
 import type { ToolSet } from './tools.js';
 

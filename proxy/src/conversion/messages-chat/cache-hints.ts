@@ -1,5 +1,5 @@
 import { readBreakpoint } from '../../request/cache-breakpoint.js';
-import { invalid } from './request-fields.js';
+import { invalid } from '../../protocols/anthropic-messages/request-fields.js';
 
 /**
  * A Messages body's prompt-cache breakpoints (`cache_control` on a block, a tool or the request),

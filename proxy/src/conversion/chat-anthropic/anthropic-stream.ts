@@ -1,8 +1,9 @@
+import type { ProviderStreamTranslator } from '../conversion.js';
 import { Errors } from '@gateway/shared';
-import type { StreamMeta } from '../adapter.js';
-import { estimateTokens } from '../stream-inspector.js';
-import { mapStopReason, mergeUsage, openAiUsage, usageFrom } from '../../conversion/anthropic-openai.js';
-import type { AnthropicStreamEvent, AnthropicUsage } from './anthropic-types.js';
+import type { StreamMeta } from '../../providers/adapter.js';
+import { estimateTokens } from '../../providers/stream-inspector.js';
+import { mapStopReason, mergeUsage, openAiUsage, usageFrom } from '../anthropic-openai.js';
+import type { AnthropicStreamEvent, AnthropicUsage } from '../../providers/anthropic/anthropic-types.js';
 
 /**
  * Anthropic's Messages stream events as OpenAI chat.completion.chunk payloads, one event at a
@@ -26,7 +27,7 @@ interface ToolState {
 const OPEN_CHOICE = ',"choices":[{"index":0,"delta":';
 const CLOSE_CHOICE = ',"logprobs":null,"finish_reason":null}]}';
 
-export class StreamTranslator {
+export class StreamTranslator implements ProviderStreamTranslator<string> {
   /** message_stop was seen: nothing further is translated. */
   finished = false;
   private head: string | null = null;
@@ -39,6 +40,7 @@ export class StreamTranslator {
   private stopReason: string | null = null;
 
   constructor(
+    private readonly provider: string,
     private readonly meta: StreamMeta,
     private readonly clientWantsUsage: boolean,
     fallbackId: string,
@@ -50,8 +52,13 @@ export class StreamTranslator {
     this.created = Math.floor(now / 1000);
   }
 
+  /** The stream ended before message_stop: the answer is partial. */
+  end(_out: string[]): void {
+    if (!this.finished) throw Errors.providerStreamIncomplete(this.provider);
+  }
+
   /** Appends the chunks `data` (one SSE data payload) stands for to `out`. */
-  translate(data: string, out: string[]): void {
+  push(data: string, out: string[]): void {
     let event: AnthropicStreamEvent;
     try {
       event = JSON.parse(data) as AnthropicStreamEvent;
