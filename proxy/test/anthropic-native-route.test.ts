@@ -137,6 +137,14 @@ describe('a native /v1/messages route', () => {
     expect(anthropic.lastRequest()!.path).toBe('/v1/messages');
   });
 
+  it("sends the client's own bytes, only the model id written in place", async () => {
+    // Spacing, key order and a number's form as only the client's bytes have them.
+    const sent = '{ "max_tokens": 5,\n  "model" : "claude-agent-1", "temperature": 1.0, "messages": [ {"role": "user", "content": "say \\"model\\": hi"} ], "x_future": {"kept": true} }';
+    const res = await fetch(`${h.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key.key }, body: sent });
+    expect(res.status).toBe(200);
+    expect(anthropic.lastRequest()!.raw?.toString()).toBe(sent.replace('"claude-agent-1"', '"up-sonnet"'));
+  });
+
   it('counts the tokens of such a turn', async () => {
     const { max_tokens: _max, stream: _stream, ...countable } = agentTurn('claude-agent-1');
     const res = await fetch(`${h.url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key.key }, body: JSON.stringify(countable) });

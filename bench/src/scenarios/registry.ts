@@ -18,11 +18,12 @@ import { streaming } from './streaming.js';
 import { throughput } from './throughput.js';
 import { throughputCluster } from './throughput-cluster.js';
 import { tracing } from './tracing.js';
+import { translation } from './translation.js';
 import { usageQuery } from './usage-query.js';
 import { writer } from './writer.js';
 
 /** Every scenario, in the order a full run takes them (cheap and sensitive first). */
-export const SCENARIOS: readonly Scenario[] = [throughput, latency, sequential, breakdown, streaming, anthropic, cloudProviders, endpoints, cache, idleMemory, revocation, authFlood, failover, mcp, guardrails, tracing, budgets, writer, usageQuery, batches, throughputCluster];
+export const SCENARIOS: readonly Scenario[] = [throughput, latency, sequential, breakdown, streaming, anthropic, cloudProviders, endpoints, translation, cache, idleMemory, revocation, authFlood, failover, mcp, guardrails, tracing, budgets, writer, usageQuery, batches, throughputCluster];
 
 export function findScenarios(names: readonly string[]): Scenario[] {
   if (names.length === 0) return [...SCENARIOS];

@@ -42,7 +42,7 @@ export const TOOL = {
 
 export interface WireMock {
   baseUrl: string;
-  lastRequest(): { path: string; headers: Record<string, string>; body: unknown } | null;
+  lastRequest(): { path: string; headers: Record<string, string>; body: unknown; raw?: Buffer } | null;
   aborted(): number;
 }
 

@@ -20,7 +20,7 @@ export const anthropicMessages: InboundProtocol = {
   parse: (body: unknown, raw: Buffer, nativeRoute?: (model: string) => boolean) => {
     const parsed = parseMessagesRequest(body, raw, 'create', nativeRoute);
     // Onto the parsed object itself: V8 gives properties added after an object spread a slow path.
-    return Object.assign(parsed, { native: { protocol: 'anthropic-messages' as const, body: parsed.anthropic } });
+    return Object.assign(parsed, { native: { protocol: 'anthropic-messages' as const, body: parsed.anthropic, raw: parsed.anthropicRaw } });
   },
   render: (result, request) => (result.native === true ? result.body : messagesChat.fromResponse(result, { model: request.model })),
   streamWriter: (request: ParsedRequest, _requestId: string, native: boolean) =>

@@ -7,6 +7,7 @@ import { transportError } from '../upstream-error.js';
 import type { UpstreamResponse } from '../upstream-request.js';
 import { anthropicStatusError, anthropicStreamError } from './anthropic-errors.js';
 import { parseAnthropicOptions } from './anthropic-options.js';
+import { spliceModel } from '../../request/model-splice.js';
 import { chatAnthropic } from '../../conversion/chat-anthropic/chat-anthropic.js';
 import { StreamTranslator } from '../../conversion/chat-anthropic/anthropic-stream.js';
 import type { AnthropicResponse } from './anthropic-types.js';
@@ -144,7 +145,12 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   private payload(request: ChatRequest): Buffer {
-    if (isNative(request)) return Buffer.from(JSON.stringify({ ...request.native?.body, model: request.upstreamModel }));
+    const native = request.native;
+    if (native !== undefined && isNative(request)) {
+      // The client's bytes with the provider's model id in place: nothing parsed or serialised again.
+      const spliced = native.raw === undefined || typeof native.body.model !== 'string' ? null : spliceModel(native.raw, native.body.model, request.upstreamModel);
+      return spliced ?? Buffer.from(JSON.stringify({ ...native.body, model: request.upstreamModel }));
+    }
     const body = chatAnthropic.toRequest(request.body, { upstreamModel: request.upstreamModel, stream: request.stream, defaultMaxTokens: this.defaultMaxTokens });
     return Buffer.from(JSON.stringify(body));
   }

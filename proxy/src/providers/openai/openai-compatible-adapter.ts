@@ -10,6 +10,7 @@ import { nativeResponse, nativeResponseEvents } from './responses-native.js';
 import { mapFinishReason } from './finish-reason.js';
 import { limitNeedsMove, moveLimit, tokenLimitField, tokenLimitOption, type TokenLimitField } from './token-limit-field.js';
 import { ProviderConnection } from '../provider-connection.js';
+import { spliceModel } from '../../request/model-splice.js';
 import { readSse } from '../sse-reader.js';
 
 /** The headers of a provider's answer, as an adapter's error mapping reads them. */
@@ -97,10 +98,11 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     if (path === null || native === undefined) return null;
     // A limit the project's cap gave a request that set none (caps.ts) goes with it.
     const capped = typeof request.body.max_tokens === 'number' && (native.body.max_output_tokens === undefined || native.body.max_output_tokens === null) ? request.body.max_tokens : null;
-    // The client's bytes when nothing changes them; re-serialised only to name the provider's model or add that limit.
+    // The client's bytes with the provider's model id in place; re-serialised only to add that limit (or when the id cannot be found in the bytes).
+    const spliced = native.raw === undefined || capped !== null || typeof native.body.model !== 'string' ? null : spliceModel(native.raw, native.body.model, request.upstreamModel);
     const payload =
-      request.upstreamModel === request.model && native.raw !== undefined && capped === null
-        ? native.raw
+      spliced !== null
+        ? spliced
         : Buffer.from(JSON.stringify({ ...native.body, model: request.upstreamModel, ...(capped === null ? {} : { max_output_tokens: capped }) }));
     // The client's headers go with it (openai-beta, Codex's session and turn headers, its SDK's).
     return { path, payload, headers: native.headers };
@@ -209,6 +211,9 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     const limitField = known !== undefined ? known : tokenLimitField(request.upstreamModel, this.limitOption);
     const moveTokens = limitNeedsMove(request.body, limitField);
     if (!renamed && !askUsage && !moveTokens) return request.raw;
+    // Only the model renamed: the client's bytes with the provider's id in place.
+    const spliced = askUsage || moveTokens ? null : spliceModel(request.raw, request.model, request.upstreamModel);
+    if (spliced !== null) return spliced;
     const body: Record<string, unknown> = { ...request.body, model: request.upstreamModel };
     if (moveTokens) moveLimit(body, limitField as TokenLimitField);
     if (askUsage) body.stream_options = Object.assign({}, request.body.stream_options as object | undefined, { include_usage: true });
@@ -224,7 +229,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   async embed(request: EmbeddingsRequest, cancel: Cancel): Promise<EmbeddingsResult> {
     const refused = this.embeddingsRefusal(request);
     if (refused !== null) throw refused;
-    const payload = request.upstreamModel === request.model ? request.raw : Buffer.from(JSON.stringify({ ...request.body, model: request.upstreamModel }));
+    const payload = spliceModel(request.raw, request.model, request.upstreamModel) ?? Buffer.from(JSON.stringify({ ...request.body, model: request.upstreamModel }));
     const res = await this.send(this.path(request.upstreamModel, 'embeddings'), payload, cancel, request);
     let body: Buffer;
     try {
