@@ -171,6 +171,13 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
     await expect.poll(() => dialog.getByRole('alert').filter({ hasText: 'No model allowed' }).isVisible()).toBe(true);
     await choices.getByLabel(/mock-1-mini/).check();
     await expect.poll(() => dialog.getByRole('alert').filter({ hasText: 'No model allowed' }).count()).toBe(0);
+    // Aliases as text, one per line; a line without its model is named at the field.
+    await dialog.getByLabel('Model aliases').fill('claude-sonnet-4-5');
+    await dialog.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => dialog.locator('#settings-aliases-problem').textContent()).toContain('Line 1');
+    await dialog.getByLabel('Model aliases').fill('claude-sonnet-4-5 = mock-1-mini\ngpt-5 = mock-1');
+    await dialog.getByLabel('Parameters a translation cannot carry').selectOption('refuse');
+    await dialog.getByLabel('Stored responses are kept for (days)').fill('7');
     await expectNoSidewaysScroll(page, 'settings dialog');
     await page.locator('dialog[open]').evaluate((el) => void ((el as unknown as { scrollTop: number }).scrollTop = 0));
     await shot(page, `project-settings-${viewport.label}`, { fullPage: false });
@@ -189,6 +196,9 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
       rate_limits: { key_rpm: 120, key_tpm: 50_000, project_rpm: 600, project_tpm: 1_000_000 },
       allowed_models: ['mock-1-mini'],
       max_tokens_cap: 4096,
+      model_aliases: { 'claude-sonnet-4-5': 'mock-1-mini', 'gpt-5': 'mock-1' },
+      unsupported_params: 'refuse',
+      responses: { ttl_days: 7 },
     });
     await expect.poll(() => focused(page)).toBe(`button:Settings of ${renamed}`);
 

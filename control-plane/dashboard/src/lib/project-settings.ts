@@ -1,5 +1,6 @@
 import type { Project, RateLimits } from '../api/types.js';
 import { mcpText, parseMcpText, sameMcp } from './mcp-setting-text.js';
+import { aliasesText, parseAliasesText, sameAliases } from './model-aliases-text.js';
 
 /**
  * The project settings form: every field PATCH /v1/projects/{id} takes, as text while edited,
@@ -22,9 +23,15 @@ export interface SettingsForm {
   /** The response cache (docs/caching.md): its mode and, as text, how long an answer is served. */
   cacheMode: 'off' | 'exact';
   cacheTtl: string;
+  /** Model aliases as text (model-aliases-text.ts). */
+  aliases: string;
+  /** A parameter a translation cannot carry: dropped and named, or the request refused. */
+  unsupportedParams: 'drop' | 'refuse';
+  /** Days the Responses API state is kept, as text. */
+  responsesTtl: string;
 }
 
-export type SettingsField = Exclude<keyof SettingsForm, 'modelsMode' | 'cacheMode'>;
+export type SettingsField = Exclude<keyof SettingsForm, 'modelsMode' | 'cacheMode' | 'unsupportedParams'>;
 export type SettingsProblems = Partial<Record<SettingsField, string>>;
 
 export const LIMIT_FIELDS = ['key_rpm', 'key_tpm', 'project_rpm', 'project_tpm'] as const;
@@ -48,8 +55,14 @@ export function formFromProject(p: Project): SettingsForm {
     mcp: mcpText(p.mcp),
     cacheMode: p.cache?.mode ?? 'off',
     cacheTtl: String(p.cache?.ttl_seconds ?? DEFAULT_CACHE_TTL),
+    aliases: aliasesText(p.model_aliases),
+    unsupportedParams: p.unsupported_params ?? 'drop',
+    responsesTtl: String(p.responses?.ttl_days ?? DEFAULT_RESPONSES_TTL_DAYS),
   };
 }
+
+const DEFAULT_RESPONSES_TTL_DAYS = 30;
+const MAX_RESPONSES_TTL_DAYS = 3650;
 
 const DEFAULT_CACHE_TTL = 3600;
 const MAX_CACHE_TTL = 30 * 24 * 3600;
@@ -109,6 +122,16 @@ export function settingsPatch(p: Project, form: SettingsForm): { ok: true; value
   if (!ttl.ok || ttl.value === null) problems.cacheTtl = ttl.ok ? 'Enter how many seconds an answer is served.' : ttl.problem.replace(', or leave it empty for no limit', '');
   else if (form.cacheMode !== (p.cache?.mode ?? 'off') || ttl.value !== (p.cache?.ttl_seconds ?? DEFAULT_CACHE_TTL)) patch.cache = { mode: form.cacheMode, ttl_seconds: ttl.value };
 
+  const aliases = parseAliasesText(form.aliases);
+  if (!aliases.ok) problems.aliases = aliases.problem;
+  else if (!sameAliases(aliases.value, p.model_aliases)) patch.model_aliases = aliases.value;
+
+  if (form.unsupportedParams !== (p.unsupported_params ?? 'drop')) patch.unsupported_params = form.unsupportedParams;
+
+  const days = parseWhole(form.responsesTtl, 1, MAX_RESPONSES_TTL_DAYS);
+  if (!days.ok || days.value === null) problems.responsesTtl = days.ok ? 'Enter how many days a stored response is kept.' : days.problem.replace(', or leave it empty for no limit', '');
+  else if (days.value !== (p.responses?.ttl_days ?? DEFAULT_RESPONSES_TTL_DAYS)) patch.responses = { ttl_days: days.value };
+
   if (Object.keys(problems).length > 0) return { ok: false, problems };
   return { ok: true, value: { patch, clearsQuota: p.quota_tokens !== null && quota.ok && quota.value === null } };
 }
@@ -138,8 +161,11 @@ export function fieldOfParam(param: string | null): SettingsField | null {
     ttl_seconds: 'cacheTtl',
     cache: 'cacheTtl',
     mode: 'cacheTtl',
+    ttl_days: 'responsesTtl',
+    responses: 'responsesTtl',
+    model_aliases: 'aliases',
   };
-  return map[last] ?? (param.startsWith('allowed_models') ? 'models' : param.startsWith('mcp') ? 'mcp' : null);
+  return map[last] ?? (param.startsWith('allowed_models') ? 'models' : param.startsWith('mcp') ? 'mcp' : param.startsWith('model_aliases') ? 'aliases' : null);
 }
 
 /** "60 requests/min per key"-style wording of a project's limits, for the card. */

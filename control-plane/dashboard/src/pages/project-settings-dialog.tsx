@@ -12,7 +12,9 @@ import { fieldOfParam, formFromProject, settingsPatch, type SettingsForm, type S
 /**
  * Every setting of a project in one form: name, quota and its period, the four rate limits, the
  * model allow-list (picked from the models the gateway serves), the max_tokens cap and the MCP
- * servers and tools its keys may use (docs/mcp.md), the response cache (docs/caching.md). Only what
+ * servers and tools its keys may use (docs/mcp.md), the response cache (docs/caching.md), model
+ * aliases, what a translation does with a parameter it cannot carry, and how long stored responses
+ * are kept (docs/endpoints.md). Only what
  * changed is sent. Taking the quota away asks first, because the project then has no ceiling.
  */
 export function ProjectSettingsDialog({
@@ -235,6 +237,51 @@ export function ProjectSettingsDialog({
             onInput={(v) => set('cacheTtl', v)}
             problem={problems.cacheTtl}
           />
+
+          <fieldset class="settings-group">
+            <legend>Translation and stored responses</legend>
+            <div class="field">
+              <label for="settings-aliases">Model aliases</label>
+              <textarea
+                id="settings-aliases"
+                rows={3}
+                maxLength={600_000}
+                spellcheck={false}
+                placeholder={'claude-sonnet-4-5 = claude-haiku-4-5\ngpt-5 = gpt-5-mini'}
+                value={form.aliases}
+                onInput={(e) => set('aliases', e.currentTarget.value)}
+                aria-invalid={problems.aliases !== undefined}
+                aria-describedby={describedBy('settings-aliases-hint', 'settings-aliases-problem', problems.aliases)}
+              />
+              <p id="settings-aliases-hint" class="hint">
+                One per line: the model a client asks for, “=”, the model it is served. Records keep both. Empty: none.
+              </p>
+              <FieldProblem id="settings-aliases-problem" message={problems.aliases} />
+            </div>
+            <div class="field">
+              <label for="settings-unsupported">Parameters a translation cannot carry</label>
+              <select
+                id="settings-unsupported"
+                value={form.unsupportedParams}
+                onChange={(e) => set('unsupportedParams', e.currentTarget.value as SettingsForm['unsupportedParams'])}
+                aria-describedby="settings-unsupported-hint"
+              >
+                <option value="drop">Drop them, and name them</option>
+                <option value="refuse">Refuse the request</option>
+              </select>
+              <p id="settings-unsupported-hint" class="hint">
+                For a request sent to a provider of another protocol, a parameter that only tunes the answer: dropped and named in x-gateway-dropped-params, or refused with 400 UNSUPPORTED_PARAMETER. One that would change the answer is always refused.
+              </p>
+            </div>
+            <NumberField
+              id="settings-responses-ttl"
+              label="Stored responses are kept for (days)"
+              hint="1 to 3,650; for previous_response_id and GET /v1/responses/{id}. Requests with store: false keep nothing."
+              value={form.responsesTtl}
+              onInput={(v) => set('responsesTtl', v)}
+              problem={problems.responsesTtl}
+            />
+          </fieldset>
 
           {askUnlimited ? (
             <div class="banner banner-warning unlimited-question" role="alert">
