@@ -1,4 +1,5 @@
 import OpenAI, { toFile } from 'openai';
+import type { Harness } from '../../control-plane/test/harness.js';
 import { eventually } from '../../test-support/processes.js';
 
 /** What the batch tests do with the official `openai` client: upload JSON lines, wait for a batch's end, read a file's lines. */
@@ -19,4 +20,14 @@ export function jsonLines(text: string): Record<string, any>[] {
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as Record<string, any>);
+}
+
+/** A batch's usage records and audit events once every line's audit event has landed (`lines` of them). */
+export async function batchRecords<U>(cp: Harness, projectId: string, batchId: string, lines: number): Promise<{ usage: U[]; audit: { type: string; status: number }[] }> {
+  return eventually(async () => {
+    const usage = await cp.api<{ data: U[] }>('GET', `/v1/usage?project_id=${projectId}&batch_id=${batchId}`, { token: cp.adminToken });
+    const audit = await cp.api<{ data: { type: string; status: number }[] }>('GET', `/v1/audit?project_id=${projectId}&batch_id=${batchId}`, { token: cp.adminToken });
+    if (audit.body.data.filter((e) => e.type === 'gateway.request').length < lines) throw new Error('records not landed yet');
+    return { usage: usage.body.data, audit: audit.body.data };
+  }, 'the batch records', 20_000);
 }

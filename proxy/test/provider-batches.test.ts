@@ -12,7 +12,7 @@ import { freePort } from '../../test-support/services.js';
 import { startOpenAiBatchMock, type OpenAiBatchMock } from '../../test-support/openai-batch-mock.js';
 import { startAnthropicBatchMock, type AnthropicBatchMock } from '../../test-support/anthropic-batch-mock.js';
 import { startProxy, type Proxy } from '../src/proxy.js';
-import { batchEnded, jsonLines, uploadLines } from './batch-client.js';
+import { batchEnded, batchRecords, jsonLines, uploadLines } from './batch-client.js';
 
 /**
  * Provider-run batches (`batch: native`) with the official SDKs, against mocks of OpenAI's Batch
@@ -150,13 +150,8 @@ async function runReleased(client: OpenAI, ids: string[]): Promise<{ batch: Open
   return { batch: await ended(created.id, client), sent: upstream.lines.length };
 }
 
-async function records(batchId: string, lines: number): Promise<{ usage: UsageRow[]; audit: { type: string; status: number }[] }> {
-  return eventually(async () => {
-    const usage = await cp.api<{ data: UsageRow[] }>('GET', `/v1/usage?project_id=${projectId}&batch_id=${batchId}`, { token: cp.adminToken });
-    const audit = await cp.api<{ data: { type: string; status: number }[] }>('GET', `/v1/audit?project_id=${projectId}&batch_id=${batchId}`, { token: cp.adminToken });
-    if (audit.body.data.filter((e) => e.type === 'gateway.request').length < lines) throw new Error('records not landed yet');
-    return { usage: usage.body.data, audit: audit.body.data };
-  }, 'the batch records', 20_000);
+function records(batchId: string, lines: number) {
+  return batchRecords<UsageRow>(cp, projectId, batchId, lines);
 }
 
 describe('provider-run batches at OpenAI', () => {

@@ -11,7 +11,7 @@ import { eventually } from '../../test-support/processes.js';
 import { freePort } from '../../test-support/services.js';
 import { startVertexBatchMock, type MockPredictionJob, type VertexBatchMock } from '../../test-support/vertex-batch-mock.js';
 import { startProxy, type Proxy } from '../src/proxy.js';
-import { batchEnded, jsonLines, uploadLines } from './batch-client.js';
+import { batchEnded, batchRecords, jsonLines, uploadLines } from './batch-client.js';
 
 /**
  * Provider-run batches at Vertex AI (`batch: native` on a vertex entry) with the official `openai`
@@ -104,13 +104,8 @@ interface UsageRow {
   model: string;
 }
 
-async function records(batchId: string, lines: number): Promise<{ usage: UsageRow[]; audit: { type: string; status: number }[] }> {
-  return eventually(async () => {
-    const usage = await cp.api<{ data: UsageRow[] }>('GET', `/v1/usage?project_id=${projectId}&batch_id=${batchId}`, { token: cp.adminToken });
-    const audit = await cp.api<{ data: { type: string; status: number }[] }>('GET', `/v1/audit?project_id=${projectId}&batch_id=${batchId}`, { token: cp.adminToken });
-    if (audit.body.data.filter((e) => e.type === 'gateway.request').length < lines) throw new Error('records not landed yet');
-    return { usage: usage.body.data, audit: audit.body.data };
-  }, 'the batch records', 20_000);
+function records(batchId: string, lines: number) {
+  return batchRecords<UsageRow>(cp, projectId, batchId, lines);
 }
 
 describe('provider-run batches at Vertex AI', () => {
