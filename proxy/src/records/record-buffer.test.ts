@@ -157,6 +157,13 @@ describe('RecordBuffer', () => {
     expect((await queued(queue)).requestIds).toEqual(expect.arrayContaining(['req-3', 'req-4', 'req-5']));
   });
 
+  it('cuts the open batch for queued() when RECORD_FLUSH_MS is long, rather than wait for it', async () => {
+    const { buffer, queue } = await setup('queued-cut', { recordBatchSize: 500, recordFlushMs: 60_000, recordBufferMax: 10_000 });
+    buffer.pushUsage(usage(200));
+    await buffer.queued();
+    expect((await queued(queue)).requestIds).toEqual(['req-200']);
+  });
+
   it('resolves queued() for records whose open batch was merged into the batch waiting before it', async () => {
     const { connection, buffer, queue } = await setup('queued-merged', { recordBatchSize: 10, recordFlushMs: 5, recordBufferMax: 10_000 });
     const waiting = () => (buffer as unknown as { assembler: { waitingBatches(): unknown[]; openBatch(): unknown } }).assembler;

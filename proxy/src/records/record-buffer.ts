@@ -10,6 +10,9 @@ import { RetryBackoff } from './retry-backoff.js';
 import { SentBatches } from './sent-batches.js';
 import { WriteConfirmation } from './write-confirmation.js';
 
+/** The longest flush timer a caller of queued() waits for rather than cutting the open batch. */
+const CUT_FOR_WAITERS_MS = 20;
+
 // Small integers rather than strings: V8 keeps an array of small integers unboxed.
 const USAGE = 0;
 const AUDIT = 1;
@@ -77,6 +80,8 @@ export class RecordBuffer implements RecordSink {
   private readonly inFlight = new Set<OutgoingBatch>();
   /** Callers of queued(), each with the batches its records are in that are not in Redis yet. */
   private waiters: { batches: Set<OutgoingBatch>; resolve: () => void }[] = [];
+  /** RECORD_FLUSH_MS is long enough that a caller of queued() should not wait for it: the open batch is cut for it. */
+  private readonly cutForWaiters: boolean;
   private closing = false;
   private closed = false;
   private readonly onReady = () => {
@@ -93,6 +98,7 @@ export class RecordBuffer implements RecordSink {
       buffered: () => this.buffered,
       unconfirmed: () => this.sent.records,
     });
+    this.cutForWaiters = options.config.recordFlushMs > CUT_FOR_WAITERS_MS;
     this.assembler = new BatchAssembler(Math.max(1, options.config.recordBatchSize), Math.max(1, options.config.recordFlushMs), () => this.pump());
     this.backlog = new BoundedBacklog(Math.max(1, options.config.recordBufferMax));
     this.backoff = new RetryBackoff(() => this.pump());
@@ -119,11 +125,13 @@ export class RecordBuffer implements RecordSink {
   /**
    * Resolves once the records pushed so far are in Redis (or dropped): the batches they are in
    * have each been acknowledged once. The open batch is not cut for it (it is cut within
-   * RECORD_FLUSH_MS anyway), so the records keep going out in full batches.
+   * RECORD_FLUSH_MS anyway), so the records keep going out in full batches, unless
+   * RECORD_FLUSH_MS is longer than CUT_FOR_WAITERS_MS: a batch's pages would then wait for it.
    */
   queued(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.encodeHandedRecords();
+    if (this.cutForWaiters) this.assembler.cut();
     const batches = new Set<OutgoingBatch>([...this.assembler.waitingBatches(), ...this.inFlight]);
     const open = this.assembler.openBatch();
     if (open !== null) batches.add(open);
