@@ -116,6 +116,7 @@ describe('a native /v1/messages route', () => {
         'x-stainless-os': 'Linux',
         'x-header-of-tomorrow': 'kept',
         cookie: 'session=secret',
+        'x-goog-api-key': 'AIza-not-for-anthropic',
         'x-forwarded-for': '203.0.113.7',
         'x-gateway-tags': 'team=a',
       },
@@ -128,6 +129,7 @@ describe('a native /v1/messages route', () => {
     // A header the gateway does not know goes on; credentials, the client's whereabouts and the gateway's own do not.
     expect(seen.headers).toMatchObject({ 'x-stainless-os': 'Linux', 'x-header-of-tomorrow': 'kept' });
     expect(seen.headers).not.toHaveProperty('cookie');
+    expect(seen.headers).not.toHaveProperty('x-goog-api-key');
     expect(seen.headers).not.toHaveProperty('x-forwarded-for');
     expect(seen.headers).not.toHaveProperty('x-gateway-tags');
     expect(seen.headers['x-api-key']).toBe('sk-ant-provider-secret-0123456789');

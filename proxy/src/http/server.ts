@@ -61,6 +61,9 @@ const NOT_PASSED = new Set([
   'forwarded', 'x-real-ip', 'via', 'origin', 'referer',
 ]);
 
+/** A header name that says it carries a credential. */
+const CREDENTIAL = /(^|-)(key|token|secret|password|passwd|auth|credentials?)(-|$)/;
+
 /**
  * The client's headers a native request passes on to the provider of its protocol: every one
  * not above, so a header the provider adds tomorrow (a beta, an agent's session or turn header,
@@ -70,6 +73,8 @@ function providerHeadersOf(req: HttpRequest): [string, string][] | null {
   let found: [string, string][] | null = null;
   req.forEach((name, value) => {
     if (NOT_PASSED.has(name) || name.startsWith('x-gateway-') || name.startsWith('x-forwarded-') || name.startsWith('sec-') || name.startsWith('access-control-')) return;
+    // A credential of some other service (x-goog-api-key, x-amz-security-token…) goes to no provider.
+    if (CREDENTIAL.test(name)) return;
     (found ??= []).push([name, value]);
   });
   return found;
