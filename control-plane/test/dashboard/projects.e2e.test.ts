@@ -206,6 +206,7 @@ describe.each(VIEWPORTS)('at $label ($width×$height)', (viewport: Viewport) => 
     await searchBox(page).fill(renamed);
     const renamedCard = page.getByRole('article', { name: renamed });
     await expect.poll(() => renamedCard.textContent()).toContain('20,000 tokens per calendar month (UTC)');
+    await expect.poll(() => renamedCard.textContent()).toContain('2 aliases · refuses params it cannot carry · responses kept 7 d');
     await renamedCard.getByRole('button', { name: `Settings of ${renamed}` }).click();
     const settingsDialog = page.getByRole('dialog', { name: `Settings of “${renamed}”` });
     await settingsDialog.getByLabel('Tokens', { exact: true }).fill('');

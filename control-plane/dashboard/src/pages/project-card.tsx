@@ -100,6 +100,10 @@ export function ProjectCard({
           </dd>
         </div>
         <div>
+          <dt>Translation</dt>
+          <dd>{translationSummary(project)}</dd>
+        </div>
+        <div>
           <dt>Created</dt>
           <dd>{formatDateTime(project.created_at)}</dd>
         </div>
@@ -151,3 +155,15 @@ export function ProjectCard({
     </article>
   );
 }
+
+/** Aliases, what a translation does with a parameter it cannot carry, and how long stored responses are kept, in one line. */
+function translationSummary(project: Project): string {
+  const aliases = Object.keys(project.model_aliases ?? {}).length;
+  const parts = [
+    aliases === 0 ? 'no aliases' : aliases === 1 ? '1 alias' : `${formatNumber(aliases)} aliases`,
+    project.unsupported_params === 'refuse' ? 'refuses params it cannot carry' : 'drops params it cannot carry',
+    `responses kept ${formatNumber(project.responses?.ttl_days ?? 30)} d`,
+  ];
+  return parts.join(' · ');
+}
+
