@@ -1,3 +1,4 @@
+import { readToolCall, toolResultId } from '../chat-tool-calls.js';
 import { Errors, GatewayError } from '@gateway/shared';
 import { cacheBreakpoint } from '../../providers/cache-breakpoint.js';
 import type {
@@ -232,30 +233,12 @@ function assistantContent(message: Json, at: string): string | AnthropicBlock[] 
 }
 
 function toolUse(call: unknown, at: string): AnthropicToolUseBlock {
-  if (!isObject(call) || !isObject(call.function)) throw invalid(at, `\`${at}\` must be a function tool call.`);
-  if (typeof call.id !== 'string' || call.id === '') throw invalid(`${at}.id`, `\`${at}.id\` must be a non-empty string.`);
-  const fn = call.function;
-  if (typeof fn.name !== 'string' || fn.name === '') throw invalid(`${at}.function.name`, `\`${at}.function.name\` must be a non-empty string.`);
-  return { type: 'tool_use', id: call.id, name: fn.name, input: parseArguments(fn.arguments, `${at}.function.arguments`) };
-}
-
-/** Anthropic takes a call's input as an object; OpenAI carries it as JSON text. */
-function parseArguments(text: unknown, at: string): Record<string, unknown> {
-  if (text === undefined || text === null || (typeof text === 'string' && text.trim() === '')) return {};
-  if (typeof text !== 'string') throw invalid(at, `\`${at}\` must be a string of JSON.`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw invalid(at, `\`${at}\` is not valid JSON.`);
-  }
-  if (!isObject(parsed)) throw invalid(at, `\`${at}\` must be a JSON object.`);
-  return parsed;
+  const { id, name, input } = readToolCall(call, at);
+  return { type: 'tool_use', id, name, input };
 }
 
 function toolResult(message: Json, at: string): AnthropicToolResultBlock {
-  const id = message.tool_call_id;
-  if (typeof id !== 'string' || id === '') throw invalid(`${at}.tool_call_id`, `\`${at}.tool_call_id\` must be a non-empty string.`);
+  const id = toolResultId(message, at);
   const content = message.content;
   if (typeof content === 'string') return content === '' ? { type: 'tool_result', tool_use_id: id } : { type: 'tool_result', tool_use_id: id, content };
   const parts = (content as Json[]).map((part, j) => {

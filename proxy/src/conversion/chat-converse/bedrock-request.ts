@@ -1,3 +1,4 @@
+import { readToolCall, toolResultId } from '../chat-tool-calls.js';
 import { Errors, type GatewayError } from '@gateway/shared';
 import { cacheBreakpoint } from '../../providers/cache-breakpoint.js';
 import type { BedrockCachePoint, BedrockContentBlock, BedrockImageBlock, BedrockMessage, BedrockRequest, BedrockTool, BedrockToolChoice, BedrockToolResult } from '../../providers/bedrock/bedrock-wire.js';
@@ -188,34 +189,14 @@ function assistantContent(message: Json, at: string): BedrockContentBlock[] {
   const out: BedrockContentBlock[] = textBlocks(message.content ?? '', at, 'an assistant message');
   const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
   for (let k = 0; k < calls.length; k++) {
-    const where = `${at}.tool_calls[${k}]`;
-    const call = calls[k];
-    if (!isObject(call) || !isObject(call.function)) throw invalid(where, `\`${where}\` must be a function tool call.`);
-    if (typeof call.id !== 'string' || call.id === '') throw invalid(`${where}.id`, `\`${where}.id\` must be a non-empty string.`);
-    const fn = call.function;
-    if (typeof fn.name !== 'string' || fn.name === '') throw invalid(`${where}.function.name`, `\`${where}.function.name\` must be a non-empty string.`);
-    out.push({ toolUse: { toolUseId: call.id, name: fn.name, input: parseArguments(fn.arguments, `${where}.function.arguments`) } });
+    const { id, name, input } = readToolCall(calls[k], `${at}.tool_calls[${k}]`);
+    out.push({ toolUse: { toolUseId: id, name, input } });
   }
   return out;
 }
 
-/** Converse takes a call's input as a JSON value; OpenAI carries it as JSON text. */
-function parseArguments(text: unknown, at: string): Json {
-  if (text === undefined || text === null || (typeof text === 'string' && text.trim() === '')) return {};
-  if (typeof text !== 'string') throw invalid(at, `\`${at}\` must be a string of JSON.`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw invalid(at, `\`${at}\` is not valid JSON.`);
-  }
-  if (!isObject(parsed)) throw invalid(at, `\`${at}\` must be a JSON object.`);
-  return parsed;
-}
-
 function toolResult(message: Json, at: string): BedrockToolResult {
-  const id = message.tool_call_id;
-  if (typeof id !== 'string' || id === '') throw invalid(`${at}.tool_call_id`, `\`${at}.tool_call_id\` must be a non-empty string.`);
+  const id = toolResultId(message, at);
   const content = message.content;
   if (typeof content === 'string') return { toolUseId: id, content: [{ text: content === '' ? ' ' : content }] };
   const parts: BedrockToolResult['content'] = [];
