@@ -1,17 +1,10 @@
-import { Errors, type GatewayError } from '@gateway/shared';
+import { invalid, isObject } from './json-fields.js';
 
 /**
  * The internal request's tool calls and tool results as every provider-side pair reads them
  * (chat-anthropic, chat-converse): a call's id, name and arguments (OpenAI carries them as JSON
  * text, the providers take an object), a result's call id, each refused 400 at its path.
  */
-function invalid(param: string, message: string): GatewayError {
-  return Errors.invalidField(param, message);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export interface ToolCallRead {
   id: string;

@@ -1,5 +1,5 @@
+import { invalid, isObject, present } from '../json-fields.js';
 import { readToolCall, toolResultId } from '../chat-tool-calls.js';
-import { Errors, GatewayError } from '@gateway/shared';
 import { cacheBreakpoint } from '../../providers/cache-breakpoint.js';
 import type {
   AnthropicBlock,
@@ -31,18 +31,6 @@ type Json = Record<string, unknown>;
 
 /** Anthropic's temperature range is 0–1, OpenAI's 0–2: values above 1 are clamped to 1. */
 export const MAX_TEMPERATURE = 1;
-
-function invalid(param: string, message: string): GatewayError {
-  return Errors.invalidField(param, message);
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function present(value: unknown): boolean {
-  return value !== undefined && value !== null;
-}
 
 export function toAnthropicRequest(body: Readonly<Json>, settings: RequestSettings): AnthropicRequest {
   const { system, messages } = translateMessages(body.messages as unknown[]);

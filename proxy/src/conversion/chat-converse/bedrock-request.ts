@@ -1,5 +1,5 @@
+import { invalid, isObject, present } from '../json-fields.js';
 import { readToolCall, toolResultId } from '../chat-tool-calls.js';
-import { Errors, type GatewayError } from '@gateway/shared';
 import { cacheBreakpoint } from '../../providers/cache-breakpoint.js';
 import type { BedrockCachePoint, BedrockContentBlock, BedrockImageBlock, BedrockMessage, BedrockRequest, BedrockTool, BedrockToolChoice, BedrockToolResult } from '../../providers/bedrock/bedrock-wire.js';
 
@@ -23,18 +23,6 @@ const IMAGE_FORMATS: Readonly<Record<string, BedrockImageBlock['format']>> = {
 };
 
 const DATA_URL = /^data:([^;,]+);base64,/;
-
-function invalid(param: string, message: string): GatewayError {
-  return Errors.invalidField(param, message);
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function present(value: unknown): boolean {
-  return value !== undefined && value !== null;
-}
 
 export function toBedrockRequest(body: Readonly<Json>): BedrockRequest {
   const { system, messages } = translateMessages(body.messages as unknown[]);

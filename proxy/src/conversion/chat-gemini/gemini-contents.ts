@@ -1,4 +1,4 @@
-import { Errors, GatewayError } from '@gateway/shared';
+import { invalid as refuse, isObject } from '../json-fields.js';
 import type { GeminiContent, GeminiPart } from '../../providers/gemini/gemini-wire.js';
 
 /**
@@ -24,14 +24,6 @@ const IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg
 const AUDIO_TYPES: Record<string, string> = { wav: 'audio/wav', mp3: 'audio/mp3' };
 
 type Message = Record<string, unknown>;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function refuse(param: string, message: string): GatewayError {
-  return Errors.invalidField(param, message);
-}
 
 export function toGeminiConversation(messages: readonly unknown[]): GeminiConversation {
   const system: { text: string }[] = [];

@@ -1,4 +1,4 @@
-import { Errors, GatewayError } from '@gateway/shared';
+import { invalid as refuse, isObject, present } from '../json-fields.js';
 import { toGeminiConversation } from './gemini-contents.js';
 import { toGeminiSchema } from './gemini-schema.js';
 import type { GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiRequest } from '../../providers/gemini/gemini-wire.js';
@@ -17,18 +17,6 @@ export interface GeminiRequestOptions {
 type Body = Readonly<Record<string, unknown>>;
 
 const THINKING_LEVELS = new Set(['minimal', 'low', 'medium', 'high']);
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function present(value: unknown): boolean {
-  return value !== undefined && value !== null;
-}
-
-function refuse(param: string, message: string): GatewayError {
-  return Errors.invalidField(param, message);
-}
 
 export function toGeminiRequest(body: Body, options: GeminiRequestOptions = {}): GeminiRequest {
   const request: GeminiRequest = toGeminiConversation(body.messages as unknown[]);

@@ -1,9 +1,6 @@
 import { FRAME, ONE_TEXT_ANSWER, refusalOf, type ParamTable } from '../../conversion/param-support.js';
+import { isObject } from '../../conversion/json-fields.js';
 import { chatAnthropic } from '../../conversion/chat-anthropic/chat-anthropic.js';
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * What an OpenAI-shaped request keeps on its way to Anthropic's Messages API (anthropic-request.ts
