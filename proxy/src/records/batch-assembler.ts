@@ -62,6 +62,11 @@ export class BatchAssembler {
     return this.open;
   }
 
+  /** The batch dropOldest takes from next (the oldest waiting one, else the open one); null when none. */
+  oldest(): OutgoingBatch | null {
+    return this.waiting.first() ?? this.open;
+  }
+
   /** The batches cut and not yet taken, oldest first. */
   waitingBatches(): OutgoingBatch[] {
     return [...this.waiting];

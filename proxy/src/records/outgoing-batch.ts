@@ -21,6 +21,8 @@ export class OutgoingBatch {
   dropped = false;
   /** The batch this one's records were appended to when it was cut: they are sent with that one. */
   mergedInto: OutgoingBatch | null = null;
+  /** The batches appended to this one (and to those): they settle when this one does. */
+  merged: OutgoingBatch[] | null = null;
   /** Redis run_id known when the add was acknowledged; another run_id means the job may be gone. */
   sentRunId: string | undefined;
 
@@ -51,6 +53,9 @@ export class OutgoingBatch {
 
   append(other: OutgoingBatch): void {
     other.mergedInto = this;
+    const merged = (this.merged ??= []);
+    merged.push(other);
+    if (other.merged !== null) for (const inner of other.merged) merged.push(inner);
     for (const segment of other.segments) this.segments.push(segment);
     this.held += other.held;
     this.unencodable += other.unencodable;

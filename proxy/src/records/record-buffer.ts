@@ -249,7 +249,7 @@ export class RecordBuffer implements RecordSink {
       this.metrics.dropped.inc(size);
       this.log.warn({ err: { message: (err as Error).message }, dropped: size }, 'record batch could not be encoded; dropped');
       batch.dropped = true;
-      this.settleWaiters();
+      this.settled(batch);
       return;
     }
     this.inFlightBatches++;
@@ -272,7 +272,7 @@ export class RecordBuffer implements RecordSink {
     const failures = this.backoff.succeeded();
     if (failures > 0) this.log.info({ retries: failures, buffered: this.buffered }, 'records queue reachable again; sending buffered records');
     this.enforceBound();
-    this.settleWaiters();
+    this.settled(batch);
     this.pump();
   }
 
@@ -303,23 +303,31 @@ export class RecordBuffer implements RecordSink {
   private enforceBound(): void {
     const { released, dropped, dropsToLog } = this.backlog.trim(this.buffered + this.sent.records, {
       releaseOldestSent: () => this.sent.releaseOldest()?.size,
-      dropOldestUnsent: (max) => this.assembler.dropOldest(max),
+      dropOldestUnsent: (max) => {
+        const oldest = this.assembler.oldest();
+        const n = this.assembler.dropOldest(max);
+        // A batch dropped whole will never be sent: no one waits for it.
+        if (oldest !== null && oldest.size === 0) this.settled(oldest);
+        return n;
+      },
     });
     if (released > 0) this.metrics.released.inc(released);
-    if (dropped > 0) {
-      this.metrics.dropped.inc(dropped);
-      this.settleWaiters();
-    }
+    if (dropped > 0) this.metrics.dropped.inc(dropped);
     if (dropsToLog > 0) {
       this.log.warn({ dropped: dropsToLog, buffered: this.buffered, max: this.backlog.max }, 'record buffer full while Redis is away; oldest records dropped');
     }
   }
 
-  /** Lets go of the callers of queued() whose batches have all reached Redis (or been dropped). */
-  private settleWaiters(): void {
+  /**
+   * The batch (and those merged into it) reached Redis or will never be sent: each caller of
+   * queued() stops waiting for it, and is let go once it waits for none. The work is the few
+   * waiters' set deletions, whatever number of batches the buffer holds.
+   */
+  private settled(batch: OutgoingBatch): void {
     if (this.waiters.length === 0) return;
     this.waiters = this.waiters.filter((waiter) => {
-      for (const batch of waiter.batches) if (isSettled(batch)) waiter.batches.delete(batch);
+      waiter.batches.delete(batch);
+      if (batch.merged !== null) for (const inner of batch.merged) waiter.batches.delete(inner);
       if (waiter.batches.size > 0) return true;
       waiter.resolve();
       return false;
