@@ -76,9 +76,9 @@ describe('control plane under dropped Postgres connections', () => {
     } finally {
       await admin.end({ timeout: 1 });
     }
-    expect(child.process.exitCode).toBeNull();
+    expect(child.process.exitCode, child.output()).toBeNull();
     await eventually(async () => (await create()) === 201, 'project created after the drops', 30_000);
-    expect(child.process.exitCode).toBeNull();
+    expect(child.process.exitCode, child.output()).toBeNull();
     expect(child.output()).not.toMatch(/uncaught exception/);
   });
 
