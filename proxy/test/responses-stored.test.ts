@@ -58,9 +58,54 @@ function pairAnswer(name: string): (req: WireRequest, res: ServerResponse) => vo
 let left: RunningWireMock;
 let right: RunningWireMock;
 
+/**
+ * OpenAI's Responses API keeping what it made: create, retrieve (whole or streamed), input_items
+ * and delete, each answered as OpenAI documents, an unknown id 404. Every request is recorded.
+ */
+const keptSeen: WireRequest[] = [];
+function keptAnswer(): (req: WireRequest, res: ServerResponse) => void {
+  let made = 0;
+  const kept = new Map<string, { response: Record<string, unknown>; items: Record<string, unknown>[] }>();
+  const missing = (res: ServerResponse, id: string) => sendJson(res, 404, { error: { message: `Response with id '${id}' not found.`, type: 'invalid_request_error', param: null, code: null } });
+  return (req, res) => {
+    keptSeen.push(req);
+    const url = new URL(req.path, 'http://mock');
+    const match = /^\/v1\/responses\/([^/]+)(\/input_items)?$/.exec(url.pathname);
+    if (req.method === 'POST') {
+      const id = `resp_kept${made++}`;
+      const input = typeof req.body.input === 'string' ? [{ role: 'user', content: req.body.input }] : ((req.body.input ?? []) as Record<string, unknown>[]);
+      const items = input.map((item, i) => ({ id: `msg_in${id}${i}`, type: 'message', ...item }));
+      const response = { id, object: 'response', created_at: 1, status: 'completed', background: req.body.background ?? false, model: req.body.model, output: [{ id: `msg_out${id}`, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'kept upstream', annotations: [] }] }], usage: { input_tokens: 6, output_tokens: 2, total_tokens: 8 }, upstream_only: 'a field of tomorrow' };
+      kept.set(id, { response, items });
+      return sendJson(res, 200, response);
+    }
+    const id = decodeURIComponent(match?.[1] ?? '');
+    const found = kept.get(id);
+    if (found === undefined) return missing(res, id);
+    if (req.method === 'DELETE') {
+      kept.delete(id);
+      return sendJson(res, 200, { id, object: 'response.deleted', deleted: true });
+    }
+    if (match?.[2] !== undefined) {
+      const items = url.searchParams.get('order') === 'asc' ? found.items : [...found.items].reverse();
+      const page = items.slice(0, Number(url.searchParams.get('limit') ?? 20));
+      return sendJson(res, 200, { object: 'list', data: page, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: page.length < items.length });
+    }
+    if (url.searchParams.get('stream') === 'true') {
+      return sendSse(res, [
+        `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response: { ...found.response, status: 'in_progress', output: [] } })}\n\n`,
+        `event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', sequence_number: 1, response: found.response })}\n\n`,
+      ]);
+    }
+    sendJson(res, 200, found.response);
+  };
+}
+let keeping: RunningWireMock;
+
 beforeAll(async () => {
   left = await startWireMock(pairAnswer('left'));
   right = await startWireMock(pairAnswer('right'));
+  keeping = await startWireMock(keptAnswer());
   cp = await startControlPlane('responses-stored', { env: { INTERNAL_TOKEN: TOKEN } });
   chat = await startWireMock(chatAnswer);
   native = await startWireMock(nativeAnswer);
@@ -90,6 +135,12 @@ beforeAll(async () => {
     base_url: ${right.baseUrl}/v1
     api_key: sk-right-provider-secret-0123456789
     models: [pair-1]
+  - name: keeping
+    type: openai
+    responses: native
+    base_url: ${keeping.baseUrl}/v1
+    api_key: sk-keeping-provider-secret-0123456789
+    models: [kept-1]
 routes:
   pair-1: { strategy: weighted, weights: { left: 1, right: 1 } }
 `,
@@ -108,6 +159,7 @@ afterAll(async () => {
   await native?.close();
   await left?.close();
   await right?.close();
+  await keeping?.close();
   await cp?.close();
 });
 
@@ -251,5 +303,72 @@ describe('stateful Responses on a native provider', () => {
     const input = [{ type: 'item_reference', id: 'msg_keptUpstream' }, { role: 'user', content: 'go on' }] as OpenAI.Responses.ResponseInput;
     await client.responses.create({ model: 'native-1', input });
     expect((native.lastRequest()?.body as { input?: unknown } | undefined)?.input).toEqual(input);
+  });
+});
+
+/** Polls until the gateway remembers where a native response lives (written beside the answer, not before it). */
+async function remembered(id: string): Promise<void> {
+  for (;;) {
+    const rows = await cp.sql`select provider from stored_responses where id = ${id}`;
+    if (rows.length > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('a response its native provider keeps, through the gateway', () => {
+  it('retrieves it, whole and streamed, and lists its input items, from the provider that made it', async () => {
+    // A background response is remembered before its answer: the client polls it at once.
+    const made = await client.responses.create({ model: 'kept-1', input: [{ role: 'user', content: 'one' }, { role: 'user', content: 'two' }], background: true });
+    const beta = { headers: { 'openai-beta': 'responses=v9' } };
+    const got = await client.responses.retrieve(made.id, {}, beta);
+    expect(got).toMatchObject({ id: made.id, object: 'response', output_text: 'kept upstream', upstream_only: 'a field of tomorrow' });
+    const asked = keptSeen.at(-1)!;
+    expect(asked).toMatchObject({ method: 'GET', path: `/v1/responses/${made.id}` });
+    // The provider's own credential, and the client's provider headers; never the client's key.
+    expect(asked.headers.authorization).toBe('Bearer sk-keeping-provider-secret-0123456789');
+    expect(asked.headers['openai-beta']).toBe('responses=v9');
+
+    const page = await client.responses.inputItems.list(made.id, { order: 'asc', limit: 1 });
+    expect(page.data.map((i) => (i as { content: unknown }).content)).toEqual(['one']);
+    expect(page.has_more).toBe(true);
+    expect(keptSeen.at(-1)!.path).toBe(`/v1/responses/${made.id}/input_items?order=asc&limit=1`);
+
+    const events: string[] = [];
+    for await (const event of await client.responses.retrieve(made.id, { stream: true })) events.push(event.type);
+    expect(events).toEqual(['response.created', 'response.completed']);
+  });
+
+  it('deletes it at the provider and forgets it; another project finds nothing, and the provider is not asked', async () => {
+    const made = await client.responses.create({ model: 'kept-1', input: 'forget me' });
+    await remembered(made.id);
+    const stranger = new OpenAI({ apiKey: other.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
+    const before = keptSeen.length;
+    await expect(stranger.responses.retrieve(made.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(stranger.responses.delete(made.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    expect(keptSeen.length).toBe(before);
+
+    await client.responses.delete(made.id);
+    expect(keptSeen.at(-1)).toMatchObject({ method: 'DELETE', path: `/v1/responses/${made.id}` });
+    const rows = await cp.sql`select count(*)::int as n from stored_responses where id = ${made.id}`;
+    expect(rows[0]?.n).toBe(0);
+    await expect(client.responses.retrieve(made.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    expect(keptSeen.at(-1)!.method).toBe('DELETE');
+  });
+
+  it("answers the provider's 404 as its own, and refuses to continue a native response on a translated model", async () => {
+    const made = await client.responses.create({ model: 'kept-1', input: 'soon gone upstream' });
+    await remembered(made.id);
+    // Gone at the provider (expired there): the gateway says 404 and forgets it.
+    await fetch(`${keeping.baseUrl}/v1/responses/${made.id}`, { method: 'DELETE' });
+    await expect(client.responses.retrieve(made.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const rows = await cp.sql`select count(*)::int as n from stored_responses where id = ${made.id}`;
+    expect(rows[0]?.n).toBe(0);
+
+    const second = await client.responses.create({ model: 'kept-1', input: 'kept upstream' });
+    await remembered(second.id);
+    const refused = await client.responses.create({ model: 'chat-1', input: 'go on', previous_response_id: second.id }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('previous_response_id');
+    expect((refused as Error).message).toContain('kept by the provider keeping');
   });
 });

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, Job, Queue, Worker } from 'bullmq';
-import { BATCH_EXPIRED, Errors, type GatewayError, type BatchEndpoint, type BatchJob, type BatchRow, type ClaimedLine, type LineResult, type RedisClient, type RedisKeys } from '@gateway/shared';
+import { BATCH_EXPIRED, Errors, type GatewayError, type BatchJob, type BatchRow, type ClaimedLine, type LineResult, type RedisClient, type RedisKeys } from '@gateway/shared';
 import type { Logger } from 'pino';
 import type { GatewayDeps } from '../pipeline/context.js';
 import type { Endpoints } from '../pipeline/endpoints.js';

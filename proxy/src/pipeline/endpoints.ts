@@ -57,8 +57,11 @@ export type LineChains = Readonly<Record<BatchEndpoint, Endpoint>>;
 export function buildEndpoints(seams: Seams = {}): Endpoints {
   const closing = present(seams.cacheStore, settle, countRequest, writeRecords, endTrace);
 
-  /** A stored response's route: the key's project, then the answer (audited with no endpoint, as the models list is). */
-  const stored = (answer: Step): Endpoint => ({ name: null, errors: openAiResponses, meter: null, steps: [refuseWhileDraining, checkKey, authenticate, answer], closing });
+  /**
+   * A stored response's route: the key's project, then the answer (audited with no endpoint, as the
+   * models list is). `native`: a response its provider keeps is asked of it with the client's headers.
+   */
+  const stored = (answer: Step): Endpoint => ({ name: null, errors: openAiResponses, native: true, meter: null, steps: [refuseWhileDraining, checkKey, authenticate, answer], closing });
 
   /**
    * A model request in any inbound protocol, which only parses and renders. `mode`: `live` for

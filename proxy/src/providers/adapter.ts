@@ -2,6 +2,7 @@ import type { ModelEntry, ProviderConfig, ProviderTypeInfo } from '@gateway/shar
 import type { ParamTable } from '../conversion/param-support.js';
 import type { Cancel } from './cancel.js';
 import type { ProviderBatches } from './provider-batches.js';
+import type { UpstreamResponse } from './upstream-request.js';
 import type { ChatRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, NativeProtocol, StreamResult } from '../request/internal-request.js';
 
 // The internal request's types live in request/; re-exported here so adapters import one module.
@@ -65,8 +66,30 @@ export interface ProviderAdapter {
    * sent to it as one batch instead of one by one (provider-batches.ts); absent: the gateway runs them.
    */
   readonly batches?: ProviderBatches;
+  /**
+   * A request about a response the provider keeps in its own Responses API (GET or DELETE
+   * `/responses/{id}`, or GET `/responses/{id}/input_items` when `items`), with the client's
+   * query and provider headers; the answer comes whatever its status, to be passed on as it came.
+   * Absent, or null for an entry that translates: the provider keeps none the gateway sent it.
+   */
+  storedResponse?(request: StoredResponseRequest, cancel: Cancel): Promise<ProviderAnswer> | null;
   close(): Promise<void>;
 }
+
+/** A GET or DELETE of a response the provider keeps (ProviderAdapter.storedResponse). */
+export interface StoredResponseRequest {
+  method: 'GET' | 'DELETE';
+  id: string;
+  /** The response's input items (`/input_items`) rather than the response. */
+  items: boolean;
+  /** The client's query string, as it came (`include[]`, `stream`, `after`, `limit`, `order`…). */
+  query: string;
+  /** The client's provider headers (server.ts decides which pass). */
+  headers: readonly (readonly [string, string])[] | null;
+}
+
+/** A provider's answer passed on as it came: its status, a header, its body whole or chunk by chunk. */
+export type ProviderAnswer = Pick<UpstreamResponse, 'status' | 'header' | 'body' | 'stream' | 'destroy'>;
 
 export interface AdapterFactory extends ProviderTypeInfo {
   create(config: ProviderConfig): ProviderAdapter;

@@ -75,6 +75,22 @@ export class ProviderConnection {
   }
 
   /**
+   * A bodiless request (a GET or DELETE of something the provider keeps) whose answer, whatever its
+   * status, the caller passes on as it came: the provider's own 404 is the client's.
+   */
+  async forward(method: 'GET' | 'DELETE', path: string, cancel: Cancel, headers: Record<string, string> = this.headers): Promise<UpstreamResponse> {
+    if (this.outstanding - this.maxConnections >= this.maxQueued) {
+      throw Errors.providerQueueFull(this.config.name);
+    }
+    if (this.counted !== undefined) this.outstanding++;
+    try {
+      return await UpstreamResponse.send(this.pool, method, path, headers, null, cancel, this.counted);
+    } catch (err) {
+      throw transportError(this.config.name, err, cancel.aborted);
+    }
+  }
+
+  /**
    * At drain, after every request was answered or cut: what is still open is only the dropped
    * tails of bodies whose answer was complete, so the connections are closed rather than waited for.
    */

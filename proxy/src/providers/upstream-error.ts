@@ -132,7 +132,7 @@ export function transportError(provider: string, err: unknown, aborted: boolean)
 }
 
 /** At most `limit` bytes of an error body (a provider may send a whole HTML page); the rest is not read. */
-export async function readLimited(res: UpstreamResponse, limit = 8192): Promise<string> {
+export async function readLimited(res: Pick<UpstreamResponse, 'body' | 'destroy'>, limit = 8192): Promise<string> {
   try {
     return (await res.body(limit)).toString('utf8');
   } catch {

@@ -42,16 +42,21 @@ export function responsesState(ctx: RequestContext): void | Promise<void> {
 
 /**
  * A native route keeps its own state at the provider; the gateway remembers only which provider
- * entry made each response (`store` not false), so a `previous_response_id` is sent to that entry
- * whichever target the route would draw — another account's provider would not know the id. A
- * response the gateway kept for a translated route cannot be continued here (the provider never
- * saw it): refused, naming the field. The memory is an aid, never a dependency: with the control
- * plane unreachable the request goes on unpinned. Only routes of several entries need it.
+ * entry made each response (`store` not false): so that GET, DELETE and input_items of that id are
+ * asked of it (stored-steps.ts), and so that a `previous_response_id` is sent to that entry
+ * whichever target a route of several would draw — another account's provider would not know the
+ * id. A response the gateway kept for a translated route cannot be continued here (the provider
+ * never saw it): refused, naming the field. The memory is an aid, never a dependency: with the
+ * control plane unreachable the request goes on unpinned.
  */
 function nativeState(ctx: RequestContext, store: ResponseStore, body: Record<string, unknown>): void | Promise<void> {
-  // A route of one provider entry cannot send a follow-up astray: nothing to remember, no round trip.
-  if ((ctx.route?.targets.length ?? 0) < 2) return;
-  if (body.store !== false) ctx.keepNative = rememberer(ctx, store);
+  const several = (ctx.route?.targets.length ?? 0) >= 2;
+  // The answer waits for the memory only where a follow-up could otherwise go astray, or where the
+  // client will ask for the response at once (a background one, polled); elsewhere it is written
+  // beside the answer, and a retrieve in the same millisecond may not find it yet.
+  if (body.store !== false) ctx.keepNative = rememberer(ctx, store, several || body.background === true);
+  // A route of one provider entry cannot send a follow-up astray: no round trip before the call.
+  if (!several) return;
   const previous = body.previous_response_id;
   if (typeof previous !== 'string' || !isResponseId(previous)) return;
   return store.get(previous, ctx.projectId).then(
@@ -72,16 +77,18 @@ function nativeState(ctx: RequestContext, store: ResponseStore, body: Record<str
   );
 }
 
-/** Remembers a native response's id with the provider entry that answered; a failure is logged, the answer still goes. */
-function rememberer(ctx: RequestContext, store: ResponseStore): (id: string) => Promise<void> {
-  return async (id) => {
+/**
+ * Remembers a native response's id with the provider entry that answered; a failure is logged, the
+ * answer still goes. `awaited`: the answer waits until it is remembered; otherwise it is not held.
+ */
+function rememberer(ctx: RequestContext, store: ResponseStore, awaited: boolean): (id: string) => Promise<void> {
+  return (id) => {
     const provider = ctx.provider;
-    if (!isResponseId(id) || provider === null) return;
-    try {
-      await store.put({ id, project_id: ctx.projectId, provider, model: ctx.model ?? '', input_items: [], response: null, messages: null });
-    } catch (err) {
-      ctx.deps.log.warn({ requestId: ctx.info.requestId, responseId: id, reason: err instanceof Error ? err.message : String(err) }, "a native response's provider could not be remembered; a follow-up naming it goes unpinned");
-    }
+    if (!isResponseId(id) || provider === null) return Promise.resolve();
+    const remembered = store.put({ id, project_id: ctx.projectId, provider, model: ctx.model ?? '', input_items: [], response: null, messages: null }).catch((err: unknown) => {
+      ctx.deps.log.warn({ requestId: ctx.info.requestId, responseId: id, reason: err instanceof Error ? err.message : String(err) }, "a native response's provider could not be remembered; a follow-up or retrieve naming it goes unpinned or is not found");
+    });
+    return awaited ? remembered : Promise.resolve();
   };
 }
 

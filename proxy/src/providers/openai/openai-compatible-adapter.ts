@@ -1,5 +1,5 @@
 import { Errors, GatewayError, type ModelEntry, type ProviderConfig } from '@gateway/shared';
-import type { ChatRequest, NativeRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, NativeProtocol, ProviderAdapter, StreamMeta, StreamResult } from '../adapter.js';
+import type { ChatRequest, NativeRequest, CompletionResult, EmbeddingsRequest, EmbeddingsResult, NativeProtocol, ProviderAdapter, ProviderAnswer, StoredResponseRequest, StreamMeta, StreamResult } from '../adapter.js';
 import type { Cancel } from '../cancel.js';
 import { readOpenAiEmbeddings } from './embeddings-read.js';
 import { inspectChunk, newStreamMeta } from '../stream-inspector.js';
@@ -106,6 +106,24 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
         : Buffer.from(JSON.stringify({ ...native.body, model: request.upstreamModel, ...(capped === null ? {} : { max_output_tokens: capped }) }));
     // The client's headers go with it (openai-beta, Codex's session and turn headers, its SDK's).
     return { path, payload, headers: native.headers };
+  }
+
+  /**
+   * The provider's own copy of a response it made (`responses: native`): GET or DELETE
+   * `{base_url}/responses/{id}`, GET `…/input_items`, with the client's query after the base URL's.
+   */
+  storedResponse(request: StoredResponseRequest, cancel: Cancel): Promise<ProviderAnswer> | null {
+    const base = this.responsesPath();
+    if (base === null) return null;
+    const at = base.indexOf('?');
+    const path = `${at === -1 ? base : base.slice(0, at)}/${encodeURIComponent(request.id)}${request.items ? '/input_items' : ''}`;
+    const query = [at === -1 ? '' : base.slice(at + 1), request.query].filter((part) => part !== '').join('&');
+    let headers = this.headers;
+    if (request.headers !== null && request.headers.length > 0) {
+      headers = { ...this.headers };
+      for (const [name, value] of request.headers) headers[name] = value;
+    }
+    return this.connection.forward(request.method, query === '' ? path : `${path}?${query}`, cancel, headers);
   }
 
   /** A rewrite of the stream's chunks for the provider's departures from OpenAI's shape; none by default. */
