@@ -6,6 +6,7 @@ import type { RequestContext } from '../pipeline/context.js';
 import { costUsd, type UsageOutcome } from '../pipeline/request-records.js';
 import type { CacheCall } from './cache-call.js';
 import { ChunkAssembler } from './chunk-assembler.js';
+import { jsonBytes } from '../request/json-bytes.js';
 
 /**
  * The entry a finished miss leaves, or why it leaves none. Only a complete, successful answer is
@@ -35,7 +36,7 @@ export function cacheEntryOf(ctx: RequestContext, call: CacheCall, maxBytes: num
     const assembler = result.native === true ? nativeAssembly(call.chunks, ctx) : internalAssembly(call.chunks);
     if (assembler.filtered) return 'filtered';
     kind = 'chat';
-    body = Buffer.from(JSON.stringify(assembler.completion((result as StreamResult).meta.usage)));
+    body = jsonBytes(assembler.completion((result as StreamResult).meta.usage));
   } else {
     const whole = result as CompletionResult;
     kind = whole.native === true ? 'anthropic-message' : 'chat';

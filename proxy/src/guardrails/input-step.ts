@@ -5,6 +5,7 @@ import { translateScanned, type ParsedRequest } from '../protocols/protocol.js';
 import { runGuards, type GuardOutcome } from './run-guards.js';
 import { embeddingsSlots, promptSlots } from './slots.js';
 import type { GuardrailRuntime } from './runtime.js';
+import { jsonBytes } from '../request/json-bytes.js';
 
 /**
  * guardrails (input): the prompt checked before admission. It runs before the admission's policy
@@ -64,7 +65,7 @@ function check(ctx: RequestContext, runtime: GuardrailRuntime, policy: ProjectPo
           parsed.raw = null;
           parsed.native = undefined;
         } else {
-          ctx.raw = Buffer.from(JSON.stringify(embeddings));
+          ctx.raw = jsonBytes(embeddings);
         }
       }
       return;

@@ -6,6 +6,7 @@ import { runGuards, type GuardOutcome } from './run-guards.js';
 import type { GuardrailRuntime } from './runtime.js';
 import { answerSlots } from './slots.js';
 import { guardStream } from './stream-guard.js';
+import { jsonBytes } from '../request/json-bytes.js';
 
 /**
  * guardrails (output): the answer checked before respond. A whole answer is read, checked and
@@ -49,7 +50,7 @@ export function guardrailsOut(ctx: RequestContext): void | Promise<void> {
       }
       result.finishReason = 'content_filter';
     } else if (!slots.some((s, i) => s.text !== before[i])) return;
-    result.body = Buffer.from(JSON.stringify(answer));
+    result.body = jsonBytes(answer);
   };
   if (outcome instanceof Promise) return outcome.then(settle);
   settle(outcome);

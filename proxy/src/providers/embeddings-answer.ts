@@ -1,4 +1,5 @@
 import type { EmbeddingsBody, EmbeddingsInput } from './adapter.js';
+import { jsonBytes } from '../request/json-bytes.js';
 
 /**
  * What every embeddings adapter needs around its own wire format: the client's input as a list of
@@ -55,5 +56,5 @@ export function isVector(value: unknown): value is number[] | string {
 /** OpenAI's embeddings answer; `model` is the id the client sent. */
 export function embeddingsAnswer(model: string, vectors: readonly (readonly number[] | string)[], encoding: EmbeddingEncoding, promptTokens: number): Buffer {
   const data = vectors.map((vector, index) => ({ object: 'embedding', index, embedding: encodeVector(vector, encoding) }));
-  return Buffer.from(JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } }));
+  return jsonBytes({ object: 'list', data, model, usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } });
 }

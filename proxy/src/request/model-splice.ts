@@ -1,3 +1,4 @@
+import { jsonBytes } from './json-bytes.js';
 /**
  * The client's body bytes with only the top-level `model` renamed, for a request that goes to its
  * provider as it came: the provider's model id written in place of the client's, every other byte
@@ -62,5 +63,5 @@ export function spliceModel(raw: Buffer, current: string, model: string): Buffer
   }
   // The one key found is the top-level one only if it holds what the parsed body does.
   if (value !== current) return null;
-  return Buffer.concat([raw.subarray(0, start), Buffer.from(JSON.stringify(model)), raw.subarray(end)]);
+  return Buffer.concat([raw.subarray(0, start), jsonBytes(model), raw.subarray(end)]);
 }

@@ -5,6 +5,7 @@ import { toAnthropicRequest, type RequestSettings } from './anthropic-request.js
 import { toChatCompletion } from './anthropic-response.js';
 import type { CompletionResult } from '../../request/internal-request.js';
 import { StreamTranslator } from './anthropic-stream.js';
+import { jsonBytes } from '../../request/json-bytes.js';
 
 /** The internal request ⇄ Anthropic's Messages API: `anthropic` entries and Claude models on `vertex`. */
 export const chatAnthropic: Conversion<{
@@ -23,7 +24,7 @@ export const chatAnthropic: Conversion<{
   toRequest: toAnthropicRequest,
   fromResponse: (message, { fallbackModel }) => {
     const { body, usage, finish } = toChatCompletion(message, fallbackModel);
-    return { status: 200, body: Buffer.from(JSON.stringify(body)), usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
+    return { status: 200, body: jsonBytes(body), usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
   },
   streamTranslator: (s) => new StreamTranslator(s.provider, s.meta, s.clientWantsUsage, s.requestId, s.fallbackModel),
 };

@@ -5,6 +5,7 @@ import { toGeminiRequest, type GeminiRequestOptions } from './gemini-request.js'
 import { toChatCompletion, type AnswerContext } from './gemini-response.js';
 import type { CompletionResult } from '../../request/internal-request.js';
 import { GeminiStreamTranslator, type StreamContext } from './gemini-stream.js';
+import { jsonBytes } from '../../request/json-bytes.js';
 
 /** The internal request ⇄ Gemini's generateContent: `gemini` entries and Gemini models on `vertex`. */
 export const chatGemini: Conversion<{
@@ -22,7 +23,7 @@ export const chatGemini: Conversion<{
   toRequest: toGeminiRequest,
   fromResponse: (response, ctx) => {
     const { body, usage, finish } = toChatCompletion(response, ctx, ctx.provider);
-    return { status: 200, body: Buffer.from(JSON.stringify(body)), usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
+    return { status: 200, body: jsonBytes(body), usage, finishReason: finish.gateway, rawFinishReason: finish.raw };
   },
   streamTranslator: ({ meta, ...ctx }) => new GeminiStreamTranslator(meta, ctx),
 };

@@ -1,6 +1,7 @@
 import type { CompletionResult } from '../../request/internal-request.js';
 import { countsFromChatUsage, messageItem, newId, outcomeOf, responseObject, toolCallItem, type ContentPart, type ItemStatus } from './response-object.js';
 import type { ToolOrigin } from './tools.js';
+import { jsonBytes } from '../../request/json-bytes.js';
 
 /**
  * A whole `chat.completion` as a Response: the message's text (or refusal) as one `message` item,
@@ -56,7 +57,7 @@ export function renderResponse(result: CompletionResult, model: string, echo: Re
     { id: newId('resp'), createdAt: created, status: outcome.status, incompleteDetails: outcome.incompleteDetails, model, output, usage: counts },
     echo,
   );
-  return Buffer.from(JSON.stringify(response));
+  return jsonBytes(response);
 }
 
 /** A chat message's content as text: a string, or the text of its parts. */

@@ -8,6 +8,7 @@ import type { RequestContext } from '../context.js';
 import { NAME } from '../../http/wire-bytes.js';
 import { CLIENT_CLOSED } from '../exits.js';
 import { tryTargets, type Served } from './failover.js';
+import { jsonBytes } from '../../request/json-bytes.js';
 
 /**
  * route + failover + provider: the route's plan (its providers in order, cooling ones last), each
@@ -33,7 +34,7 @@ export function callModel(ctx: RequestContext): Promise<void> {
 export function chatRequestOf(ctx: RequestContext): ChatRequest {
   const parsed = ctx.parsed as ParsedRequest;
   // A translated (or capped) request has no client bytes to forward as they are.
-  const raw = ctx.forward ?? Buffer.from(JSON.stringify(parsed.chat));
+  const raw = ctx.forward ?? jsonBytes(parsed.chat);
   return {
     body: parsed.chat,
     raw,

@@ -18,6 +18,7 @@ import { NativeStreamMeter } from './native-stream-meter.js';
 import { ANTHROPIC_PARAMS } from './anthropic-params.js';
 import { AnthropicBatches } from './anthropic-batches.js';
 import { batchMode, type ProviderBatches } from '../provider-batches.js';
+import { jsonBytes } from '../../request/json-bytes.js';
 
 /**
  * Anthropic's Messages API behind the OpenAI Chat Completions interface: each request is
@@ -149,10 +150,10 @@ export class AnthropicAdapter implements ProviderAdapter {
     if (native !== undefined && isNative(request)) {
       // The client's bytes with the provider's model id in place: nothing parsed or serialised again.
       const spliced = native.raw === undefined || typeof native.body.model !== 'string' ? null : spliceModel(native.raw, native.body.model, request.upstreamModel);
-      return spliced ?? Buffer.from(JSON.stringify({ ...native.body, model: request.upstreamModel }));
+      return spliced ?? jsonBytes({ ...native.body, model: request.upstreamModel });
     }
     const body = chatAnthropic.toRequest(request.body, { upstreamModel: request.upstreamModel, stream: request.stream, defaultMaxTokens: this.defaultMaxTokens });
-    return Buffer.from(JSON.stringify(body));
+    return jsonBytes(body);
   }
 
   queueDepth(): number {

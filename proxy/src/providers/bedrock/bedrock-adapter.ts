@@ -17,6 +17,7 @@ import type { BedrockResponse } from './bedrock-wire.js';
 import { BEDROCK_PARAMS } from './bedrock-params.js';
 import { batchMode, type ProviderBatches } from '../provider-batches.js';
 import { BedrockBatches, type BedrockBatchSettings } from './bedrock-batches.js';
+import { jsonBytes } from '../../request/json-bytes.js';
 
 /**
  * Amazon Bedrock's Converse API behind the OpenAI interface: `POST /model/{modelId}/converse`
@@ -60,7 +61,7 @@ export class BedrockAdapter implements ProviderAdapter {
 
   /** A request as a batch record's `modelInput`: the Converse body `complete` would send (bedrock-batches.ts). */
   batchBody(request: ChatRequest): Buffer {
-    return Buffer.from(JSON.stringify(chatConverse.toRequest(request.body, undefined)));
+    return jsonBytes(chatConverse.toRequest(request.body, undefined));
   }
 
   batchAnswer(request: ChatRequest, body: Buffer): CompletionResult {
@@ -145,7 +146,7 @@ export class BedrockAdapter implements ProviderAdapter {
   }
 
   private send(request: ChatRequest, operation: 'converse' | 'converse-stream', cancel: Cancel): Promise<UpstreamResponse> {
-    const payload = Buffer.from(JSON.stringify(chatConverse.toRequest(request.body, undefined)));
+    const payload = jsonBytes(chatConverse.toRequest(request.body, undefined));
     return this.post(`${this.modelPath(request.upstreamModel)}/${operation}`, payload, cancel, request);
   }
 

@@ -15,6 +15,7 @@ import { geminiEvents } from './gemini-events.js';
 import type { GeminiResponse } from './gemini-wire.js';
 import { ProviderConnection } from '../provider-connection.js';
 import { GEMINI_PARAMS } from './gemini-params.js';
+import { jsonBytes } from '../../request/json-bytes.js';
 
 /**
  * Google's Gemini API (`generateContent`, `streamGenerateContent?alt=sse`) behind the OpenAI
@@ -83,7 +84,7 @@ export class GeminiAdapter implements ProviderAdapter {
   async embed(request: EmbeddingsRequest, cancel: Cancel): Promise<EmbeddingsResult> {
     const model = upstreamName(request.upstreamModel);
     const batch = toGeminiEmbeddings(request, model);
-    const res = await this.send(`${this.prefix}${encodeURIComponent(model)}:batchEmbedContents`, Buffer.from(JSON.stringify(batch)), cancel, request);
+    const res = await this.send(`${this.prefix}${encodeURIComponent(model)}:batchEmbedContents`, jsonBytes(batch), cancel, request);
     let body: Buffer;
     try {
       body = await res.body();
@@ -94,7 +95,7 @@ export class GeminiAdapter implements ProviderAdapter {
   }
 
   private payload(request: ChatRequest): Buffer {
-    return Buffer.from(JSON.stringify(chatGemini.toRequest(request.body, this.requestOptions)));
+    return jsonBytes(chatGemini.toRequest(request.body, this.requestOptions));
   }
 
   private modelPath(request: ChatRequest): string {

@@ -12,6 +12,7 @@ import { limitNeedsMove, moveLimit, tokenLimitField, tokenLimitOption, type Toke
 import { ProviderConnection } from '../provider-connection.js';
 import { spliceModel } from '../../request/model-splice.js';
 import { readSse } from '../sse-reader.js';
+import { jsonBytes } from '../../request/json-bytes.js';
 
 /** The headers of a provider's answer, as an adapter's error mapping reads them. */
 export interface AnswerHeaders {
@@ -103,7 +104,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     const payload =
       spliced !== null
         ? spliced
-        : Buffer.from(JSON.stringify({ ...native.body, model: request.upstreamModel, ...(capped === null ? {} : { max_output_tokens: capped }) }));
+        : jsonBytes({ ...native.body, model: request.upstreamModel, ...(capped === null ? {} : { max_output_tokens: capped }) });
     // The client's headers go with it (openai-beta, Codex's session and turn headers, its SDK's).
     return { path, payload, headers: native.headers };
   }
@@ -235,7 +236,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     const body: Record<string, unknown> = { ...request.body, model: request.upstreamModel };
     if (moveTokens) moveLimit(body, limitField as TokenLimitField);
     if (askUsage) body.stream_options = Object.assign({}, request.body.stream_options as object | undefined, { include_usage: true });
-    return Buffer.from(JSON.stringify(body));
+    return jsonBytes(body);
   }
 
   /**
@@ -247,7 +248,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
   async embed(request: EmbeddingsRequest, cancel: Cancel): Promise<EmbeddingsResult> {
     const refused = this.embeddingsRefusal(request);
     if (refused !== null) throw refused;
-    const payload = spliceModel(request.raw, request.model, request.upstreamModel) ?? Buffer.from(JSON.stringify({ ...request.body, model: request.upstreamModel }));
+    const payload = spliceModel(request.raw, request.model, request.upstreamModel) ?? jsonBytes({ ...request.body, model: request.upstreamModel });
     const res = await this.send(this.path(request.upstreamModel, 'embeddings'), payload, cancel, request);
     let body: Buffer;
     try {

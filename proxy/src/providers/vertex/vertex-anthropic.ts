@@ -10,6 +10,7 @@ import { newStreamMeta } from '../stream-inspector.js';
 import { transportError } from '../upstream-error.js';
 import type { UpstreamResponse } from '../upstream-request.js';
 import { prepend, type Send } from './vertex-gemini.js';
+import { jsonBytes } from '../../request/json-bytes.js';
 
 /**
  * Claude models on Vertex AI: `…/publishers/anthropic/models/{model}:rawPredict` and
@@ -90,10 +91,10 @@ export class VertexAnthropic {
   payload(request: ChatRequest): Buffer {
     if (isNative(request)) {
       const { model: _model, ...rest } = request.native?.body ?? {};
-      return Buffer.from(JSON.stringify(Object.assign(rest, { anthropic_version: VERTEX_ANTHROPIC_VERSION })));
+      return jsonBytes(Object.assign(rest, { anthropic_version: VERTEX_ANTHROPIC_VERSION }));
     }
     const { model: _model, ...rest } = chatAnthropic.toRequest(request.body, { upstreamModel: request.upstreamModel, stream: request.stream, defaultMaxTokens: this.defaultMaxTokens });
-    return Buffer.from(JSON.stringify({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest }));
+    return jsonBytes({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest });
   }
 }
 

@@ -8,6 +8,7 @@ import type { GeminiResponse } from '../gemini/gemini-wire.js';
 import { newStreamMeta } from '../stream-inspector.js';
 import { transportError } from '../upstream-error.js';
 import type { UpstreamResponse } from '../upstream-request.js';
+import { jsonBytes } from '../../request/json-bytes.js';
 
 /**
  * Gemini models on Vertex AI: `…/publishers/google/models/{model}:generateContent` and
@@ -57,7 +58,7 @@ export class VertexGemini {
 
   /** The generateContent body of a request (a batch prediction's `request` too). */
   payload(request: ChatRequest): Buffer {
-    return Buffer.from(JSON.stringify(chatGemini.toRequest(request.body, {})));
+    return jsonBytes(chatGemini.toRequest(request.body, {}));
   }
 }
 
