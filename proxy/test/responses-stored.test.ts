@@ -102,6 +102,11 @@ function keptAnswer(): (req: WireRequest, res: ServerResponse) => void {
 }
 let keeping: RunningWireMock;
 
+/** A providers-file entry serving `model` with the Responses API upstream, at `mock`. */
+function nativeEntry(name: string, mock: RunningWireMock, model: string): string {
+  return `  - name: ${name}\n    type: openai\n    responses: native\n    base_url: ${mock.baseUrl}/v1\n    api_key: sk-${name}-provider-secret-0123456789\n    models: [${model}]\n`;
+}
+
 beforeAll(async () => {
   left = await startWireMock(pairAnswer('left'));
   right = await startWireMock(pairAnswer('right'));
@@ -117,31 +122,7 @@ beforeAll(async () => {
     base_url: ${chat.baseUrl}/v1
     api_key: sk-chat-provider-secret-0123456789
     models: [chat-1]
-  - name: upstream-responses
-    type: openai
-    responses: native
-    base_url: ${native.baseUrl}/v1
-    api_key: sk-native-provider-secret-0123456789
-    models: [native-1]
-  - name: left
-    type: openai
-    responses: native
-    base_url: ${left.baseUrl}/v1
-    api_key: sk-left-provider-secret-0123456789
-    models: [pair-1]
-  - name: right
-    type: openai
-    responses: native
-    base_url: ${right.baseUrl}/v1
-    api_key: sk-right-provider-secret-0123456789
-    models: [pair-1]
-  - name: keeping
-    type: openai
-    responses: native
-    base_url: ${keeping.baseUrl}/v1
-    api_key: sk-keeping-provider-secret-0123456789
-    models: [kept-1]
-routes:
+${nativeEntry('upstream-responses', native, 'native-1')}${nativeEntry('left', left, 'pair-1')}${nativeEntry('right', right, 'pair-1')}${nativeEntry('keeping', keeping, 'kept-1')}routes:
   pair-1: { strategy: weighted, weights: { left: 1, right: 1 } }
 `,
     { CONTROL_PLANE_URL: cp.base, INTERNAL_TOKEN: TOKEN },
