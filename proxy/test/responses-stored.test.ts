@@ -74,8 +74,11 @@ function keptAnswer(): (req: WireRequest, res: ServerResponse) => void {
     if (req.method === 'POST') {
       const id = `resp_kept${made++}`;
       const input = typeof req.body.input === 'string' ? [{ role: 'user', content: req.body.input }] : ((req.body.input ?? []) as Record<string, unknown>[]);
+      // Its own input items only, as OpenAI lists them; a search is answered with a built-in tool's call.
       const items = input.map((item, i) => ({ id: `msg_in${id}${i}`, type: 'message', ...item }));
-      const response = { id, object: 'response', created_at: 1, status: 'completed', background: req.body.background ?? false, model: req.body.model, output: [{ id: `msg_out${id}`, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'kept upstream', annotations: [] }] }], usage: { input_tokens: 6, output_tokens: 2, total_tokens: 8 }, upstream_only: 'a field of tomorrow' };
+      const said = { id: `msg_out${id}`, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `kept upstream (${made})`, annotations: [] }] };
+      const output = JSON.stringify(req.body.input).includes('search') ? [{ id: `ws_${id}`, type: 'web_search_call', status: 'completed' }, said] : [said];
+      const response = { id, object: 'response', created_at: 1, status: 'completed', background: req.body.background ?? false, previous_response_id: req.body.previous_response_id ?? null, model: req.body.model, output, usage: { input_tokens: 6, output_tokens: 2, total_tokens: 8 }, upstream_only: 'a field of tomorrow' };
       kept.set(id, { response, items });
       return sendJson(res, 200, response);
     }
@@ -302,7 +305,8 @@ describe('a response its native provider keeps, through the gateway', () => {
     const made = await client.responses.create({ model: 'kept-1', input: [{ role: 'user', content: 'one' }, { role: 'user', content: 'two' }], background: true });
     const beta = { headers: { 'openai-beta': 'responses=v9' } };
     const got = await client.responses.retrieve(made.id, {}, beta);
-    expect(got).toMatchObject({ id: made.id, object: 'response', output_text: 'kept upstream', upstream_only: 'a field of tomorrow' });
+    expect(got).toMatchObject({ id: made.id, object: 'response', upstream_only: 'a field of tomorrow' });
+    expect(got.output_text).toMatch(/^kept upstream/);
     const asked = keptSeen.at(-1)!;
     expect(asked).toMatchObject({ method: 'GET', path: `/v1/responses/${made.id}` });
     // The provider's own credential, and the client's provider headers; never the client's key.
@@ -336,7 +340,7 @@ describe('a response its native provider keeps, through the gateway', () => {
     expect(keptSeen.at(-1)!.method).toBe('DELETE');
   });
 
-  it("answers the provider's 404 as its own, and refuses to continue a native response on a translated model", async () => {
+  it("answers the provider's 404 as its own, and forgets the id", async () => {
     const made = await client.responses.create({ model: 'kept-1', input: 'soon gone upstream' });
     await remembered(made.id);
     // Gone at the provider (expired there): the gateway says 404 and forgets it.
@@ -344,12 +348,35 @@ describe('a response its native provider keeps, through the gateway', () => {
     await expect(client.responses.retrieve(made.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     const rows = await cp.sql`select count(*)::int as n from stored_responses where id = ${made.id}`;
     expect(rows[0]?.n).toBe(0);
+  });
 
-    const second = await client.responses.create({ model: 'kept-1', input: 'kept upstream' });
+  it('continues a native conversation on a translated model, read back from its provider, then keeps it', async () => {
+    const first = await client.responses.create({ model: 'kept-1', input: 'My name is Ada.' });
+    const second = await client.responses.create({ model: 'kept-1', input: 'I write programs.', previous_response_id: first.id });
     await remembered(second.id);
-    const refused = await client.responses.create({ model: 'chat-1', input: 'go on', previous_response_id: second.id }).catch((err: unknown) => err);
+    const third = await client.responses.create({ model: 'chat-1', instructions: 'Be brief.', input: 'What is my name?', previous_response_id: second.id });
+    expect(third.previous_response_id).toBe(second.id);
+    const sent = chatSeen.at(-1)!.body.messages as { role: string; content: unknown }[];
+    // The whole chain, oldest first, each turn once: the provider lists only a response's own input items.
+    expect(sent.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'user']);
+    expect(JSON.stringify(sent.map((m) => m.content))).toContain('My name is Ada.');
+    expect(JSON.stringify(sent[4]!.content)).toContain('kept upstream');
+    // From here the gateway keeps the conversation: a follow-up needs no provider read.
+    const before = keptSeen.length;
+    const fourth = await client.responses.create({ model: 'chat-1', input: 'And again?', previous_response_id: third.id });
+    expect(fourth.output_text).toContain('I saw 7 messages');
+    expect(keptSeen.length).toBe(before);
+  });
+
+  it('refuses, naming previous_response_id, a native conversation the translation cannot carry', async () => {
+    const searched = await client.responses.create({ model: 'kept-1', input: 'search the web' });
+    await remembered(searched.id);
+    const calls = chatSeen.length;
+    const refused = await client.responses.create({ model: 'chat-1', input: 'go on', previous_response_id: searched.id }).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('previous_response_id');
     expect((refused as Error).message).toContain('kept by the provider keeping');
+    expect((refused as Error).message).toContain('web_search_call');
+    expect(chatSeen.length).toBe(calls);
   });
 });

@@ -6,6 +6,8 @@ import { isResponseId, newId } from '../conversion/responses-chat/response-objec
 import { ToolSet } from '../conversion/responses-chat/tools.js';
 import type { ChatMessage } from '../request/openai-chat.js';
 import type { ResponseStore, StoredResponse } from './response-store.js';
+import { nativeConversation } from './native-conversation.js';
+import { Cancel } from '../providers/cancel.js';
 
 /**
  * responses state (POST /v1/responses, translated): `previous_response_id` continues a response
@@ -92,14 +94,40 @@ function rememberer(ctx: RequestContext, store: ResponseStore, awaited: boolean)
   };
 }
 
-function continued(ctx: RequestContext, store: ResponseStore, parsed: ResponsesRequest, found: StoredResponse | null, id: string, instructions: number, own: ChatMessage[], keep: boolean): void {
+function continued(ctx: RequestContext, store: ResponseStore, parsed: ResponsesRequest, found: StoredResponse | null, id: string, instructions: number, own: ChatMessage[], keep: boolean): void | Promise<void> {
   if (found === null) return ctx.fail(Errors.invalidField('previous_response_id', `Previous response with id '${id}' not found.`), 'error');
-  if (found.messages === null) {
-    return ctx.fail(Errors.invalidField('previous_response_id', `The response '${id}' is kept by the provider ${found.provider ?? ''}: continue it with a model that provider serves natively.`), 'error');
-  }
-  const prior = found.messages;
+  if (found.messages === null) return found.provider === null ? ctx.fail(Errors.invalidField('previous_response_id', `Previous response with id '${id}' not found.`), 'error') : fromProvider(ctx, store, parsed, found.provider, id, instructions, own, keep);
+  go(ctx, store, parsed, found.messages, instructions, own, keep);
+}
+
+/** The kept conversation before this request's input, after its instructions; the answer kept with it when `store` is on. */
+function go(ctx: RequestContext, store: ResponseStore, parsed: ResponsesRequest, prior: ChatMessage[], instructions: number, own: ChatMessage[], keep: boolean): void {
   parsed.chat.messages = [...parsed.chat.messages.slice(0, instructions), ...prior, ...own];
   if (keep) ctx.keepAnswer = keeper(ctx, store, parsed, prior, own);
+}
+
+/**
+ * A native response continued on a translated model: its conversation read back from the provider
+ * entry that made it (native-conversation.ts) and translated as any input is. What the
+ * translation cannot carry (a built-in tool's call) is refused naming `previous_response_id`,
+ * before anything is counted. Once answered, the conversation is the gateway's to keep.
+ */
+async function fromProvider(ctx: RequestContext, store: ResponseStore, parsed: ResponsesRequest, provider: string, id: string, instructions: number, own: ChatMessage[], keep: boolean): Promise<void> {
+  const adapter = ctx.deps.router.adapters.find((a) => a.name === provider);
+  if (adapter === undefined) return ctx.fail(Errors.invalidField('previous_response_id', `The response '${id}' is kept by the provider ${provider}, which this gateway no longer has.`), 'error');
+  // A revocation or the client leaving stops the reading (the provider step makes its own).
+  const cancel = (ctx.cancel = new Cancel());
+  let prior: ChatMessage[];
+  try {
+    prior = inputMessages(await nativeConversation(adapter, id, cancel), new ToolSet());
+  } catch (err) {
+    if (ctx.finished) return;
+    if (!(err instanceof GatewayError)) throw err;
+    const refused = err.param !== undefined && err.param !== null && err.param !== 'previous_response_id';
+    return ctx.fail(refused ? Errors.invalidField('previous_response_id', `The response '${id}', kept by the provider ${provider}, cannot be continued on ${ctx.model ?? 'this model'}: ${err.message}`) : err, 'error');
+  }
+  if (ctx.finished) return;
+  go(ctx, store, parsed, prior, instructions, own, keep);
 }
 
 /** Keeps the answered Response with the conversation through it; a failure is logged, the answer still goes. */
