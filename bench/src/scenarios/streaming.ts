@@ -12,7 +12,8 @@ import { sized, type Scenario, type ScenarioOutcome } from './scenario.js';
  * Streams of 20 chunks 5 ms apart, a few at a time. Time to first byte is the wait for the first
  * SSE event; the inter-chunk figure is the gap between consecutive events as the client sees
  * them. The provider's own timer jitter is in every target's gaps alike, so what the gateway adds
- * is its gap percentile minus the direct one.
+ * is its gap percentile minus the direct one. Beside them, one stream at a time (a stream of one
+ * chunk, so that a round stays short): the first event at concurrency 1, which the target is on.
  */
 export const CHUNKS = 20;
 export const GAP_MS = 5;
@@ -26,7 +27,13 @@ interface StreamRound {
   ttfb: Summary;
   gaps: Summary;
   upstreamAborted: number;
+  /** First event of one stream at a time. */
+  alone: Summary;
 }
+
+/** Streams per round and target at concurrency 1, and their one chunk. */
+const ALONE = 400;
+const ALONE_BODY = (model: string) => chatBody(model, { stream: true, mock: { chunks: 1, gap_ms: 0 } });
 
 export function streamBody(model: string): string {
   return chatBody(model, { stream: true, mock: { chunks: CHUNKS, gap_ms: GAP_MS } });
@@ -90,11 +97,13 @@ export const streaming: Scenario = {
           const after = await trio.mock.stats();
           errors += batch.errors;
           eventsMismatch += batch.gapsUs.length === perRound * (EXPECTED_EVENTS - 1) ? 0 : 1;
-          const round = { ttfb: summarise(batch.ttfbUs), gaps: summarise(batch.gapsUs), upstreamAborted: after.aborted - before.aborted };
+          const alone = await streamBatch(pools.get(target.name) as Pool, target, ALONE_BODY(target.model), ua, sized(ctx, ALONE, 20), 1);
+          errors += alone.errors;
+          const round = { ttfb: summarise(batch.ttfbUs), gaps: summarise(batch.gapsUs), upstreamAborted: after.aborted - before.aborted, alone: summarise(alone.ttfbUs) };
           rounds.get(target.name)?.push(round);
           progress(
             `streaming: round ${r + 1}/${orders.length} ${target.name}: ttfb p50 ${us(round.ttfb.p50)} p99 ${us(round.ttfb.p99)}, ` +
-              `gap p50 ${us(round.gaps.p50)} p99 ${us(round.gaps.p99)}, upstream aborted ${round.upstreamAborted}`,
+              `gap p50 ${us(round.gaps.p50)} p99 ${us(round.gaps.p99)}, upstream aborted ${round.upstreamAborted}; c=1 first event p50 ${us(round.alone.p50)}`,
           );
         }
       }
@@ -107,6 +116,7 @@ export const streaming: Scenario = {
       return {
         ttfb: medianSummary(list.map((x) => x.ttfb)),
         gaps: medianSummary(list.map((x) => x.gaps)),
+        alone: medianSummary(list.map((x) => x.alone)),
         upstreamAborted: list.reduce((n, x) => n + x.upstreamAborted, 0),
       };
     };
@@ -128,7 +138,9 @@ export const streaming: Scenario = {
     return {
       errors: errors + eventsMismatch,
       rows: [
-        row(`time to first byte p50 (${CHUNKS} chunks, ${GAP_MS} ms gap, c=${concurrency})`, (m) => m.ttfb.p50, TARGET_ADDED_TTFB_P50_US),
+        row(`first event p50, one stream at a time (c=1, ${sized(ctx, ALONE, 20)} per round)`, (m) => m.alone.p50, TARGET_ADDED_TTFB_P50_US),
+        row('first event p99, one stream at a time', (m) => m.alone.p99),
+        row(`time to first byte p50 (${CHUNKS} chunks, ${GAP_MS} ms gap, c=${concurrency})`, (m) => m.ttfb.p50),
         row('time to first byte p99', (m) => m.ttfb.p99),
         row('inter-chunk gap p50', (m) => m.gaps.p50),
         row('inter-chunk gap p99', (m) => m.gaps.p99, TARGET_ADDED_GAP_P99_US),
@@ -150,7 +162,7 @@ export const streaming: Scenario = {
         unit: 'µs',
         targets: perTarget,
         perRound: Object.fromEntries(rounds),
-        addedByGateway: { ttfbP50: gateway.ttfb.p50 - direct.ttfb.p50, ttfbP99: gateway.ttfb.p99 - direct.ttfb.p99, gapP50: gateway.gaps.p50 - direct.gaps.p50, gapP99: gateway.gaps.p99 - direct.gaps.p99 },
+        addedByGateway: { aloneP50: gateway.alone.p50 - direct.alone.p50, ttfbP50: gateway.ttfb.p50 - direct.ttfb.p50, ttfbP99: gateway.ttfb.p99 - direct.ttfb.p99, gapP50: gateway.gaps.p50 - direct.gaps.p50, gapP99: gateway.gaps.p99 - direct.gaps.p99 },
       },
     };
   },
