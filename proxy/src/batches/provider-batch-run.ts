@@ -142,7 +142,7 @@ export class HandOffs {
 }
 
 export function batchesOf(deps: GatewayDeps, provider: string): ProviderBatches | null {
-  return deps.router.adapters.find((adapter) => adapter.name === provider)?.batches ?? null;
+  return deps.router.adapterNamed(provider)?.batches ?? null;
 }
 
 /** What collecting a submission needs of the run it belongs to. */

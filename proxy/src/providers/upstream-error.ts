@@ -131,6 +131,12 @@ export function transportError(provider: string, err: unknown, aborted: boolean)
   return Errors.providerUnreachable(provider, code, err, RETRYABLE_CODES.has(code));
 }
 
+/** Any failure of the transport as a GatewayError, a cancelled call's included (for callers that answer it rather than pass it up). */
+export function transportFailure(provider: string, err: unknown, aborted: boolean): GatewayError {
+  const mapped = transportError(provider, err, aborted);
+  return mapped instanceof GatewayError ? mapped : Errors.providerUnreachable(provider, 'aborted', mapped, false);
+}
+
 /** At most `limit` bytes of an error body (a provider may send a whole HTML page); the rest is not read. */
 export async function readLimited(res: Pick<UpstreamResponse, 'body' | 'destroy'>, limit = 8192): Promise<string> {
   try {

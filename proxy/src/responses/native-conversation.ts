@@ -1,7 +1,7 @@
 import { Errors, GatewayError } from '@gateway/shared';
 import type { ProviderAdapter, StoredResponseRequest } from '../providers/adapter.js';
 import type { Cancel } from '../providers/cancel.js';
-import { providerStatusError, readLimited, transportError } from '../providers/upstream-error.js';
+import { providerStatusError, readLimited, transportFailure } from '../providers/upstream-error.js';
 
 /**
  * The conversation through a response a native provider keeps, read back from that provider so a
@@ -67,8 +67,7 @@ async function askJson(adapter: ProviderAdapter, request: StoredResponseRequest,
     if (answer.status !== 200) throw providerStatusError(adapter.name, answer.status, await readLimited(answer), answer.header('retry-after'));
     body = await answer.body();
   } catch (err) {
-    const mapped = transportError(adapter.name, err, cancel.aborted);
-    throw mapped instanceof GatewayError ? mapped : Errors.providerUnreachable(adapter.name, 'aborted', mapped, false);
+    throw transportFailure(adapter.name, err, cancel.aborted);
   }
   let parsed: unknown;
   try {

@@ -113,7 +113,7 @@ function go(ctx: RequestContext, store: ResponseStore, parsed: ResponsesRequest,
  * before anything is counted. Once answered, the conversation is the gateway's to keep.
  */
 async function fromProvider(ctx: RequestContext, store: ResponseStore, parsed: ResponsesRequest, provider: string, id: string, instructions: number, own: ChatMessage[], keep: boolean): Promise<void> {
-  const adapter = ctx.deps.router.adapters.find((a) => a.name === provider);
+  const adapter = ctx.deps.router.adapterNamed(provider);
   if (adapter === undefined) return ctx.fail(Errors.invalidField('previous_response_id', `The response '${id}' is kept by the provider ${provider}, which this gateway no longer has.`), 'error');
   // A revocation or the client leaving stops the reading (the provider step makes its own).
   const cancel = (ctx.cancel = new Cancel());

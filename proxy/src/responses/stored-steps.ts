@@ -4,7 +4,7 @@ import { CLIENT_CLOSED } from '../pipeline/exits.js';
 import { isResponseId } from '../conversion/responses-chat/response-object.js';
 import type { ProviderAnswer, StoredResponseRequest } from '../providers/adapter.js';
 import { Cancel } from '../providers/cancel.js';
-import { providerStatusError, readLimited, transportError } from '../providers/upstream-error.js';
+import { providerStatusError, readLimited, transportFailure } from '../providers/upstream-error.js';
 import type { ResponseStore, StoredResponse } from './response-store.js';
 
 /**
@@ -56,7 +56,7 @@ async function found(ctx: RequestContext, store: ResponseStore, id: string): Pro
 async function atProvider(ctx: RequestContext, store: ResponseStore, record: StoredResponse, method: StoredResponseRequest['method'], items: boolean): Promise<void> {
   const id = ctx.info.pathId;
   const provider = record.provider as string;
-  const adapter = ctx.deps.router.adapters.find((a) => a.name === provider);
+  const adapter = ctx.deps.router.adapterNamed(provider);
   const cancel = (ctx.cancel = new Cancel());
   ctx.provider = provider;
   const asked = adapter?.storedResponse?.({ method, id, items, query: ctx.info.query, headers: ctx.info.providerHeaders }, cancel) ?? null;
@@ -69,7 +69,7 @@ async function atProvider(ctx: RequestContext, store: ResponseStore, record: Sto
   try {
     answer = await asked;
   } catch (err) {
-    return ctx.fail(failure(err, provider, cancel), 'error');
+    return ctx.fail(transportFailure(provider, err, cancel.aborted), 'error');
   }
   if (ctx.finished) return answer.destroy();
   if (answer.status === 404 || (method === 'DELETE' && answer.status < 300)) await forget(ctx, store, id);
@@ -87,7 +87,7 @@ async function atProvider(ctx: RequestContext, store: ResponseStore, record: Sto
   try {
     body = await answer.body();
   } catch (err) {
-    return ctx.fail(failure(err, provider, cancel), 'error');
+    return ctx.fail(transportFailure(provider, err, cancel.aborted), 'error');
   }
   if (ctx.finished) return;
   if (ctx.ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null);
@@ -110,17 +110,12 @@ async function relay(ctx: RequestContext, answer: ProviderAnswer, type: string, 
       if (!ex.write(chunk)) await ex.drain();
     }
   } catch (err) {
-    return ctx.fail(failure(err, provider, cancel), 'error');
+    return ctx.fail(transportFailure(provider, err, cancel.aborted), 'error');
   }
   if (ctx.finished) return;
   if (ex.aborted) return ctx.finish('cancelled', CLIENT_CLOSED, null);
   ex.endStream();
   ctx.finish('success', answer.status, null);
-}
-
-function failure(err: unknown, provider: string, cancel: Cancel): GatewayError {
-  const mapped = transportError(provider, err, cancel.aborted);
-  return mapped instanceof GatewayError ? mapped : Errors.providerUnreachable(provider, 'aborted', mapped, false);
 }
 
 /** The gateway's memory of a response its provider no longer has; a failure only leaves a row that expires. */

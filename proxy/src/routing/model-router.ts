@@ -122,6 +122,8 @@ export class ModelRouter {
    */
   private readonly embeddingRoutes = new Map<string, Route | null>();
   readonly adapters: readonly ProviderAdapter[];
+  /** Each provider entry by its name, for what a record names (a kept response's provider, a batch's). */
+  private readonly adaptersByName: ReadonlyMap<string, ProviderAdapter>;
   /** Health per provider (all its models share one: a provider outage is rarely per model). */
   readonly health = new Map<string, TargetHealth>();
   /** GET /v1/models body, serialised once. */
@@ -129,6 +131,7 @@ export class ModelRouter {
 
   constructor(config: ProvidersConfig, providerLog: ProviderLog | null = null) {
     this.adapters = config.providers.map((p) => createAdapter(p));
+    this.adaptersByName = new Map(this.adapters.map((adapter) => [adapter.name, adapter]));
     const byModel = new Map<string, Target[]>();
     for (const adapter of this.adapters) {
       const name = adapter.name;
@@ -186,6 +189,11 @@ export class ModelRouter {
     if (route === null) throw Errors.modelHasNoEmbeddings(model);
     return route;
   }
+  /** The provider entry of this name, if the providers file still has it. */
+  adapterNamed(name: string): ProviderAdapter | undefined {
+    return this.adaptersByName.get(name);
+  }
+
 
   async close(): Promise<void> {
     await Promise.allSettled(this.adapters.map((a) => a.close()));

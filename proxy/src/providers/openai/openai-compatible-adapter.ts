@@ -119,12 +119,7 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
     const at = base.indexOf('?');
     const path = `${at === -1 ? base : base.slice(0, at)}/${encodeURIComponent(request.id)}${request.items ? '/input_items' : ''}`;
     const query = [at === -1 ? '' : base.slice(at + 1), request.query].filter((part) => part !== '').join('&');
-    let headers = this.headers;
-    if (request.headers !== null && request.headers.length > 0) {
-      headers = { ...this.headers };
-      for (const [name, value] of request.headers) headers[name] = value;
-    }
-    return this.connection.forward(request.method, query === '' ? path : `${path}?${query}`, cancel, headers);
+    return this.connection.forward(request.method, query === '' ? path : `${path}?${query}`, cancel, this.withClientHeaders(request.headers));
   }
 
   /** A rewrite of the stream's chunks for the provider's departures from OpenAI's shape; none by default. */
@@ -265,12 +260,15 @@ export abstract class OpenAiCompatibleAdapter implements ProviderAdapter {
 
   /** `beta`: the client's `openai-beta` header, which a native Responses request carries. */
   private send(path: string, payload: Buffer, cancel: Cancel, request: { traceHeaders?: Record<string, string> } | null, client: NativeRequest['headers'] = null): Promise<UpstreamResponse> {
-    let headers: Record<string, string> | undefined;
-    if (client !== null && client !== undefined && client.length > 0) {
-      headers = { ...this.headers };
-      for (const [name, value] of client) headers[name] = value;
-    }
-    return this.connection.post(path, payload, cancel, request, (status, text, res) => this.statusError(status, text, res), headers);
+    return this.connection.post(path, payload, cancel, request, (status, text, res) => this.statusError(status, text, res), this.withClientHeaders(client));
+  }
+
+  /** The fixed headers, with the client's provider headers over them when a native request carries some. */
+  private withClientHeaders(client: NativeRequest['headers']): Record<string, string> {
+    if (client === null || client === undefined || client.length === 0) return this.headers;
+    const headers = { ...this.headers };
+    for (const [name, value] of client) headers[name] = value;
+    return headers;
   }
 
   async close(): Promise<void> {
