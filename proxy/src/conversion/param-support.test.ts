@@ -101,9 +101,9 @@ describe.each([
   ['Anthropic', ANTHROPIC_PARAMS],
   ['Bedrock Converse', BEDROCK_PARAMS],
 ] as const)('%s: what only tunes the answer is dropped', (_provider, table) => {
-  it('drops penalties (unless 0), seed and reasoning_effort, in the body’s order', () => {
-    expect(judge({ seed: 7, presence_penalty: 0.5, reasoning_effort: 'high', frequency_penalty: -1 }, table)).toEqual({
-      dropped: ['seed', 'presence_penalty', 'reasoning_effort', 'frequency_penalty'],
+  it('drops penalties (unless 0) and seed, in the body’s order', () => {
+    expect(judge({ seed: 7, presence_penalty: 0.5, frequency_penalty: -1 }, table)).toEqual({
+      dropped: ['seed', 'presence_penalty', 'frequency_penalty'],
       refused: null,
     });
     expect(judge({ presence_penalty: 0, frequency_penalty: 0 }, table)).toEqual({ dropped: [], refused: null });
@@ -111,6 +111,33 @@ describe.each([
 
   it('honours a text response_format', () => {
     expect(judge({ response_format: { type: 'text' } }, table)).toEqual({ dropped: [], refused: null });
+  });
+});
+
+describe('reasoning_effort', () => {
+  const loop = [
+    { role: 'user', content: 'Weather?' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+  ];
+  const signed = { ...loop[1], thinking_blocks: [{ type: 'thinking', thinking: 'Look it up.', signature: 'sig' }] };
+
+  it('is carried to Anthropic as thinking, and dropped where Anthropic would refuse thinking', () => {
+    expect(judge({ reasoning_effort: 'high' }, ANTHROPIC_PARAMS)).toEqual({ dropped: [], refused: null });
+    expect(judge({ reasoning_effort: 'high', tool_choice: 'required' }, ANTHROPIC_PARAMS).dropped).toEqual(['reasoning_effort']);
+    expect(judge({ reasoning_effort: 'high', max_completion_tokens: 1000 }, ANTHROPIC_PARAMS).dropped).toEqual(['reasoning_effort']);
+    expect(judge({ reasoning_effort: 'low', messages: loop }, ANTHROPIC_PARAMS).dropped).toEqual(['reasoning_effort']);
+    expect(judge({ reasoning_effort: 'low', messages: [loop[0], signed, loop[2]] }, ANTHROPIC_PARAMS).dropped).toEqual([]);
+  });
+
+  it('drops a temperature other than 1 and a top_p under 0.95 once thinking is on, and keeps them when it is not', () => {
+    expect(judge({ reasoning_effort: 'medium', temperature: 0.2, top_p: 0.5 }, ANTHROPIC_PARAMS).dropped).toEqual(['temperature', 'top_p']);
+    expect(judge({ reasoning_effort: 'medium', temperature: 1, top_p: 0.96 }, ANTHROPIC_PARAMS).dropped).toEqual([]);
+    expect(judge({ reasoning_effort: 'none', temperature: 0.2 }, ANTHROPIC_PARAMS).dropped).toEqual([]);
+  });
+
+  it('is dropped by Bedrock Converse', () => {
+    expect(judge({ reasoning_effort: 'high' }, BEDROCK_PARAMS).dropped).toEqual(['reasoning_effort']);
   });
 });
 

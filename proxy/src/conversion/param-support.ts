@@ -32,6 +32,11 @@ export interface ParamTable {
    * target refuses the same body the same way when the request is written.
    */
   refusal?: (chat: Readonly<ChatCompletionBody>) => GatewayError | null;
+  /**
+   * Fields carried in general that this body's other values leave out (Anthropic's thinking with a
+   * tool choice that forces a tool, a temperature with thinking on): dropped and named as any drop.
+   */
+  dropsOf?: (chat: Readonly<ChatCompletionBody>) => readonly string[];
 }
 
 export interface ParamJudgment {
@@ -57,6 +62,8 @@ export function judgeParams(chat: Readonly<ChatCompletionBody>, table: ParamTabl
     }
     (dropped ??= []).push(field);
   }
+  const also = table.dropsOf?.(chat);
+  if (also !== undefined && also.length > 0) dropped = [...(dropped ?? []), ...also];
   return dropped === null ? NOTHING : { dropped, refused: null };
 }
 

@@ -27,6 +27,17 @@ export interface ChatToolCall {
   function: { name: string; arguments: string };
 }
 
+/**
+ * A block of a model's reasoning as Anthropic's extended thinking returns it, kept so it can be
+ * sent back to the provider that made it (which checks its signature): on an assistant message it
+ * is LiteLLM's `thinking_blocks`, which chat clients may write; carried from a Responses reasoning
+ * item it is set out of sight of JSON (request/thinking-blocks.ts).
+ */
+export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+
+/** OpenAI's reasoning efforts, as Chat Completions and Responses take them. */
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+
 export interface ChatMessage {
   role: ChatRole;
   /** Null or absent only on an assistant message with tool calls. */
@@ -36,6 +47,8 @@ export interface ChatMessage {
   /** On a `tool` message: the call it answers. */
   tool_call_id?: string;
   refusal?: string | null;
+  /** On an assistant message: the reasoning it came with, to replay to the provider that made it. */
+  thinking_blocks?: ThinkingBlock[];
   [field: string]: unknown;
 }
 
@@ -75,6 +88,8 @@ export interface ChatCompletionBody {
   tool_choice?: ChatToolChoice | null;
   parallel_tool_calls?: boolean | null;
   response_format?: ChatResponseFormat | null;
+  /** Unchecked on a chat client's body (the provider judges it); translations write a ReasoningEffort. */
+  reasoning_effort?: ReasoningEffort | (string & {}) | null;
   user?: string;
   [field: string]: unknown;
 }

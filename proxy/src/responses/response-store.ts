@@ -1,6 +1,7 @@
 import { Errors, type GatewayError, type StoredItems, type StoredResponseRecord, type StoredResponseWrite } from '@gateway/shared';
 import { Pool } from 'undici';
 import type { ChatMessage } from '../request/openai-chat.js';
+import { restoreThinking, withThinkingShown } from '../request/thinking-blocks.js';
 
 /**
  * Responses API state the gateway keeps for a translated conversation (`store`, the default, and
@@ -30,6 +31,8 @@ export class ResponseStore {
 
   async put(record: NewStoredResponse): Promise<void> {
     const { id, ...fields } = record;
+    // The reasoning a turn carries for its provider is kept with it (thinking-blocks.ts).
+    if (Array.isArray(fields.messages)) fields.messages = withThinkingShown(fields.messages as ChatMessage[]);
     const { statusCode, body } = await this.pool.request({
       method: 'PUT',
       path: `/internal/v1/responses/${encodeURIComponent(id)}`,
@@ -51,7 +54,9 @@ export class ResponseStore {
       await body.dump();
       throw unavailable(`reading the response answered ${statusCode}`);
     }
-    return (await body.json()) as StoredResponse;
+    const found = (await body.json()) as StoredResponse;
+    if (Array.isArray(found.messages)) restoreThinking(found.messages);
+    return found;
   }
 
   /** The project's stored items of these ids (input or output items of its kept responses); an id not found is absent. */

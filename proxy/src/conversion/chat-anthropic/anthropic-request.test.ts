@@ -206,7 +206,6 @@ describe('OpenAI chat request → Anthropic Messages request', () => {
       { frequency_penalty: -1 },
       { logit_bias: { '50256': -100 } },
       { seed: 7 },
-      { reasoning_effort: 'high' },
       { verbosity: 'low' },
       { prompt_cache_key: 'k' },
       { functions: [{ name: 'f' }] },
@@ -243,10 +242,67 @@ describe('OpenAI chat request → Anthropic Messages request', () => {
       store: false,
       metadata: { tag: 'x' },
       service_tier: 'auto',
-      reasoning_effort: 'low',
+      reasoning_effort: 'none',
       modalities: ['text'],
       mock: { chunks: 3 },
     });
     expect(out).toEqual({ model: 'claude-haiku-4-5', max_tokens: 4096, messages: [{ role: 'user', content: 'Hi' }] });
+  });
+
+  describe('reasoning_effort as extended thinking', () => {
+    const call = { id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
+    const block = { type: 'thinking', thinking: 'The user wants the weather.', signature: 'sig-1' };
+    const loop = (assistant: Record<string, unknown>) => [user, { role: 'assistant', content: null, tool_calls: [call], ...assistant }, { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' }];
+
+    it('asks for thinking with the budget of the effort, on top of the default room when the client set no limit', () => {
+      expect(translate({ reasoning_effort: 'low' })).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 4096 + 2048 });
+      expect(translate({ reasoning_effort: 'medium' }).thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
+      expect(translate({ reasoning_effort: 'high' }).thinking).toEqual({ type: 'enabled', budget_tokens: 16384 });
+      expect(translate({ reasoning_effort: 'minimal' }).thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
+      expect(translate({ reasoning_effort: 'none' })).not.toHaveProperty('thinking');
+    });
+
+    it("keeps the client's limit as the limit, the budget under it, and asks for no thinking when the smallest budget does not fit", () => {
+      expect(translate({ reasoning_effort: 'high', max_completion_tokens: 5000 })).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 4999 }, max_tokens: 5000 });
+      expect(translate({ reasoning_effort: 'low', max_tokens: 20_000 })).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 20_000 });
+      const small = translate({ reasoning_effort: 'high', max_tokens: 1024 });
+      expect(small).not.toHaveProperty('thinking');
+      expect(small.max_tokens).toBe(1024);
+    });
+
+    it('leaves temperature and a low top_p out once thinking is on', () => {
+      const out = translate({ reasoning_effort: 'low', temperature: 0.3, top_p: 0.5 });
+      expect(out).not.toHaveProperty('temperature');
+      expect(out).not.toHaveProperty('top_p');
+      expect(translate({ reasoning_effort: 'low', temperature: 1, top_p: 0.97 })).toMatchObject({ temperature: 1, top_p: 0.97 });
+    });
+
+    it('asks for no thinking when the tool choice forces a tool', () => {
+      const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }];
+      expect(translate({ reasoning_effort: 'low', tools, tool_choice: 'required' })).not.toHaveProperty('thinking');
+      expect(translate({ reasoning_effort: 'low', tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } })).not.toHaveProperty('thinking');
+      expect(translate({ reasoning_effort: 'low', tools, tool_choice: 'auto' }).thinking).toBeDefined();
+    });
+
+    it('sends a tool loop back with the thinking its last assistant turn came with, first in that turn', () => {
+      const out = translate({ reasoning_effort: 'low', messages: loop({ thinking_blocks: [block, { type: 'redacted_thinking', data: 'opaque' }] }) });
+      expect(out.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+      expect(out.messages[1]).toEqual({
+        role: 'assistant',
+        content: [block, { type: 'redacted_thinking', data: 'opaque' }, { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }],
+      });
+    });
+
+    it('asks for no thinking in a tool loop whose last assistant turn has none to go back with, and sends no blocks without thinking', () => {
+      const bare = translate({ reasoning_effort: 'low', messages: loop({}) });
+      expect(bare).not.toHaveProperty('thinking');
+      const off = translate({ messages: loop({ thinking_blocks: [block] }) });
+      expect(off).not.toHaveProperty('thinking');
+      expect(off.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }] });
+    });
+
+    it('refuses an effort Anthropic has no budget for', () => {
+      expect(refusal({ reasoning_effort: 'extreme' }).param).toBe('reasoning_effort');
+    });
   });
 });

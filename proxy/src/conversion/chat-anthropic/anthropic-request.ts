@@ -1,6 +1,9 @@
 import { invalid, isObject, present } from '../json-fields.js';
 import { readToolCall, toolResultId } from '../chat-tool-calls.js';
 import { cacheBreakpoint } from '../../providers/cache-breakpoint.js';
+import type { ChatCompletionBody, ChatMessage } from '../../request/openai-chat.js';
+import { thinkingOf } from '../../request/thinking-blocks.js';
+import { thinkingPlan } from './thinking-plan.js';
 import type {
   AnthropicBlock,
   AnthropicCacheControl,
@@ -9,6 +12,7 @@ import type {
   AnthropicMessage,
   AnthropicRequest,
   AnthropicTextBlock,
+  AnthropicThinkingBlock,
   AnthropicTool,
   AnthropicToolChoice,
   AnthropicToolResultBlock,
@@ -33,9 +37,11 @@ type Json = Record<string, unknown>;
 export const MAX_TEMPERATURE = 1;
 
 export function toAnthropicRequest(body: Readonly<Json>, settings: RequestSettings): AnthropicRequest {
-  const { system, messages } = translateMessages(body.messages as unknown[]);
-  const maxTokens = (body.max_completion_tokens ?? body.max_tokens ?? settings.defaultMaxTokens) as number;
+  const thinking = thinkingPlan(body as Readonly<ChatCompletionBody>, settings.defaultMaxTokens);
+  const { system, messages } = translateMessages(body.messages as unknown[], thinking.on);
+  const maxTokens = thinking.on ? thinking.maxTokens : ((body.max_completion_tokens ?? body.max_tokens ?? settings.defaultMaxTokens) as number);
   const out: AnthropicRequest = { model: settings.upstreamModel, max_tokens: maxTokens, messages };
+  if (thinking.on) out.thinking = { type: 'enabled', budget_tokens: thinking.budget };
   // One plain block is sent as a string; a cache breakpoint needs the block.
   if (system.length === 1 && system[0]?.cache_control === undefined) out.system = (system[0] as AnthropicTextBlock).text;
   else if (system.length > 0) out.system = system;
@@ -49,8 +55,8 @@ export function toAnthropicRequest(body: Readonly<Json>, settings: RequestSettin
   const stop = body.stop;
   if (typeof stop === 'string') out.stop_sequences = [stop];
   else if (Array.isArray(stop) && stop.length > 0) out.stop_sequences = stop as string[];
-  if (typeof body.temperature === 'number') out.temperature = Math.min(body.temperature, MAX_TEMPERATURE);
-  if (typeof body.top_p === 'number') out.top_p = body.top_p;
+  if (typeof body.temperature === 'number' && !thinking.dropped.includes('temperature')) out.temperature = Math.min(body.temperature, MAX_TEMPERATURE);
+  if (typeof body.top_p === 'number' && !thinking.dropped.includes('top_p')) out.top_p = body.top_p;
   if (present(body.user)) {
     if (typeof body.user !== 'string') throw invalid('user', '`user` must be a string.');
     out.metadata = { user_id: body.user };
@@ -71,9 +77,10 @@ interface Translated {
 /**
  * System and developer messages become the top-level `system` (Anthropic has no system turn);
  * tool results become `tool_result` blocks of a user turn; consecutive turns of one role are
- * merged into one, since Anthropic requires user and assistant turns to alternate.
+ * merged into one, since Anthropic requires user and assistant turns to alternate. With thinking
+ * on, an assistant turn starts with the thinking blocks it came with, as Anthropic made them.
  */
-function translateMessages(list: unknown[]): Translated {
+function translateMessages(list: unknown[], thinking: boolean): Translated {
   const system: AnthropicTextBlock[] = [];
   const messages: AnthropicMessage[] = [];
   const push = (role: 'user' | 'assistant', content: string | AnthropicBlock[]) => {
@@ -96,7 +103,7 @@ function translateMessages(list: unknown[]): Translated {
         push('user', withMessageBreakpoint(userContent(message.content, at), message, at));
         break;
       case 'assistant':
-        push('assistant', withMessageBreakpoint(assistantContent(message, at), message, at));
+        push('assistant', withThinking(withMessageBreakpoint(assistantContent(message, at), message, at), thinking ? thinkingOf(message as ChatMessage) : null));
         break;
       case 'tool':
         push('user', withMessageBreakpoint([toolResult(message, at)], message, at));
@@ -106,6 +113,11 @@ function translateMessages(list: unknown[]): Translated {
     }
   }
   return { system, messages };
+}
+
+function withThinking(content: string | AnthropicBlock[], blocks: readonly AnthropicThinkingBlock[] | null): string | AnthropicBlock[] {
+  if (blocks === null) return content;
+  return [...blocks.map((block) => ({ ...block })), ...asBlocks(content)];
 }
 
 /** Empty text is left out of a merged turn: Anthropic refuses empty text blocks. */
@@ -135,7 +147,8 @@ function withBreakpoint<B extends { cache_control?: AnthropicCacheControl }>(blo
 /** A message-level `cache_control` marks the message's last block (string content becomes one). */
 function withMessageBreakpoint(content: string | AnthropicBlock[], message: Json, at: string): string | AnthropicBlock[] {
   if (message.cache_control === undefined || message.cache_control === null) return content;
-  return markLast(typeof content === 'string' ? asBlocks(content) : content, message, at);
+  // Thinking comes first and a breakpoint goes on the last block, which is never thinking.
+  return markLast((typeof content === 'string' ? asBlocks(content) : content) as { cache_control?: AnthropicCacheControl }[], message, at) as AnthropicBlock[];
 }
 
 function markLast<B extends { cache_control?: AnthropicCacheControl }>(blocks: B[], message: Json, at: string): B[] {

@@ -5,7 +5,34 @@ import { toChatCompletion } from './anthropic-response.js';
 const base = { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-haiku-4-5-20251001', stop_sequence: null };
 
 describe('Anthropic message → OpenAI chat.completion', () => {
-  it('joins text blocks, skips thinking, and counts the whole prompt', () => {
+  it('gives its thinking as reasoning_content, and the blocks with their signatures as thinking_blocks', () => {
+    const { body } = toChatCompletion(
+      {
+        ...base,
+        content: [
+          { type: 'thinking', thinking: 'Paris, then.', signature: 'sig-1' },
+          { type: 'redacted_thinking', data: 'opaque' },
+          { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+        ],
+        stop_reason: 'tool_use',
+        usage: { input_tokens: 5, output_tokens: 9 },
+      },
+      'fallback',
+    );
+    expect((body.choices as { message: unknown }[])[0]?.message).toEqual({
+      role: 'assistant',
+      content: null,
+      refusal: null,
+      tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      reasoning_content: 'Paris, then.',
+      thinking_blocks: [
+        { type: 'thinking', thinking: 'Paris, then.', signature: 'sig-1' },
+        { type: 'redacted_thinking', data: 'opaque' },
+      ],
+    });
+  });
+
+  it('joins text blocks, skips a malformed thinking block, and counts the whole prompt', () => {
     const { body, usage, finish } = toChatCompletion(
       {
         ...base,

@@ -7,7 +7,7 @@ type Chunk = {
   id: string;
   object: string;
   model: string;
-  choices: { index: number; delta: { role?: string; content?: string; tool_calls?: { index: number; id?: string; type?: string; function: { name?: string; arguments?: string } }[] }; finish_reason: string | null }[];
+  choices: { index: number; delta: { role?: string; content?: string; reasoning_content?: string; thinking_blocks?: unknown[]; tool_calls?: { index: number; id?: string; type?: string; function: { name?: string; arguments?: string } }[] }; finish_reason: string | null }[];
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details: { cached_tokens: number } };
 };
 
@@ -70,7 +70,7 @@ describe('Anthropic stream events → OpenAI chunks', () => {
     expect(meta.finishReason).toBe('tool_calls');
   });
 
-  it('skips thinking blocks and their deltas', () => {
+  it('streams thinking as reasoning_content deltas, and each block whole with its signature as thinking_blocks', () => {
     const { chunks } = run([
       start(),
       { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
@@ -85,7 +85,26 @@ describe('Anthropic stream events → OpenAI chunks', () => {
       delta('end_turn', { output_tokens: 5 }),
       end,
     ]);
-    expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([{ role: 'assistant', content: '' }, { content: 'Hi' }, {}]);
+    expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([
+      { role: 'assistant', content: '' },
+      { reasoning_content: 'Hmm.' },
+      { thinking_blocks: [{ type: 'thinking', thinking: 'Hmm.', signature: 'abc' }] },
+      { thinking_blocks: [{ type: 'redacted_thinking', data: 'xyz' }] },
+      { content: 'Hi' },
+      {},
+    ]);
+  });
+
+  it('sends no block for thinking that ended without its signature (a cut stream), only its text', () => {
+    const { chunks } = run([
+      start(),
+      { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Hmm.' } },
+      stop(0),
+      delta('end_turn', { output_tokens: 5 }),
+      end,
+    ]);
+    expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([{ role: 'assistant', content: '' }, { reasoning_content: 'Hmm.' }, {}]);
   });
 
   it('counts the whole prompt, cache reads and writes included, and takes the latest cumulative usage', () => {

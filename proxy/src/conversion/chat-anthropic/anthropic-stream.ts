@@ -11,8 +11,10 @@ import type { AnthropicStreamEvent, AnthropicUsage } from '../../providers/anthr
  * deltas become content and tool-call deltas, tool calls numbered in the order they start (not
  * by Anthropic's block index, which counts text and thinking blocks too); message_delta carries
  * the stop reason and cumulative usage (the latest wins); message_stop gives the one finish
- * chunk, then the usage chunk if the client asked for it. Thinking blocks, pings and event types
- * added later are skipped. An `error` event marks the stream failed: the adapter turns it into
+ * chunk, then the usage chunk if the client asked for it. Thinking deltas become
+ * `reasoning_content` deltas, and each thinking block, once whole, one `thinking_blocks` delta
+ * with its signature (LiteLLM's fields, anthropic-response.ts). Pings and event types added later
+ * are skipped. An `error` event marks the stream failed: the adapter turns it into
  * the gateway's error.
  *
  * Chunks are written as text around JSON-escaped values: each is a fixed shape, and building an
@@ -22,6 +24,14 @@ interface ToolState {
   index: number;
   /** Some of its input has been sent. */
   hasInput: boolean;
+}
+
+/** A thinking block being read: its text and signature arrive in deltas, the block is sent whole at its end. */
+interface ThinkingState {
+  thinking: string;
+  signature: string;
+  /** A redacted_thinking block's data (it comes whole, at its start). */
+  data: string | null;
 }
 
 const OPEN_CHOICE = ',"choices":[{"index":0,"delta":';
@@ -35,6 +45,7 @@ export class StreamTranslator implements ProviderStreamTranslator<string> {
   private model: string;
   private created: number;
   private readonly tools = new Map<number, ToolState>();
+  private readonly thinking = new Map<number, ThinkingState>();
   private toolCount = 0;
   private usage: AnthropicUsage = {};
   private stopReason: string | null = null;
@@ -106,7 +117,14 @@ export class StreamTranslator implements ProviderStreamTranslator<string> {
       if (typeof block.text === 'string' && block.text !== '') this.text(block.text, out);
       return;
     }
-    if (block?.type !== 'tool_use' || typeof event.index !== 'number') return;
+    if (typeof event.index !== 'number') return;
+    if (block?.type === 'thinking' || block?.type === 'redacted_thinking') {
+      const redacted = block.type === 'redacted_thinking' && typeof block.data === 'string' ? block.data : null;
+      this.thinking.set(event.index, { thinking: '', signature: '', data: redacted });
+      if (typeof block.thinking === 'string' && block.thinking !== '') this.reasoning(event.index, block.thinking, out);
+      return;
+    }
+    if (block?.type !== 'tool_use') return;
     const tool = { index: this.toolCount++, hasInput: false };
     this.tools.set(event.index, tool);
     const id = JSON.stringify(String(block.id ?? `call_${tool.index}`));
@@ -121,6 +139,15 @@ export class StreamTranslator implements ProviderStreamTranslator<string> {
       if (typeof delta.text === 'string' && delta.text !== '') this.text(delta.text, out);
       return;
     }
+    if (delta?.type === 'thinking_delta') {
+      if (typeof event.index === 'number' && typeof delta.thinking === 'string' && delta.thinking !== '') this.reasoning(event.index, delta.thinking, out);
+      return;
+    }
+    if (delta?.type === 'signature_delta') {
+      const block = typeof event.index === 'number' ? this.thinking.get(event.index) : undefined;
+      if (block !== undefined && typeof delta.signature === 'string') block.signature += delta.signature;
+      return;
+    }
     if (delta?.type !== 'input_json_delta' || typeof event.index !== 'number') return;
     const tool = this.tools.get(event.index);
     const json = delta.partial_json;
@@ -133,6 +160,13 @@ export class StreamTranslator implements ProviderStreamTranslator<string> {
   /** A call without input still has arguments in OpenAI's terms: an empty object. */
   private blockStop(event: AnthropicStreamEvent, out: string[]): void {
     if (typeof event.index !== 'number') return;
+    const thinking = this.thinking.get(event.index);
+    if (thinking !== undefined) {
+      this.thinking.delete(event.index);
+      const block = thinking.data !== null ? { type: 'redacted_thinking', data: thinking.data } : thinking.signature !== '' ? { type: 'thinking', thinking: thinking.thinking, signature: thinking.signature } : null;
+      if (block !== null) out.push(this.chunk(`{"thinking_blocks":[${JSON.stringify(block)}]}`));
+      return;
+    }
     const tool = this.tools.get(event.index);
     if (tool === undefined || tool.hasInput) return;
     tool.hasInput = true;
@@ -155,6 +189,13 @@ export class StreamTranslator implements ProviderStreamTranslator<string> {
   private text(text: string, out: string[]): void {
     this.meta.estimatedOutput += estimateTokens(text.length);
     out.push(this.chunk(`{"content":${JSON.stringify(text)}}`));
+  }
+
+  private reasoning(index: number, text: string, out: string[]): void {
+    const block = this.thinking.get(index);
+    if (block !== undefined) block.thinking += text;
+    this.meta.estimatedOutput += estimateTokens(text.length);
+    out.push(this.chunk(`{"reasoning_content":${JSON.stringify(text)}}`));
   }
 
   private addUsage(usage: AnthropicUsage | undefined): void {

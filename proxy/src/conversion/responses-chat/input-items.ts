@@ -1,5 +1,6 @@
 import { clip, invalid, isObject, isSet } from '../../protocols/openai-responses/checks.js';
-import type { ChatContentPart, ChatImagePart, ChatMessage, ChatToolCall } from '../../request/openai-chat.js';
+import type { ChatContentPart, ChatImagePart, ChatMessage, ChatToolCall, ThinkingBlock } from '../../request/openai-chat.js';
+import { carryThinking, decodeThinking } from '../../request/thinking-blocks.js';
 import type { ToolSet } from './tools.js';
 
 /**
@@ -9,8 +10,11 @@ import type { ToolSet } from './tools.js';
  * message just before them, as chat history has them); `function_call_output` items become `tool`
  * messages; `custom_tool_call` items and their outputs likewise, a custom call's input as the one
  * argument `input` (tools.ts); `additional_tools` items declare tools, as `tools` does.
- * `reasoning` items are left out: they are a model's hidden reasoning, which a chat request has no
- * place for. Items that refer to stored state or belong to built-in tools are refused.
+ * A `reasoning` item whose `encrypted_content` the gateway wrote (a provider's thinking blocks,
+ * request/thinking-blocks.ts) goes with the assistant turn that follows it, for the provider that
+ * made it; any other reasoning item (another provider's hidden reasoning) is left out, as a chat
+ * request has no place for it. Items that refer to stored state or belong to built-in tools are
+ * refused.
  */
 const MESSAGE_ROLES = new Set<string>(['user', 'assistant', 'system', 'developer']);
 
@@ -22,30 +26,43 @@ export function inputMessages(input: unknown, tools: ToolSet): ChatMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   if (!Array.isArray(input) || input.length === 0) throw invalid('input', '`input` is required: a string or a non-empty list of input items.');
   const messages: ChatMessage[] = [];
+  // Reasoning read, waiting for the assistant turn it belongs to.
+  let thinking: ThinkingBlock[] | null = null;
+  const turn = (message: ChatMessage) => {
+    if (thinking !== null && message.role === 'assistant') carryThinking(message, thinking);
+    thinking = null;
+  };
   for (let i = 0; i < input.length; i++) {
     const item: unknown = input[i];
     const at = `input[${i}]`;
     if (!isObject(item)) throw invalid(at, `\`${at}\` must be an input item (an object).`);
     const type = item.type ?? (isSet(item.role) ? 'message' : undefined);
     switch (type) {
-      case 'message':
-        messages.push(messageItem(item, at));
+      case 'message': {
+        const message = messageItem(item, at);
+        messages.push(message);
+        turn(message);
         break;
+      }
       case 'function_call':
-        addCall(messages, functionCall(item, at, tools));
+        turn(addCall(messages, functionCall(item, at, tools)));
         break;
       case 'custom_tool_call':
-        addCall(messages, customCall(item, at, tools));
+        turn(addCall(messages, customCall(item, at, tools)));
         break;
       case 'function_call_output':
       case 'custom_tool_call_output':
         messages.push(functionCallOutput(item, at));
+        thinking = null;
         break;
       case 'additional_tools':
         tools.addAll(item.tools, `${at}.tools`);
         break;
-      case 'reasoning':
+      case 'reasoning': {
+        const blocks = decodeThinking(item.encrypted_content);
+        if (blocks !== null) thinking = [...(thinking ?? []), ...blocks];
         break;
+      }
       case 'item_reference':
         throw invalid(
           at,
@@ -128,15 +145,18 @@ function customCall(item: Record<string, unknown>, at: string, tools: ToolSet): 
   return { id: callId, type: 'function', function: { name: tools.chatName(name, item.namespace), arguments: JSON.stringify({ input: item.input }) } };
 }
 
-function addCall(messages: ChatMessage[], call: ChatToolCall): void {
+/** The assistant message the call joins or opens. */
+function addCall(messages: ChatMessage[], call: ChatToolCall): ChatMessage {
   const last = messages.at(-1);
   if (last?.role === 'assistant') {
     // The calls of one model turn, with its text if it had some: one chat assistant message.
     if (Array.isArray(last.tool_calls)) last.tool_calls.push(call);
     else last.tool_calls = [call];
-    return;
+    return last;
   }
-  messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+  const message: ChatMessage = { role: 'assistant', content: null, tool_calls: [call] };
+  messages.push(message);
+  return message;
 }
 
 function functionCallOutput(item: Record<string, unknown>, at: string): ChatMessage {

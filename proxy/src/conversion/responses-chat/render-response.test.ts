@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CompletionResult } from '../../providers/adapter.js';
 import { renderResponse } from './render-response.js';
+import { decodeThinking } from '../../request/thinking-blocks.js';
 
 const echo = { instructions: 'Be brief.', tools: [], tool_choice: 'auto', parallel_tool_calls: true, temperature: 0.2, top_p: null, text: { format: { type: 'text' } }, metadata: { a: 'b' }, store: false };
 
@@ -12,6 +13,31 @@ function result(message: Record<string, unknown>, finish: string, usage: Record<
 const render = (r: CompletionResult) => JSON.parse(renderResponse(r, 'client-model', echo).toString('utf8')) as Record<string, any>;
 
 describe('chat.completion → Response', () => {
+  it('renders thinking blocks as reasoning items first, each with its block as encrypted_content, the summary only when asked for', () => {
+    const blocks = [
+      { type: 'thinking', thinking: 'Check the weather.', signature: 'sig-1' },
+      { type: 'redacted_thinking', data: 'opaque' },
+    ];
+    const message = { role: 'assistant', content: null, reasoning_content: 'Check the weather.', thinking_blocks: blocks, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'w', arguments: '{}' } }] };
+    const plain = render(result(message, 'tool_calls'));
+    expect(plain.output.map((item: { type: string }) => item.type)).toEqual(['reasoning', 'reasoning', 'function_call']);
+    expect(plain.output[0]).toMatchObject({ type: 'reasoning', status: 'completed', summary: [] });
+    expect(plain.output[0].id).toMatch(/^rs_/);
+    expect(decodeThinking(plain.output[0].encrypted_content)).toEqual([blocks[0]]);
+    expect(decodeThinking(plain.output[1].encrypted_content)).toEqual([blocks[1]]);
+
+    const summarised = JSON.parse(renderResponse(result(message, 'tool_calls'), 'client-model', { ...echo, reasoning: { effort: 'low', summary: 'auto' } }).toString('utf8')) as Record<string, any>;
+    expect(summarised.output[0].summary).toEqual([{ type: 'summary_text', text: 'Check the weather.' }]);
+    expect(summarised.output[1].summary).toEqual([]);
+  });
+
+  it("renders a provider's reasoning_content without blocks as one reasoning item with nothing to send back", () => {
+    const response = JSON.parse(renderResponse(result({ role: 'assistant', content: 'Hi', reasoning_content: 'Greet.' }, 'stop'), 'client-model', { ...echo, reasoning: { effort: null, summary: 'auto' } }).toString('utf8')) as Record<string, any>;
+    expect(response.output[0]).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'Greet.' }] });
+    expect(response.output[0]).not.toHaveProperty('encrypted_content');
+    expect(response.output[1]).toMatchObject({ type: 'message' });
+  });
+
   it('renders text as one completed message item, with the client model, usage and the echoed settings', () => {
     const response = render(result({ role: 'assistant', content: 'Hello there' }, 'stop'));
     expect(response).toMatchObject({

@@ -1,17 +1,19 @@
 import type { CompletionResult } from '../../request/internal-request.js';
-import { countsFromChatUsage, messageItem, newId, outcomeOf, responseObject, toolCallItem, type ContentPart, type ItemStatus } from './response-object.js';
+import { countsFromChatUsage, messageItem, newId, outcomeOf, reasoningItem, responseObject, summaryWanted, toolCallItem, type ContentPart, type ItemStatus } from './response-object.js';
+import { readThinkingBlocks } from '../../request/thinking-blocks.js';
 import type { ToolOrigin } from './tools.js';
 import { jsonBytes } from '../../request/json-bytes.js';
 
 /**
- * A whole `chat.completion` as a Response: the message's text (or refusal) as one `message` item,
- * then each tool call as a `function_call` item; `length` and `content_filter` make the response
+ * A whole `chat.completion` as a Response: the message's reasoning (`thinking_blocks`, one
+ * `reasoning` item each, or `reasoning_content` as one) first, then its text (or refusal) as one
+ * `message` item, then each tool call as a `function_call` item; `length` and `content_filter` make the response
  * `incomplete` with their reason. Usage comes from the completion's own counts, which the adapter
  * already read, with cached and reasoning tokens from its details.
  */
 interface ChatCompletion {
   created?: unknown;
-  choices?: { message?: { content?: unknown; refusal?: unknown; tool_calls?: unknown }; finish_reason?: unknown }[];
+  choices?: { message?: { content?: unknown; refusal?: unknown; tool_calls?: unknown; reasoning_content?: unknown; thinking_blocks?: unknown }; finish_reason?: unknown }[];
   usage?: unknown;
 }
 
@@ -29,7 +31,7 @@ export function renderResponse(result: CompletionResult, model: string, echo: Re
   const outcome = outcomeOf(finish);
   const itemStatus: ItemStatus = outcome.status === 'incomplete' ? 'incomplete' : 'completed';
 
-  const output: Record<string, unknown>[] = [];
+  const output: Record<string, unknown>[] = reasoningItems(message, itemStatus, summaryWanted(echo));
   const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
   const parts: ContentPart[] = [];
   const text = contentText(message.content);
@@ -58,6 +60,13 @@ export function renderResponse(result: CompletionResult, model: string, echo: Re
     echo,
   );
   return jsonBytes(response);
+}
+
+function reasoningItems(message: { reasoning_content?: unknown; thinking_blocks?: unknown }, status: ItemStatus, summary: boolean): Record<string, unknown>[] {
+  const blocks = readThinkingBlocks(message.thinking_blocks);
+  if (blocks !== null) return blocks.map((block) => reasoningItem(newId('rs'), status, summary && block.type === 'thinking' ? block.thinking : null, [block]));
+  const text = message.reasoning_content;
+  return typeof text === 'string' && text !== '' ? [reasoningItem(newId('rs'), status, summary ? text : null, null)] : [];
 }
 
 /** A chat message's content as text: a string, or the text of its parts. */

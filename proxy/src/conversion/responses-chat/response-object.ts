@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { ThinkingBlock } from '../../request/openai-chat.js';
+import { encodeThinking } from '../../request/thinking-blocks.js';
 import type { ToolOrigin } from './tools.js';
 
 /**
@@ -8,8 +10,8 @@ import type { ToolOrigin } from './tools.js';
  */
 export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
-/** `resp_…`, `msg_…`, `fc_…`, `call_…`: OpenAI's prefixes, 192 random bits each. */
-export function newId(prefix: 'resp' | 'msg' | 'fc' | 'call'): string {
+/** `resp_…`, `msg_…`, `fc_…`, `call_…`, `rs_…`: OpenAI's prefixes, 192 random bits each. */
+export function newId(prefix: 'resp' | 'msg' | 'fc' | 'call' | 'rs'): string {
   return `${prefix}_${randomBytes(24).toString('hex')}`;
 }
 
@@ -28,6 +30,25 @@ export function contentPartObject(part: ContentPart): Record<string, unknown> {
 
 export function messageItem(id: string, status: ItemStatus, parts: readonly ContentPart[]): Record<string, unknown> {
   return { type: 'message', id, status, role: 'assistant', content: parts.map(contentPartObject) };
+}
+
+/**
+ * A model's reasoning as a `reasoning` item: its text as the summary when the request asked for one
+ * (`reasoning.summary`), and the provider's thinking blocks, when it gave some, as
+ * `encrypted_content`, which a client sends back for the provider to see its reasoning again
+ * (request/thinking-blocks.ts). It is written whether `include` asked for it or not: without it a
+ * stateless client's next turn of a tool loop could not go back to the provider with thinking on.
+ */
+export function reasoningItem(id: string, status: ItemStatus, summary: string | null, blocks: readonly ThinkingBlock[] | null): Record<string, unknown> {
+  const item: Record<string, unknown> = { type: 'reasoning', id, summary: summary === null || summary === '' ? [] : [{ type: 'summary_text', text: summary }], status };
+  if (blocks !== null && blocks.length > 0) item.encrypted_content = encodeThinking(blocks);
+  return item;
+}
+
+/** The request asked for a reasoning summary (the echoed `reasoning.summary`). */
+export function summaryWanted(echo: Readonly<Record<string, unknown>>): boolean {
+  const reasoning = echo.reasoning as { summary?: unknown } | null | undefined;
+  return typeof reasoning?.summary === 'string';
 }
 
 export function functionCallItem(id: string, callId: string, name: string, args: string, status: ItemStatus): Record<string, unknown> {

@@ -2,6 +2,7 @@ import { createSseDecoder, GatewayError } from '@gateway/shared';
 import { describe, expect, it } from 'vitest';
 import type { StreamMeta } from '../../providers/adapter.js';
 import { ResponseStreamWriter } from './response-stream.js';
+import { decodeThinking } from '../../request/thinking-blocks.js';
 
 interface Event {
   event: string;
@@ -21,8 +22,8 @@ const usageChunk = JSON.stringify({ ...base, choices: [], usage: { prompt_tokens
 const meta = (finishReason: StreamMeta['finishReason'], usage: StreamMeta['usage'] = { input: 10, output: 4, cached: 2 }): StreamMeta => ({ usage, estimatedOutput: 4, finishReason, failed: false });
 const echo = { instructions: null, tools: [], tool_choice: 'auto', parallel_tool_calls: true, temperature: null, top_p: null, text: { format: { type: 'text' } }, metadata: {} };
 
-function run(chunks: string[], end: StreamMeta): Event[] {
-  const writer = new ResponseStreamWriter('my-model', echo);
+function run(chunks: string[], end: StreamMeta, settings: Record<string, unknown> = echo): Event[] {
+  const writer = new ResponseStreamWriter('my-model', settings);
   let text = writer.start();
   for (const c of chunks) text += writer.chunk(c);
   return events(text + writer.end(end));
@@ -36,6 +37,54 @@ function expectNumbered(list: Event[]): void {
 }
 
 describe('Responses stream writer', () => {
+  const block = { type: 'thinking', thinking: 'Look it up.', signature: 'sig-1' };
+  const thinkingChunks = [chunk({ role: 'assistant', content: '' }), chunk({ reasoning_content: 'Look ' }), chunk({ reasoning_content: 'it up.' }), chunk({ thinking_blocks: [block] }), chunk({ content: 'Sunny.' }), chunk({}, 'stop')];
+
+  it('streams reasoning as a reasoning item with its summary when one was asked for, closed by the whole block as encrypted_content', () => {
+    const list = run(thinkingChunks, meta('stop'), { ...echo, reasoning: { effort: 'low', summary: 'auto' } });
+    expectNumbered(list);
+    expect(list.map((e) => e.event)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.reasoning_summary_part.added',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    const done = list[8]!.data.item;
+    expect(done).toMatchObject({ type: 'reasoning', status: 'completed', summary: [{ type: 'summary_text', text: 'Look it up.' }] });
+    expect(decodeThinking(done.encrypted_content)).toEqual([block]);
+    const final = list.at(-1)!.data.response;
+    expect(final.output.map((item: { type: string }) => item.type)).toEqual(['reasoning', 'message']);
+    expect(final.output[0].encrypted_content).toBe(done.encrypted_content);
+    expect(final.output[0].id).toBe(done.id);
+    expect(list[9]!.data.output_index).toBe(1);
+  });
+
+  it('streams no summary when none was asked for, and still closes the item with the block', () => {
+    const list = run(thinkingChunks, meta('stop'));
+    expect(list.map((e) => e.event).slice(2, 4)).toEqual(['response.output_item.added', 'response.output_item.done']);
+    expect(list[3]!.data.item.summary).toEqual([]);
+    expect(decodeThinking(list[3]!.data.item.encrypted_content)).toEqual([block]);
+  });
+
+  it('closes reasoning that came without a block when the text or a tool call starts', () => {
+    const list = run([chunk({ reasoning_content: 'Hm.' }), chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'w', arguments: '{}' } }] }), chunk({}, 'tool_calls')], meta('tool_calls'));
+    const types = list.map((e) => `${e.event}:${e.data.item?.type ?? ''}`);
+    expect(types.indexOf('response.output_item.done:reasoning')).toBeLessThan(types.indexOf('response.output_item.added:function_call'));
+    expect(list.at(-1)!.data.response.output[0]).not.toHaveProperty('encrypted_content');
+  });
+
   it('streams text as a message item and completes with the whole response and usage', () => {
     const list = run([chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hel' }), chunk({ content: 'lo' }), chunk({}, 'stop'), usageChunk], meta('stop'));
     expectNumbered(list);

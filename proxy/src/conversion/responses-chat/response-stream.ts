@@ -9,7 +9,9 @@ import {
   messageItem,
   newId,
   outcomeOf,
+  reasoningItem,
   responseObject,
+  summaryWanted,
   toolCallItem,
   type ContentPart,
   type FailedError,
@@ -19,20 +21,26 @@ import {
   type TokenCounts,
 } from './response-object.js';
 import type { ToolOrigin } from './tools.js';
+import type { ThinkingBlock } from '../../request/openai-chat.js';
+import { readThinkingBlocks } from '../../request/thinking-blocks.js';
 
 /**
  * Chat completion chunks as the Responses event stream, each event named on its `event:` line and
  * numbered by `sequence_number`:
  *
  *   response.created, response.in_progress
+ *   reasoning:     output_item.added, reasoning_summary_part.added, reasoning_summary_text.delta…,
+ *                  reasoning_summary_text.done, reasoning_summary_part.done, output_item.done
+ *                  (the summary events only when `reasoning.summary` was asked for)
  *   message:       output_item.added, content_part.added, output_text.delta…,
  *                  output_text.done, content_part.done, output_item.done
  *   function call: output_item.added, function_call_arguments.delta…,
  *                  function_call_arguments.done, output_item.done
  *   response.completed | response.incomplete (the whole response, usage included)
  *
- * Text opens a message item; the first delta of a tool call closes it and opens a function_call
- * item. Calls stay open until the end, since a provider may interleave the argument pieces of
+ * Reasoning (`reasoning_content` deltas) opens a reasoning item, which a `thinking_blocks` delta
+ * (the provider's block, whole) closes with its `encrypted_content`. Text opens a message item;
+ * the first delta of a tool call closes it and opens a function_call item. Calls stay open until the end, since a provider may interleave the argument pieces of
  * parallel calls. A failure after the stream started (provider error, key deleted) ends it with an
  * `error` event, then `response.failed`: `error` first, so that the openai SDK throws and the
  * Vercel AI SDK reports the failure once (it reports a `response.failed` that follows an error no
@@ -44,6 +52,17 @@ interface MessageState {
   index: number;
   id: string;
   parts: ContentPart[];
+  status: ItemStatus;
+}
+
+interface ReasoningState {
+  kind: 'reasoning';
+  index: number;
+  id: string;
+  text: string;
+  blocks: ThinkingBlock[] | null;
+  /** The summary part was announced (reasoning_summary_part.added). */
+  partOpen: boolean;
   status: ItemStatus;
 }
 
@@ -61,9 +80,12 @@ export class ResponseStreamWriter implements StreamWriter {
   private sequence = 0;
   private readonly id = newId('resp');
   private readonly createdAt = Math.floor(Date.now() / 1000);
-  private readonly items: (MessageState | CallState)[] = [];
+  private readonly items: (MessageState | CallState | ReasoningState)[] = [];
   /** The message item text goes to, while it is open. */
   private message: MessageState | null = null;
+  /** The reasoning item reasoning goes to, while it is open. */
+  private thinking: ReasoningState | null = null;
+  private readonly summary: boolean;
   /** Function call items by the chat tool call `index`. */
   private readonly calls = new Map<number, CallState>();
   private finishReason: string | null = null;
@@ -76,7 +98,9 @@ export class ResponseStreamWriter implements StreamWriter {
     private readonly model: string,
     private readonly echo: Readonly<Record<string, unknown>>,
     private readonly origins?: ReadonlyMap<string, ToolOrigin>,
-  ) {}
+  ) {
+    this.summary = summaryWanted(echo);
+  }
 
   start(): string {
     const response = this.snapshot({ status: 'in_progress' });
@@ -100,6 +124,8 @@ export class ResponseStreamWriter implements StreamWriter {
     let out = '';
     const delta = choice.delta;
     if (isObject(delta)) {
+      if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') out += this.reasoning(delta.reasoning_content);
+      if (Array.isArray(delta.thinking_blocks)) out += this.thinkingDone(delta.thinking_blocks);
       if (typeof delta.content === 'string' && delta.content !== '') out += this.text('output_text', delta.content);
       if (typeof delta.refusal === 'string' && delta.refusal !== '') out += this.text('refusal', delta.refusal);
       if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) out += this.toolCall(call);
@@ -134,9 +160,53 @@ export class ResponseStreamWriter implements StreamWriter {
     return this.event('error', { code: err.code, message: err.message, param: err.param, error }) + this.event('response.failed', { response: failed });
   }
 
+  /** Appends reasoning to the open reasoning item, opening it (and its summary part) as needed. */
+  private reasoning(piece: string): string {
+    let out = this.thinking === null ? this.openReasoning() : '';
+    const item = this.thinking as ReasoningState;
+    item.text += piece;
+    if (!this.summary) return out;
+    if (!item.partOpen) {
+      item.partOpen = true;
+      out += this.event('response.reasoning_summary_part.added', { item_id: item.id, output_index: item.index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+    }
+    return out + this.event('response.reasoning_summary_text.delta', { item_id: item.id, output_index: item.index, summary_index: 0, delta: piece });
+  }
+
+  /** The provider's thinking block came whole: the reasoning item it ends is done, with it as its encrypted_content. */
+  private thinkingDone(value: unknown[]): string {
+    const blocks = readThinkingBlocks(value);
+    if (blocks === null) return '';
+    const out = this.thinking === null ? this.openReasoning() : '';
+    const item = this.thinking as ReasoningState;
+    item.blocks = [...(item.blocks ?? []), ...blocks];
+    return out + this.closeReasoning(item, 'completed');
+  }
+
+  /** Opens a reasoning item; reasoning after text is a new step of the model's, so the text's item is done first. */
+  private openReasoning(): string {
+    const out = this.message === null ? '' : this.closeMessage(this.message, 'completed');
+    const item: ReasoningState = { kind: 'reasoning', index: this.items.length, id: newId('rs'), text: '', blocks: null, partOpen: false, status: 'in_progress' };
+    this.items.push(item);
+    this.thinking = item;
+    return out + this.event('response.output_item.added', { output_index: item.index, item: reasoningItem(item.id, 'in_progress', null, null) });
+  }
+
+  private closeReasoning(item: ReasoningState, status: ItemStatus): string {
+    if (this.thinking === item) this.thinking = null;
+    item.status = status;
+    let out = '';
+    const summary = this.summary && item.text !== '' ? item.text : null;
+    if (item.partOpen) {
+      out += this.event('response.reasoning_summary_text.done', { item_id: item.id, output_index: item.index, summary_index: 0, text: item.text });
+      out += this.event('response.reasoning_summary_part.done', { item_id: item.id, output_index: item.index, summary_index: 0, part: { type: 'summary_text', text: item.text } });
+    }
+    return out + this.event('response.output_item.done', { output_index: item.index, item: reasoningItem(item.id, status, summary, item.blocks) });
+  }
+
   /** Appends text (or refusal text) to the open message item, opening the item and the part as needed. */
   private text(type: ContentPart['type'], piece: string): string {
-    let out = '';
+    let out = this.thinking === null ? '' : this.closeReasoning(this.thinking, 'completed');
     let message = this.message;
     if (message === null) {
       message = { kind: 'message', index: this.items.length, id: newId('msg'), parts: [], status: 'in_progress' };
@@ -165,6 +235,7 @@ export class ResponseStreamWriter implements StreamWriter {
     let out = '';
     let state = this.calls.get(index);
     if (state === undefined) {
+      if (this.thinking !== null) out += this.closeReasoning(this.thinking, 'completed');
       if (this.message !== null) out += this.closeMessage(this.message, 'completed');
       const callId = typeof call.id === 'string' && call.id !== '' ? call.id : newId('call');
       state = { kind: 'function_call', index: this.items.length, id: newId('fc'), callId, name: typeof fn.name === 'string' ? fn.name : '', args: '', status: 'in_progress' };
@@ -185,7 +256,7 @@ export class ResponseStreamWriter implements StreamWriter {
     let out = '';
     for (const item of this.items) {
       if (item.status !== 'in_progress') continue;
-      out += item.kind === 'message' ? this.closeMessage(item, status) : this.closeCall(item, status);
+      out += item.kind === 'message' ? this.closeMessage(item, status) : item.kind === 'reasoning' ? this.closeReasoning(item, status) : this.closeCall(item, status);
     }
     return out;
   }
@@ -232,6 +303,7 @@ export class ResponseStreamWriter implements StreamWriter {
     const open: ItemStatus = state.status === 'in_progress' ? 'in_progress' : 'incomplete';
     const output = this.items.map((item) => {
       const status = item.status === 'in_progress' ? open : item.status;
+      if (item.kind === 'reasoning') return reasoningItem(item.id, status, this.summary && item.text !== '' ? item.text : null, item.blocks);
       return item.kind === 'message' ? messageItem(item.id, status, item.parts) : this.callItem(item, item.args, status);
     });
     return responseObject({ id: this.id, createdAt: this.createdAt, model: this.model, output, usage: null, ...state }, this.echo);

@@ -25,7 +25,7 @@ const REFUSED: Record<string, string> = {
   prompt: `\`prompt\` (stored prompt templates) is not supported. ${STATELESS} Send the instructions and input themselves.`,
 };
 
-/** `include` values the gateway can honour: none adds anything, since no reasoning items are returned. */
+/** `include` values the gateway can honour: reasoning items carry their `encrypted_content` whether asked or not (response-object.ts). */
 const INCLUDABLE = new Set(['reasoning.encrypted_content']);
 
 const REASONING_EFFORTS = new Set(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
@@ -130,7 +130,7 @@ function checkStateless(body: Record<string, unknown>): void {
     for (let i = 0; i < include.length; i++) {
       const value: unknown = include[i];
       if (typeof value !== 'string') throw invalid(`include[${i}]`, `\`include[${i}]\` must be a string.`);
-      if (!INCLUDABLE.has(value)) throw invalid('include', `\`include\` value \`${clip(value)}\` is not supported: only reasoning.encrypted_content is accepted (and adds nothing).`);
+      if (!INCLUDABLE.has(value)) throw invalid('include', `\`include\` value \`${clip(value)}\` is not supported: only reasoning.encrypted_content is accepted.`);
     }
   }
 }
@@ -178,9 +178,10 @@ function parseText(value: unknown, chat: Record<string, unknown>, dropped: strin
 }
 
 /**
- * `reasoning.effort` → `reasoning_effort`, which reasoning models behind Chat Completions read.
- * A summary cannot be asked for there: `summary` is accepted and no reasoning item is returned.
- * Any other field (`context`, which earlier turns' reasoning the model sees) is dropped.
+ * `reasoning.effort` → `reasoning_effort`, which reasoning models behind Chat Completions read
+ * (and the Anthropic translation makes extended thinking of). `summary` decides whether the
+ * reasoning a provider returns is shown as the reasoning items' summary. Any other field
+ * (`context`, which earlier turns' reasoning the model sees) is dropped.
  */
 function parseReasoning(value: unknown, chat: Record<string, unknown>, dropped: string[]): Record<string, unknown> | null {
   if (!isSet(value)) return null;

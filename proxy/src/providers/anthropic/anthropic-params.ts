@@ -1,15 +1,17 @@
 import { FRAME, ONE_TEXT_ANSWER, refusalOf, type ParamTable } from '../../conversion/param-support.js';
 import { isObject } from '../../conversion/json-fields.js';
 import { chatAnthropic } from '../../conversion/chat-anthropic/chat-anthropic.js';
+import { thinkingPlan } from '../../conversion/chat-anthropic/thinking-plan.js';
 
 /**
  * What an OpenAI-shaped request keeps on its way to Anthropic's Messages API (anthropic-request.ts
  * maps the carried fields). A JSON schema maps to `output_config.format`; JSON mode without a
- * schema has no counterpart and would change the answer, so it is refused.
+ * schema has no counterpart and would change the answer, so it is refused. `reasoning_effort` is
+ * extended thinking (thinking-plan.ts), left out where Anthropic would refuse it.
  */
 export const ANTHROPIC_PARAMS: ParamTable = {
   provider: 'Anthropic',
-  carried: new Set([...FRAME, 'parallel_tool_calls']),
+  carried: new Set([...FRAME, 'parallel_tool_calls', 'reasoning_effort']),
   rules: {
     ...ONE_TEXT_ANSWER,
     response_format: {
@@ -19,4 +21,12 @@ export const ANTHROPIC_PARAMS: ParamTable = {
     },
   },
   refusal: (chat) => refusalOf(() => chatAnthropic.toRequest(chat, { upstreamModel: '', stream: false, defaultMaxTokens: 1 })),
+  // An effort Anthropic has no budget for is the translation's refusal, found when the request is written.
+  dropsOf: (chat) => {
+    try {
+      return thinkingPlan(chat, 1).dropped;
+    } catch {
+      return [];
+    }
+  },
 };

@@ -41,7 +41,10 @@ export interface AnthropicToolResultBlock {
   cache_control?: AnthropicCacheControl;
 }
 
-export type AnthropicBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
+/** Extended thinking, sent back as it came (Anthropic checks the signature). */
+export type AnthropicThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+
+export type AnthropicBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock | AnthropicToolUseBlock | AnthropicToolResultBlock | AnthropicThinkingBlock;
 
 export interface AnthropicMessage {
   role: 'user' | 'assistant';
@@ -73,6 +76,7 @@ export interface AnthropicRequest {
   metadata?: { user_id: string };
   /** Structured outputs: the answer's text is JSON of this schema. */
   output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
+  thinking?: { type: 'enabled'; budget_tokens: number };
   stream?: boolean;
 }
 
@@ -84,10 +88,14 @@ export interface AnthropicUsage {
   cache_creation_input_tokens?: number | null;
 }
 
-/** A response content block: text and tool_use are translated, any other type is skipped. */
+/** A response content block: text, tool_use and thinking are translated, any other type is skipped. */
 export interface AnthropicResponseBlock {
   type: string;
   text?: string;
+  thinking?: string;
+  signature?: string;
+  /** A redacted_thinking block's encrypted reasoning. */
+  data?: string;
   id?: string;
   name?: string;
   input?: unknown;
@@ -108,7 +116,7 @@ export interface AnthropicStreamEvent {
   message?: AnthropicResponse;
   index?: number;
   content_block?: AnthropicResponseBlock;
-  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
+  delta?: { type?: string; text?: string; partial_json?: string; thinking?: string; signature?: string; stop_reason?: string | null };
   usage?: AnthropicUsage;
   error?: { type?: string; message?: string };
 }
