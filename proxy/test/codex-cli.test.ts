@@ -3,14 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WireRequest } from '../../test-support/wire-mock.js';
 import { agentWorkdir, runCodex, startAgentGateway, type AgentGateway } from './agent-cli.js';
 import { answerChat } from './chat-wire-answer.js';
+import { answerAnthropic, signThinking } from './anthropic-thinking-answer.js';
 
 /**
  * The OpenAI Codex CLI (the dev dependency's own binary, `codex exec` at its default settings,
  * with the gateway as its Responses provider) through the gateway on both paths: natively to a
  * provider entry with `responses: native` whose mock speaks OpenAI's Responses wire format, and
- * translated to a `type: openai` entry serving Chat Completions only. Each runs a tool loop: a turn
- * that calls Codex's `exec` tool (a custom tool, run in the CLI) and the turn that answers from its
- * output; every turn leaves one usage record and one audit event.
+ * translated to a `type: openai` entry serving Chat Completions only, and translated to Claude on a
+ * `type: anthropic` entry, whose extended thinking Codex's reasoning effort turns on. Each runs a
+ * tool loop: a turn that calls Codex's `exec` tool (a custom tool, run in the CLI) and the turn that
+ * answers from its output; every turn leaves one usage record and one audit event.
  */
 const EXEC_INPUT = 'text(6 * 7 + " from the isolate");';
 const told = (output: unknown) => `The tool said: ${JSON.stringify(output).includes('42 from the isolate') ? '42' : 'nothing'}`;
@@ -42,8 +44,19 @@ function chatAnswer(req: WireRequest, res: ServerResponse): void {
   answerChat(req, res, { text: told(output.content) }, usage);
 }
 
+/** Claude: the exec tool called after a signed thought, or the answer from its result (the mock refuses a loop without the thought). */
+const THOUGHT = { call: 'The user wants 6 * 7 run in the exec tool.', answer: 'The tool printed the product.' };
+function claudeAnswer(req: WireRequest, res: ServerResponse): void {
+  const messages = (req.body.messages ?? []) as { role: string; content: unknown }[];
+  const last = messages.at(-1)?.content;
+  const result = Array.isArray(last) ? (last as { type: string; content?: unknown }[]).find((b) => b.type === 'tool_result') : undefined;
+  if (result === undefined) return answerAnthropic(req, res, { call: { id: 'toolu_exec_1', name: 'exec', input: { input: EXEC_INPUT } } }, THOUGHT.call);
+  answerAnthropic(req, res, { text: told(result.content) }, THOUGHT.answer);
+}
+
 let native: AgentGateway;
 let translated: AgentGateway;
+let claude: AgentGateway;
 
 beforeAll(async () => {
   native = await startAgentGateway(
@@ -69,15 +82,28 @@ beforeAll(async () => {
 `,
     chatAnswer,
   );
+  claude = await startAgentGateway(
+    'codex-claude',
+    (url) => `providers:
+  - name: claude
+    type: anthropic
+    base_url: ${url}
+    api_key: sk-ant-provider-secret-0123456789
+    models:
+      - { id: "gpt-*", upstream: "claude-*" }
+`,
+    claudeAnswer,
+  );
 });
 
 afterAll(async () => {
   await native?.stop();
   await translated?.stop();
+  await claude?.stop();
 });
 
 /** `codex exec` asked to use its exec tool through `gw`: two turns at `path`, one record and one event each. */
-async function toolLoop(gw: AgentGateway, path: string, provider: string): Promise<WireRequest[]> {
+async function toolLoop(gw: AgentGateway, path: string, provider: string, credential: [string, string] = ['authorization', 'Bearer sk-openai-provider-secret-0123456789']): Promise<WireRequest[]> {
   const { cwd, home } = agentWorkdir('gw-codex-');
   const run = await runCodex(gw.h.url, gw.key.key, 'What is six times seven? Use the exec tool.', cwd, home);
   expect(run.code, run.stderr + run.stdout).toBe(0);
@@ -85,7 +111,7 @@ async function toolLoop(gw: AgentGateway, path: string, provider: string): Promi
   const turns = gw.seen.filter((r) => r.path === path);
   expect(turns).toHaveLength(2);
   for (const turn of turns) {
-    expect(turn.headers.authorization).toBe('Bearer sk-openai-provider-secret-0123456789');
+    expect(turn.headers[credential[0]]).toBe(credential[1]);
     expect(JSON.stringify(turn.headers)).not.toContain(gw.key.key);
   }
   const { usage, audit } = await gw.h.records();
@@ -125,5 +151,21 @@ describe('Codex through the gateway', () => {
     }
     const replayed = (turns[1]!.body.messages as { tool_calls?: { function: { name: string; arguments: string } }[] }[]).find((m) => m.tool_calls !== undefined);
     expect(replayed?.tool_calls?.[0]?.function).toEqual({ name: 'exec', arguments: JSON.stringify({ input: EXEC_INPUT }) });
+  });
+
+  it("completes a tool loop translated to Claude with extended thinking, Codex's reasoning items carrying the signed thought back", async () => {
+    const turns = await toolLoop(claude, '/v1/messages', 'claude', ['x-api-key', 'sk-ant-provider-secret-0123456789']);
+    for (const turn of turns) {
+      expect(turn.body.model).toMatch(/^claude-/);
+      const thinking = turn.body.thinking as { type: string; budget_tokens: number };
+      expect(thinking.type).toBe('enabled');
+      expect(thinking.budget_tokens).toBeGreaterThanOrEqual(1024);
+      expect(turn.body.max_tokens).toBeGreaterThan(thinking.budget_tokens);
+    }
+    // Codex sends store: false, so the gateway kept nothing: the thought came back in Codex's own input.
+    const messages = turns[1]!.body.messages as { role: string; content: { type: string; thinking?: string; signature?: string }[] }[];
+    const lastAssistant = messages.filter((m) => m.role === 'assistant').at(-1);
+    expect(lastAssistant?.content[0]).toEqual({ type: 'thinking', thinking: THOUGHT.call, signature: signThinking(THOUGHT.call) });
+    expect(lastAssistant?.content.some((b) => b.type === 'tool_use')).toBe(true);
   });
 });

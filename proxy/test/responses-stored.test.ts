@@ -7,6 +7,7 @@ import { startHarness as startControlPlane, type Harness as ControlPlaneHarness 
 import { projectTestKey, type TestKey } from '../../test-support/redis.js';
 import { sendJson, sendSse, startWireMock, type RunningWireMock, type WireRequest } from '../../test-support/wire-mock.js';
 import { answerChat } from './chat-wire-answer.js';
+import { answerAnthropic, signThinking } from './anthropic-thinking-answer.js';
 import { startHarness, type Harness } from './harness.js';
 
 /**
@@ -105,6 +106,17 @@ function keptAnswer(): (req: WireRequest, res: ServerResponse) => void {
 }
 let keeping: RunningWireMock;
 
+/** Claude with extended thinking: a signed thought, then the weather tool called, or the answer from its result. */
+const claudeSeen: WireRequest[] = [];
+function claudeAnswer(req: WireRequest, res: ServerResponse): void {
+  claudeSeen.push(req);
+  const last = ((req.body.messages ?? []) as { content: unknown }[]).at(-1)?.content;
+  const result = Array.isArray(last) ? (last as { type: string; content?: unknown }[]).find((b) => b.type === 'tool_result') : undefined;
+  if (result === undefined) return answerAnthropic(req, res, { call: { id: 'toolu_w1', name: 'get_weather', input: { city: 'Paris' } } }, 'Look up the weather in Paris.', { input_tokens: 30, output_tokens: 8 });
+  answerAnthropic(req, res, { text: `It is ${String(result.content)}.` }, 'Report it.', { input_tokens: 40, output_tokens: 6 });
+}
+let claude: RunningWireMock;
+
 /** A providers-file entry serving `model` with the Responses API upstream, at `mock`. */
 function nativeEntry(name: string, mock: RunningWireMock, model: string): string {
   return `  - name: ${name}\n    type: openai\n    responses: native\n    base_url: ${mock.baseUrl}/v1\n    api_key: sk-${name}-provider-secret-0123456789\n    models: [${model}]\n`;
@@ -117,6 +129,7 @@ beforeAll(async () => {
   cp = await startControlPlane('responses-stored', { env: { INTERNAL_TOKEN: TOKEN } });
   chat = await startWireMock(chatAnswer);
   native = await startWireMock(nativeAnswer);
+  claude = await startWireMock(claudeAnswer);
   h = await startHarness(
     'responses-stored',
     `providers:
@@ -125,6 +138,11 @@ beforeAll(async () => {
     base_url: ${chat.baseUrl}/v1
     api_key: sk-chat-provider-secret-0123456789
     models: [chat-1]
+  - name: claude
+    type: anthropic
+    base_url: ${claude.baseUrl}
+    api_key: sk-ant-provider-secret-0123456789
+    models: [claude-1]
 ${nativeEntry('upstream-responses', native, 'native-1')}${nativeEntry('left', left, 'pair-1')}${nativeEntry('right', right, 'pair-1')}${nativeEntry('keeping', keeping, 'kept-1')}routes:
   pair-1: { strategy: weighted, weights: { left: 1, right: 1 } }
 `,
@@ -144,6 +162,7 @@ afterAll(async () => {
   await left?.close();
   await right?.close();
   await keeping?.close();
+  await claude?.close();
   await cp?.close();
 });
 
@@ -166,6 +185,27 @@ describe('stateful Responses on a translated provider', () => {
     // The streamed one was kept before its last event: a follow-up finds it at once.
     const fourth = await client.responses.create({ model: 'chat-1', previous_response_id: completed!.id, input: 'Last one.' });
     expect(fourth.output_text).toContain('I saw 7 messages');
+  });
+
+  it("continues a tool loop on Claude with thinking on, from the signed thought the gateway kept with the response", async () => {
+    const tools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+    const first = await client.responses.create({ model: 'claude-1', input: 'Weather in Paris?', tools, reasoning: { effort: 'low', summary: 'auto' } });
+    expect(first.output.map((item) => item.type)).toEqual(['reasoning', 'function_call']);
+    const reasoning = first.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    expect(reasoning.summary).toEqual([{ type: 'summary_text', text: 'Look up the weather in Paris.' }]);
+    expect(typeof reasoning.encrypted_content).toBe('string');
+    expect(claudeSeen.at(-1)!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    const call = first.output[1] as OpenAI.Responses.ResponseFunctionToolCall;
+
+    const second = await client.responses.create({ model: 'claude-1', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }], tools, reasoning: { effort: 'low' } });
+    expect(second.output_text).toBe('It is sunny.');
+    const sent = claudeSeen.at(-1)!.body;
+    expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    const assistant = (sent.messages as { role: string; content: { type: string }[] }[])[1];
+    expect(assistant?.role).toBe('assistant');
+    expect(assistant?.content[0]).toEqual({ type: 'thinking', thinking: 'Look up the weather in Paris.', signature: signThinking('Look up the weather in Paris.') });
+    // Asked for no summary, the answer's reasoning is there to send back, with nothing shown.
+    expect((second.output[0] as OpenAI.Responses.ResponseReasoningItem).summary).toEqual([]);
   });
 
   it('serves GET, input_items and DELETE, and another project finds nothing', async () => {
