@@ -55,6 +55,7 @@ beforeAll(async () => {
       - { id: shared-down, upstream: bedrock-unavailable }
       - { id: shared-throttled-stream, upstream: bedrock-throttled }
       - { id: bedrock-denied, upstream: bedrock-access-denied }
+      - { id: claude-thinking, upstream: "us.anthropic.claude-thinking-v1:0" }
   - name: aws-keyed
     type: bedrock
     region: us-east-1
@@ -206,6 +207,49 @@ describe('official openai SDK through the gateway to Bedrock', () => {
     expect(usage).toHaveLength(1);
     expect(usage[0]).toMatchObject({ provider: 'aws', finish_reason: 'error' });
     expect(usage[0]?.tokens.output).toBeGreaterThan(0);
+  });
+});
+
+describe('reasoning_effort on a Claude model on Bedrock', () => {
+  type Thinking = { reasoning_content?: string; thinking_blocks?: { type: string; thinking?: string; signature?: string }[] };
+  const question = { role: 'user' as const, content: 'Weather in Paris?' };
+
+  it('turns extended thinking on and gives the signed thought back, whole and streamed', async () => {
+    const whole = await openai.chat.completions.create({ model: 'claude-thinking', messages: [question], tools: [weatherTool], reasoning_effort: 'low', temperature: 0.5 }).withResponse();
+    expect(whole.response.headers.get('x-gateway-dropped-params')).toBe('temperature');
+    const message = whole.data.choices[0]!.message as typeof whole.data.choices[0]['message'] & Thinking;
+    expect((message.tool_calls?.[0] as { function?: { name: string } } | undefined)?.function?.name).toBe('get_weather');
+    expect(message.reasoning_content).toBe('The user wants the weather in Paris.');
+    expect(message.thinking_blocks?.[0]?.type).toBe('thinking');
+
+    const stream = await openai.chat.completions.create({ model: 'claude-thinking', messages: [question], tools: [weatherTool], reasoning_effort: 'low', stream: true });
+    let reasoning = '';
+    const blocks: unknown[] = [];
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta as Thinking | undefined;
+      reasoning += delta?.reasoning_content ?? '';
+      blocks.push(...(delta?.thinking_blocks ?? []));
+    }
+    expect(reasoning).toBe('The user wants the weather in Paris.');
+    expect(blocks).toEqual(message.thinking_blocks);
+  });
+
+  it('keeps thinking on through a tool loop whose client sends the blocks back, and goes on without it when the client does not', async () => {
+    const first = (await openai.chat.completions.create({ model: 'claude-thinking', messages: [question], tools: [weatherTool], reasoning_effort: 'low' })).choices[0]!.message as { tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[] } & Thinking;
+    const call = first.tool_calls![0]!;
+    const loop = (assistant: Record<string, unknown>) => [question, { role: 'assistant', content: null, tool_calls: [call], ...assistant }, { role: 'tool', tool_call_id: call.id, content: 'sunny' }] as never;
+    const kept = await openai.chat.completions.create({ model: 'claude-thinking', messages: loop({ thinking_blocks: first.thinking_blocks }), tools: [weatherTool], reasoning_effort: 'low' }).withResponse();
+    expect(kept.data.choices[0]!.message.content).toBe('It is sunny.');
+    expect(kept.response.headers.get('x-gateway-dropped-params')).toBeNull();
+    const without = await openai.chat.completions.create({ model: 'claude-thinking', messages: loop({}), tools: [weatherTool], reasoning_effort: 'low' }).withResponse();
+    expect(without.data.choices[0]!.message.content).toBe('It is sunny.');
+    expect(without.response.headers.get('x-gateway-dropped-params')).toBe('reasoning_effort');
+  });
+
+  it('sends no thinking to a model that is not Claude, and names the effort as dropped', async () => {
+    const res = await openai.chat.completions.create({ model: 'claude-bedrock', messages: [question], reasoning_effort: 'low' }).withResponse();
+    expect(res.response.headers.get('x-gateway-dropped-params')).toBe('reasoning_effort');
+    expect(bedrock.lastRequest()?.body).not.toHaveProperty('additionalModelRequestFields');
   });
 });
 

@@ -5,6 +5,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { sendJson, startWireMock, type RunningWireMock, type WireRequest } from '../../../test-support/wire-mock.js';
 import { SCENARIOS } from '../../src/providers/conformance.case.js';
+import { signThinking } from '../anthropic-thinking-answer.js';
 
 /**
  * Amazon Bedrock's runtime API as its reference documents it: `POST /model/{modelId}/converse`
@@ -27,6 +28,12 @@ import { SCENARIOS } from '../../src/providers/conformance.case.js';
  *   bedrock-truncated     a stream: one text piece, then half a message and the end of the body
  *   bedrock-parallel      text, then two tool calls; usage with cache reads and writes
  *   bedrock-access-denied 403 AccessDeniedException naming the caller's role session and account
+ *   …anthropic.claude-thinking…  a Claude model with extended thinking (`additionalModelRequestFields.thinking`):
+ *                         a signed `reasoningContent` block, then the get_weather tool called, or the
+ *                         answer from its result; refused as Anthropic refuses thinking (a budget
+ *                         under 1,024 or not under maxTokens, a temperature other than 1, a topP under
+ *                         0.95, a forced tool, a tool loop whose last assistant turn does not start
+ *                         with its signed reasoning)
  *
  * `POST /model/{modelId}/invoke` serves the embedding models in their own bodies: an Amazon Titan
  * Text Embeddings id takes `{inputText, dimensions?: 256 | 512 | 1024, normalize?}` and answers
@@ -148,11 +155,71 @@ export async function startBedrockWireMock(creds: BedrockMockCredentials): Promi
       if (match[2] === 'invoke') return errorAnswer(model, res) || invokeEmbedding(model, req.body, res);
       if (!Array.isArray(req.body.messages) || req.body.model !== undefined) return awsError(res, 400, 'ValidationException', 'Malformed input request: messages required, model is not a body field.');
       if (errorAnswer(model, res)) return;
+      if (model.includes('anthropic.claude-thinking')) return thinkingAnswer(req.body, res, match[2] === 'converse-stream');
       if (match[2] === 'converse-stream') return stream(model, res);
       answer(model, res);
     })();
   });
   return { ...mock, verified: () => verified };
+}
+
+type ConverseBlock = { text?: string; toolUse?: unknown; toolResult?: { content?: { text?: string }[] }; reasoningContent?: { reasoningText?: { text?: string; signature?: string }; redactedContent?: string } };
+
+function thinkingRefusal(body: Record<string, unknown>): string | null {
+  const thinking = (body.additionalModelRequestFields as { thinking?: { type?: string; budget_tokens?: number } } | undefined)?.thinking;
+  if (thinking?.type !== 'enabled') return null;
+  const inference = (body.inferenceConfig ?? {}) as { maxTokens?: number; temperature?: number; topP?: number };
+  const budget = thinking.budget_tokens;
+  if (typeof budget !== 'number' || budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+  if (typeof inference.maxTokens !== 'number' || budget >= inference.maxTokens) return '`max_tokens` must be greater than `thinking.budget_tokens`';
+  if (typeof inference.temperature === 'number' && inference.temperature !== 1) return '`temperature` may only be set to 1 when thinking is enabled';
+  if (typeof inference.topP === 'number' && inference.topP < 0.95) return '`top_p` must be greater than or equal to 0.95 when thinking is enabled';
+  const choice = (body.toolConfig as { toolChoice?: Record<string, unknown> } | undefined)?.toolChoice;
+  if (choice !== undefined && ('any' in choice || 'tool' in choice)) return 'Thinking may not be enabled when tool_choice forces tool use.';
+  const messages = body.messages as { role?: string; content?: ConverseBlock[] }[];
+  const assistant = [...messages].reverse().find((m) => m.role === 'assistant');
+  const blocks = assistant?.content ?? [];
+  if (!blocks.some((b) => b.toolUse !== undefined)) return null;
+  const first = blocks[0]?.reasoningContent;
+  if (first === undefined) return 'Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block.';
+  const text = first.reasoningText;
+  if (text !== undefined && (typeof text.text !== 'string' || text.signature !== signThinking(text.text))) return 'Invalid `signature` in `thinking` block';
+  return null;
+}
+
+/** A Claude model on Converse with extended thinking: the thought first, then the weather tool or the answer from its result. */
+function thinkingAnswer(body: Record<string, unknown>, res: ServerResponse, streamed: boolean): void {
+  const refused = thinkingRefusal(body);
+  if (refused !== null) return awsError(res, 400, 'ValidationException', refused);
+  const on = (body.additionalModelRequestFields as { thinking?: { type?: string } } | undefined)?.thinking?.type === 'enabled';
+  const messages = body.messages as { role?: string; content?: ConverseBlock[] }[];
+  const result = messages.at(-1)?.content?.find((b) => b.toolResult !== undefined)?.toolResult;
+  const thought = result === undefined ? 'The user wants the weather in Paris.' : 'Say it.';
+  const signature = signThinking(thought);
+  const reply: Record<string, unknown> = result === undefined ? { toolUse: { toolUseId: 'tooluse_w1', name: 'get_weather', input: { city: 'Paris' } } } : { text: `It is ${result.content?.[0]?.text ?? ''}.` };
+  const stopReason = result === undefined ? 'tool_use' : 'end_turn';
+  const answerUsage = { inputTokens: 30, outputTokens: 8, totalTokens: 38 };
+  if (!streamed) {
+    const content = on ? [{ reasoningContent: { reasoningText: { text: thought, signature } } }, reply] : [reply];
+    return sendJson(res, 200, { output: { message: { role: 'assistant', content } }, stopReason, usage: answerUsage, metrics: { latencyMs: 9 } });
+  }
+  const messagesOut: Uint8Array[] = [event('messageStart', { role: 'assistant' })];
+  let index = 0;
+  if (on) {
+    messagesOut.push(event('contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: { text: thought.slice(0, 8) } } }));
+    messagesOut.push(event('contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: { text: thought.slice(8) } } }));
+    messagesOut.push(event('contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: { signature } } }));
+    messagesOut.push(event('contentBlockStop', { contentBlockIndex: index }));
+    index++;
+  }
+  if (result === undefined) {
+    messagesOut.push(event('contentBlockStart', { contentBlockIndex: index, start: { toolUse: { toolUseId: 'tooluse_w1', name: 'get_weather' } } }));
+    messagesOut.push(event('contentBlockDelta', { contentBlockIndex: index, delta: { toolUse: { input: '{"city":"Paris"}' } } }));
+  } else messagesOut.push(event('contentBlockDelta', { contentBlockIndex: index, delta: { text: reply.text as string } }));
+  messagesOut.push(event('contentBlockStop', { contentBlockIndex: index }));
+  messagesOut.push(event('messageStop', { stopReason }));
+  messagesOut.push(event('metadata', { usage: answerUsage, metrics: { latencyMs: 9 } }));
+  sendEvents(res, messagesOut);
 }
 
 function errorAnswer(model: string, res: ServerResponse): boolean {

@@ -1,7 +1,10 @@
 import { invalid, isObject, present } from '../json-fields.js';
 import { readToolCall, toolResultId } from '../chat-tool-calls.js';
 import { cacheBreakpoint } from '../../providers/cache-breakpoint.js';
-import type { BedrockCachePoint, BedrockContentBlock, BedrockImageBlock, BedrockMessage, BedrockRequest, BedrockTool, BedrockToolChoice, BedrockToolResult } from '../../providers/bedrock/bedrock-wire.js';
+import type { BedrockCachePoint, BedrockContentBlock, BedrockImageBlock, BedrockMessage, BedrockReasoningBlock, BedrockRequest, BedrockTool, BedrockToolChoice, BedrockToolResult } from '../../providers/bedrock/bedrock-wire.js';
+import type { ChatCompletionBody, ChatMessage, ThinkingBlock } from '../../request/openai-chat.js';
+import { thinkingOf } from '../../request/thinking-blocks.js';
+import { thinkingPlan, type ThinkingPlan } from '../chat-anthropic/thinking-plan.js';
 
 /**
  * An OpenAI Chat Completions body (validated by the chat endpoint) as a Bedrock Converse request.
@@ -10,6 +13,20 @@ import type { BedrockCachePoint, BedrockContentBlock, BedrockImageBlock, Bedrock
  * otherwise quietly get something else. OpenAI-only hints that change nothing are left out.
  */
 type Json = Record<string, unknown>;
+
+/**
+ * For a Claude model (the adapter knows which ids are), `reasoning_effort` is Anthropic's extended
+ * thinking, sent as `additionalModelRequestFields.thinking` and planned as for Anthropic's own API
+ * (chat-anthropic/thinking-plan.ts): Bedrock passes the field to the model and answers with
+ * `reasoningContent` blocks. Other models take no thinking.
+ */
+export interface ConverseSettings {
+  extendedThinking: boolean;
+  /** The output room kept for the answer when thinking is on and the client set no limit. */
+  defaultMaxTokens: number;
+}
+
+const NO_THINKING: ThinkingPlan = { on: false, dropped: [] };
 
 /** Converse's temperature range is 0–1 for the models it serves, OpenAI's 0–2: values above 1 are clamped. */
 const MAX_TEMPERATURE = 1;
@@ -24,15 +41,17 @@ const IMAGE_FORMATS: Readonly<Record<string, BedrockImageBlock['format']>> = {
 
 const DATA_URL = /^data:([^;,]+);base64,/;
 
-export function toBedrockRequest(body: Readonly<Json>): BedrockRequest {
-  const { system, messages } = translateMessages(body.messages as unknown[]);
+export function toBedrockRequest(body: Readonly<Json>, settings?: ConverseSettings): BedrockRequest {
+  const thinking = settings?.extendedThinking === true ? thinkingPlan(body as Readonly<ChatCompletionBody>, settings.defaultMaxTokens) : NO_THINKING;
+  const { system, messages } = translateMessages(body.messages as unknown[], thinking.on);
   const out: BedrockRequest = { messages };
   if (system.length > 0) out.system = system;
   const inference: NonNullable<BedrockRequest['inferenceConfig']> = {};
-  const max = body.max_completion_tokens ?? body.max_tokens;
+  const max = thinking.on ? thinking.maxTokens : (body.max_completion_tokens ?? body.max_tokens);
   if (typeof max === 'number') inference.maxTokens = max;
-  if (typeof body.temperature === 'number') inference.temperature = Math.min(body.temperature, MAX_TEMPERATURE);
-  if (typeof body.top_p === 'number') inference.topP = body.top_p;
+  if (typeof body.temperature === 'number' && !thinking.dropped.includes('temperature')) inference.temperature = Math.min(body.temperature, MAX_TEMPERATURE);
+  if (typeof body.top_p === 'number' && !thinking.dropped.includes('top_p')) inference.topP = body.top_p;
+  if (thinking.on) out.additionalModelRequestFields = { thinking: { type: 'enabled', budget_tokens: thinking.budget } };
   const stop = body.stop;
   if (typeof stop === 'string') inference.stopSequences = [stop];
   else if (Array.isArray(stop) && stop.length > 0) inference.stopSequences = stop as string[];
@@ -47,7 +66,7 @@ export function toBedrockRequest(body: Readonly<Json>): BedrockRequest {
  * blocks of a user turn; consecutive turns of one role are merged, since Converse requires user and
  * assistant turns to alternate. Empty text is left out: Converse refuses blank text blocks.
  */
-function translateMessages(list: unknown[]): { system: SystemBlock[]; messages: BedrockMessage[] } {
+function translateMessages(list: unknown[], thinking: boolean): { system: SystemBlock[]; messages: BedrockMessage[] } {
   const system: SystemBlock[] = [];
   const messages: BedrockMessage[] = [];
   const push = (role: 'user' | 'assistant', content: BedrockContentBlock[]) => {
@@ -67,7 +86,7 @@ function translateMessages(list: unknown[]): { system: SystemBlock[]; messages: 
         push('user', markEnd(userContent(message.content, at), message, at));
         break;
       case 'assistant':
-        push('assistant', markEnd(assistantContent(message, at), message, at));
+        push('assistant', withReasoning(markEnd(assistantContent(message, at), message, at), thinking ? thinkingOf(message as ChatMessage) : null));
         break;
       case 'tool':
         push('user', toolTurn(message, at));
@@ -80,6 +99,13 @@ function translateMessages(list: unknown[]): { system: SystemBlock[]; messages: 
 }
 
 type SystemBlock = { text: string } | BedrockCachePoint;
+
+/** With thinking on, an assistant turn starts with the reasoning it came with, as the model made it. */
+function withReasoning(content: BedrockContentBlock[], blocks: readonly ThinkingBlock[] | null): BedrockContentBlock[] {
+  if (blocks === null) return content;
+  const reasoning = blocks.map((block): BedrockReasoningBlock => (block.type === 'thinking' ? { reasoningContent: { reasoningText: { text: block.thinking, signature: block.signature } } } : { reasoningContent: { redactedContent: block.data } }));
+  return [...reasoning, ...content];
+}
 
 /**
  * Bedrock prompt caching: a breakpoint (cache-breakpoint.ts) becomes a `cachePoint` block right

@@ -13,11 +13,14 @@ import type { BedrockUsage } from '../../providers/bedrock/bedrock-wire.js';
  *   contentBlockStart {start.toolUse}     → a tool call's first delta: index, id, name, "" arguments
  *   contentBlockDelta {delta.text}        → a content delta
  *   contentBlockDelta {delta.toolUse}     → the call's arguments, piece by piece
+ *   contentBlockDelta {delta.reasoningContent} → reasoning_content deltas (its text); its signature
+ *                                           or redacted content is kept for the block's end
+ *   contentBlockStop of reasoning         → the block whole, as a thinking_blocks delta
  *   messageStop {stopReason}              → the finish chunk
  *   metadata {usage}                      → the usage (and the usage chunk, when asked); the end
  *   an exception message                  → the stream fails (meta.failed)
  *
- * Reasoning deltas are left out: OpenAI's chunk format has no place for them.
+ * Reasoning is given as the Anthropic translation gives it (chat-anthropic/anthropic-stream.ts).
  */
 export interface StreamContext {
   id: string;
@@ -44,6 +47,8 @@ export class BedrockStreamTranslator implements ProviderStreamTranslator<Convers
   /** Converse's content block index → the OpenAI tool call index. */
   private readonly calls = new Map<number, number>();
   private sawStop = false;
+  /** Converse's content block index → the reasoning block being read there. */
+  private readonly reasoning = new Map<number, { text: string; signature: string; redacted: string }>();
 
   constructor(
     private readonly meta: StreamMeta,
@@ -83,11 +88,22 @@ export class BedrockStreamTranslator implements ProviderStreamTranslator<Convers
         if (typeof delta?.text === 'string') {
           this.meta.estimatedOutput += estimateTokens(delta.text.length);
           out.push(this.choice(`{"content":${JSON.stringify(delta.text)}}`, 'null'));
+        } else if (typeof delta?.reasoningContent === 'object' && delta.reasoningContent !== null) {
+          this.reason(Number(body.contentBlockIndex), delta.reasoningContent as { text?: unknown; signature?: unknown; redactedContent?: unknown }, out);
         } else if (typeof delta?.toolUse?.input === 'string') {
           const index = this.calls.get(Number(body.contentBlockIndex)) ?? 0;
           this.meta.estimatedOutput += estimateTokens(delta.toolUse.input.length);
           out.push(this.choice(`{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(delta.toolUse.input)}}}]}`, 'null'));
         }
+        break;
+      }
+      case 'contentBlockStop': {
+        const index = Number(body.contentBlockIndex);
+        const block = this.reasoning.get(index);
+        if (block === undefined) break;
+        this.reasoning.delete(index);
+        const whole = block.redacted !== '' ? { type: 'redacted_thinking', data: block.redacted } : block.signature !== '' ? { type: 'thinking', thinking: block.text, signature: block.signature } : null;
+        if (whole !== null) out.push(this.choice(`{"thinking_blocks":[${JSON.stringify(whole)}]}`, 'null'));
         break;
       }
       case 'messageStop': {
@@ -109,6 +125,18 @@ export class BedrockStreamTranslator implements ProviderStreamTranslator<Convers
         break;
     }
     if (out.length > 0) this.started = true;
+  }
+
+  private reason(index: number, delta: { text?: unknown; signature?: unknown; redactedContent?: unknown }, out: string[]): void {
+    let block = this.reasoning.get(index);
+    if (block === undefined) this.reasoning.set(index, (block = { text: '', signature: '', redacted: '' }));
+    if (typeof delta.signature === 'string') block.signature += delta.signature;
+    if (typeof delta.redactedContent === 'string') block.redacted += delta.redactedContent;
+    if (typeof delta.text === 'string' && delta.text !== '') {
+      block.text += delta.text;
+      this.meta.estimatedOutput += estimateTokens(delta.text.length);
+      out.push(this.choice(`{"reasoning_content":${JSON.stringify(delta.text)}}`, 'null'));
+    }
   }
 
   /** The stream ended before its metadata: the answer is partial. */

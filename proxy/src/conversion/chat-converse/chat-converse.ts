@@ -1,7 +1,7 @@
 import type { StreamMeta } from '../../providers/adapter.js';
 import type { BedrockRequest, BedrockResponse } from '../../providers/bedrock/bedrock-wire.js';
 import type { Conversion } from '../conversion.js';
-import { toBedrockRequest } from './bedrock-request.js';
+import { toBedrockRequest, type ConverseSettings } from './bedrock-request.js';
 import { toChatCompletion } from './bedrock-response.js';
 import type { CompletionResult } from '../../request/internal-request.js';
 import { BedrockStreamTranslator, type StreamContext } from './bedrock-stream.js';
@@ -9,7 +9,7 @@ import { BedrockStreamTranslator, type StreamContext } from './bedrock-stream.js
 /** The internal request ⇄ Bedrock's Converse API (`bedrock` entries; batch inference records too). */
 export const chatConverse: Conversion<{
   request: Parameters<typeof toBedrockRequest>[0];
-  requestSettings: undefined;
+  requestSettings: ConverseSettings | undefined;
   converted: BedrockRequest;
   answer: BedrockResponse;
   answerSettings: { provider: string; id: string; model: string };
@@ -19,7 +19,7 @@ export const chatConverse: Conversion<{
 }> = {
   client: 'chat',
   provider: 'converse',
-  toRequest: (body) => toBedrockRequest(body),
+  toRequest: (body, settings) => toBedrockRequest(body, settings),
   fromResponse: (response, { provider, id, model }) => {
     const { json, usage, finish } = toChatCompletion(response, provider, id, model);
     return { status: 200, body: Buffer.from(json), usage, finishReason: finish.gateway, rawFinishReason: finish.raw };

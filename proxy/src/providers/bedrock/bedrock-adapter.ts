@@ -14,7 +14,8 @@ import { chatConverse } from '../../conversion/chat-converse/chat-converse.js';
 import { BedrockSigner } from './bedrock-signer.js';
 import { BedrockStreamTranslator } from '../../conversion/chat-converse/bedrock-stream.js';
 import type { BedrockResponse } from './bedrock-wire.js';
-import { BEDROCK_PARAMS } from './bedrock-params.js';
+import { BEDROCK_CLAUDE_PARAMS, BEDROCK_PARAMS, isClaudeModel } from './bedrock-params.js';
+import type { ConverseSettings } from '../../conversion/chat-converse/bedrock-request.js';
 import { batchMode, type ProviderBatches } from '../provider-batches.js';
 import { BedrockBatches, type BedrockBatchSettings } from './bedrock-batches.js';
 import { jsonBytes } from '../../request/json-bytes.js';
@@ -61,7 +62,7 @@ export class BedrockAdapter implements ProviderAdapter {
 
   /** A request as a batch record's `modelInput`: the Converse body `complete` would send (bedrock-batches.ts). */
   batchBody(request: ChatRequest): Buffer {
-    return jsonBytes(chatConverse.toRequest(request.body, undefined));
+    return jsonBytes(chatConverse.toRequest(request.body, converseSettings(request.upstreamModel)));
   }
 
   batchAnswer(request: ChatRequest, body: Buffer): CompletionResult {
@@ -146,7 +147,7 @@ export class BedrockAdapter implements ProviderAdapter {
   }
 
   private send(request: ChatRequest, operation: 'converse' | 'converse-stream', cancel: Cancel): Promise<UpstreamResponse> {
-    const payload = jsonBytes(chatConverse.toRequest(request.body, undefined));
+    const payload = jsonBytes(chatConverse.toRequest(request.body, converseSettings(request.upstreamModel)));
     return this.post(`${this.modelPath(request.upstreamModel)}/${operation}`, payload, cancel, request);
   }
 
@@ -170,8 +171,8 @@ export class BedrockAdapter implements ProviderAdapter {
     return this.connection.queueDepth();
   }
 
-  paramsFor(): ParamTable {
-    return BEDROCK_PARAMS;
+  paramsFor(entry: ModelEntry): ParamTable {
+    return isClaudeModel(entry.upstream) ? BEDROCK_CLAUDE_PARAMS : BEDROCK_PARAMS;
   }
 
   async close(): Promise<void> {
@@ -264,3 +265,10 @@ export const bedrockFactory: AdapterFactory = {
   defaultBaseUrlFor: bedrockBaseUrl,
   create: (config) => new BedrockAdapter(config),
 };
+
+/** The output room a Claude model's answer keeps when thinking is on and the client set no limit. */
+const THINKING_ANSWER_ROOM = 4096;
+
+function converseSettings(upstreamModel: string): ConverseSettings {
+  return { extendedThinking: isClaudeModel(upstreamModel), defaultMaxTokens: THINKING_ANSWER_ROOM };
+}

@@ -31,8 +31,12 @@ export interface BedrockCachePoint {
   cachePoint: { type: 'default'; ttl?: '5m' | '1h' };
 }
 
+/** A Claude model's extended thinking, sent back as it came (Bedrock checks the signature). */
+export type BedrockReasoningBlock = { reasoningContent: { reasoningText: { text: string; signature: string } } | { redactedContent: string } };
+
 export type BedrockContentBlock =
   | { text: string }
+  | BedrockReasoningBlock
   | BedrockCachePoint
   | { image: BedrockImageBlock }
   | { document: BedrockDocumentBlock }
@@ -55,6 +59,8 @@ export interface BedrockRequest {
   system?: ({ text: string } | BedrockCachePoint)[];
   inferenceConfig?: { maxTokens?: number; temperature?: number; topP?: number; stopSequences?: string[] };
   toolConfig?: { tools: (BedrockTool | BedrockCachePoint)[]; toolChoice?: BedrockToolChoice };
+  /** Fields of the model's own API: a Claude model's `thinking`. */
+  additionalModelRequestFields?: Record<string, unknown>;
 }
 
 export interface BedrockUsage {
