@@ -32,6 +32,29 @@ function run(chunks: string[], end: StreamMeta): [string, Record<string, unknown
 }
 
 describe('internal chunks → Anthropic stream events', () => {
+  it("streams the provider's thinking as a thinking block, its signature last, before the text", () => {
+    const block = { type: 'thinking', thinking: 'Say hello.', signature: 'sig-1' };
+    const out = run(
+      [chunk({ role: 'assistant', content: '' }), chunk({ reasoning_content: 'Say ' }), chunk({ reasoning_content: 'hello.' }), chunk({ thinking_blocks: [block] }), chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: 'opaque' }] }), chunk({ content: 'Hello' }), chunk({}, 'stop')],
+      meta({ finishReason: 'stop' }),
+    );
+    const blocks = out.filter(([name]) => name.startsWith('content_block'));
+    expect(blocks.map(([, data]) => [data.type, data.index, (data.content_block as { type?: string } | undefined)?.type ?? (data.delta as { type?: string } | undefined)?.type ?? null])).toEqual([
+      ['content_block_start', 0, 'thinking'],
+      ['content_block_delta', 0, 'thinking_delta'],
+      ['content_block_delta', 0, 'thinking_delta'],
+      ['content_block_delta', 0, 'signature_delta'],
+      ['content_block_stop', 0, null],
+      ['content_block_start', 1, 'redacted_thinking'],
+      ['content_block_stop', 1, null],
+      ['content_block_start', 2, 'text'],
+      ['content_block_delta', 2, 'text_delta'],
+      ['content_block_stop', 2, null],
+    ]);
+    expect(blocks[3]![1].delta).toEqual({ type: 'signature_delta', signature: 'sig-1' });
+    expect(blocks[5]![1].content_block).toEqual({ type: 'redacted_thinking', data: 'opaque' });
+  });
+
   it('streams text as one block between message_start and message_stop', () => {
     const out = run(
       [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hel' }), chunk({ content: 'lo' }), chunk({}, 'stop'), usageChunk],

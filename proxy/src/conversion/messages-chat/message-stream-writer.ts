@@ -3,16 +3,20 @@ import type { StreamWriter } from '../../protocols/protocol.js';
 import { sseEvent } from '../../protocols/anthropic-messages/anthropic-errors.js';
 import { anthropicUsage, stopReason } from '../anthropic-openai.js';
 import { messageId } from '../../protocols/anthropic-messages/message-id.js';
+import { readThinkingBlocks } from '../../request/thinking-blocks.js';
 
 /**
  * The internal chunk stream as Anthropic's event sequence: message_start; for each content block
- * (the text, then each tool call, indexes in order) content_block_start, its deltas (text_delta,
- * input_json_delta) and content_block_stop; message_delta (stop_reason and the whole usage);
+ * (the provider's thinking, the text, then each tool call, indexes in order) content_block_start,
+ * its deltas (thinking_delta and the block's signature_delta, text_delta, input_json_delta) and
+ * content_block_stop; message_delta (stop_reason and the whole usage);
  * message_stop. The prompt's token count is known only from the usage chunk at the end, so
  * message_start carries the gateway's prompt estimate (the one its quota reserved, never below
  * the provider's count) and message_delta the provider's count, which current SDKs adopt.
  */
 interface ChunkDelta {
+  reasoning_content?: unknown;
+  thinking_blocks?: unknown;
   content?: unknown;
   refusal?: unknown;
   tool_calls?: { index?: unknown; id?: unknown; function?: { name?: unknown; arguments?: unknown } }[];
@@ -25,9 +29,10 @@ interface Chunk {
 
 export class MessageStreamWriter implements StreamWriter {
   private started = false;
-  /** Index of the block open now (-1: none), and whether it is the text block. */
+  /** Index of the block open now (-1: none), and whether it is the text block or a thinking block. */
   private open = -1;
   private openIsText = false;
+  private openIsThinking = false;
   private nextIndex = 0;
   /** Tool call index of the internal stream → index of its tool_use block. */
   private readonly calls = new Map<number, number>();
@@ -55,6 +60,8 @@ export class MessageStreamWriter implements StreamWriter {
     if (choice === undefined) return out;
     const delta = choice.delta;
     if (delta !== undefined && delta !== null) {
+      if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') out += this.thinking(delta.reasoning_content);
+      if (Array.isArray(delta.thinking_blocks)) out += this.thinkingDone(delta.thinking_blocks);
       if (typeof delta.content === 'string' && delta.content !== '') out += this.text(delta.content);
       if (typeof delta.refusal === 'string' && delta.refusal !== '') out += this.text(delta.refusal);
       if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) out += this.toolCall(call);
@@ -93,6 +100,28 @@ export class MessageStreamWriter implements StreamWriter {
     return out + this.delta(this.open, { type: 'text_delta', text });
   }
 
+  private thinking(text: string): string {
+    let out = '';
+    if (this.open === -1 || !this.openIsThinking) out += this.openBlock({ type: 'thinking', thinking: '', signature: '' }, false, true);
+    return out + this.delta(this.open, { type: 'thinking_delta', thinking: text });
+  }
+
+  /** The provider's blocks came whole: the open thinking block gets its signature and closes; a block not streamed comes whole. */
+  private thinkingDone(value: unknown[]): string {
+    const blocks = readThinkingBlocks(value);
+    if (blocks === null) return '';
+    let out = '';
+    for (const block of blocks) {
+      if (block.type === 'redacted_thinking') {
+        out += this.openBlock({ type: 'redacted_thinking', data: block.data }, false) + this.closeBlock();
+        continue;
+      }
+      if (this.open === -1 || !this.openIsThinking) out += this.thinking(block.thinking);
+      out += this.delta(this.open, { type: 'signature_delta', signature: block.signature }) + this.closeBlock();
+    }
+    return out;
+  }
+
   private toolCall(call: NonNullable<ChunkDelta['tool_calls']>[number]): string {
     const callIndex = typeof call.index === 'number' ? call.index : 0;
     let out = '';
@@ -111,10 +140,11 @@ export class MessageStreamWriter implements StreamWriter {
     return out;
   }
 
-  private openBlock(contentBlock: Record<string, unknown>, isText: boolean): string {
+  private openBlock(contentBlock: Record<string, unknown>, isText: boolean, isThinking = false): string {
     const out = this.closeBlock();
     this.open = this.nextIndex++;
     this.openIsText = isText;
+    this.openIsThinking = isThinking;
     return out + sseEvent('content_block_start', JSON.stringify({ type: 'content_block_start', index: this.open, content_block: contentBlock }));
   }
 

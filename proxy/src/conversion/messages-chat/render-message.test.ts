@@ -12,6 +12,14 @@ function render(result: Partial<CompletionResult> & { body: Buffer }): Record<st
 }
 
 describe('internal answer → Anthropic message', () => {
+  it("puts the provider's thinking blocks first, as they came; reasoning without blocks as one unsigned thinking block", () => {
+    const blocks = [{ type: 'thinking', thinking: 'Greet.', signature: 'sig-1' }, { type: 'redacted_thinking', data: 'opaque' }];
+    const signed = render({ body: completion({ content: 'Hi', reasoning_content: 'Greet.', thinking_blocks: blocks }, 'stop') });
+    expect(signed.content).toEqual([...blocks, { type: 'text', text: 'Hi' }]);
+    const unsigned = render({ body: completion({ content: 'Hi', reasoning_content: 'Greet.' }, 'stop') });
+    expect(unsigned.content).toEqual([{ type: 'thinking', thinking: 'Greet.', signature: '' }, { type: 'text', text: 'Hi' }]);
+  });
+
   it('renders text with the client\'s model id, a msg_ id and Anthropic usage', () => {
     const message = render({ body: completion({ content: 'Hello there' }, 'stop'), usage: { input: 10, output: 3, cached: 4 } });
     expect(message).toEqual({

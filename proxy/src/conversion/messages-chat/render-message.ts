@@ -1,22 +1,27 @@
 import type { CompletionResult } from '../../request/internal-request.js';
 import { anthropicUsage, stopReason } from '../anthropic-openai.js';
 import { messageId } from '../../protocols/anthropic-messages/message-id.js';
+import { readThinkingBlocks } from '../../request/thinking-blocks.js';
 
 /**
- * The internal answer (an OpenAI chat.completion) as an Anthropic message: the text as one text
- * block, then each tool call as a tool_use block whose `input` is the parsed arguments. Counts
+ * The internal answer (an OpenAI chat.completion) as an Anthropic message: the provider's reasoning
+ * first (its `thinking_blocks` as they came, or `reasoning_content` as one unsigned thinking block),
+ * the text as one text block, then each tool call as a tool_use block whose `input` is the parsed
+ * arguments. Counts
  * come from the adapter's usage (already read from the answer), never from a second reading.
  */
 interface CompletionMessage {
   content?: unknown;
   refusal?: unknown;
   tool_calls?: unknown;
+  reasoning_content?: unknown;
+  thinking_blocks?: unknown;
 }
 
 export function renderMessage(result: CompletionResult, model: string): Buffer {
   const completion = JSON.parse(result.body.toString('utf8')) as { id?: unknown; choices?: { message?: CompletionMessage }[] };
   const message = completion.choices?.[0]?.message ?? {};
-  const content: Record<string, unknown>[] = [];
+  const content: Record<string, unknown>[] = thinkingContent(message);
   const text = messageText(message);
   if (text !== '') content.push({ type: 'text', text });
   if (Array.isArray(message.tool_calls)) {
@@ -36,6 +41,13 @@ export function renderMessage(result: CompletionResult, model: string): Buffer {
       usage: anthropicUsage(result.usage),
     }),
   );
+}
+
+function thinkingContent(message: CompletionMessage): Record<string, unknown>[] {
+  const blocks = readThinkingBlocks(message.thinking_blocks);
+  if (blocks !== null) return blocks.map((block) => ({ ...block }));
+  const text = message.reasoning_content;
+  return typeof text === 'string' && text !== '' ? [{ type: 'thinking', thinking: text, signature: '' }] : [];
 }
 
 /** The answer's text: a string, or text parts some providers send; a refusal is text the client should see. */

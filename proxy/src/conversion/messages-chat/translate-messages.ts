@@ -1,13 +1,15 @@
 import { cacheControlOf, carried, carry, type CacheControl } from './cache-hints.js';
 import { checkDepth, invalid, requireObject, requireString, unsupported } from '../../protocols/anthropic-messages/request-fields.js';
 import type { ChatMessage, ChatToolCall } from '../../request/openai-chat.js';
+import { carryThinking, readThinkingBlocks } from '../../request/thinking-blocks.js';
 
 /**
  * Anthropic's `system` and `messages` as the internal request's OpenAI messages. A user turn's
  * `tool_result` blocks become `role: tool` messages, in order, and the rest of that turn (text,
  * images) one user message after them; an assistant turn's `tool_use` blocks become its
- * `tool_calls`. Thinking blocks of earlier assistant turns are dropped (Anthropic itself does not
- * show a model its earlier turns' thinking, and no other provider can read them). Breakpoints
+ * `tool_calls`. Signed thinking blocks of assistant turns go with the turn out of sight of JSON
+ * (request/thinking-blocks.ts), for a Claude target reached by translation, which needs them in a
+ * tool loop; no other provider is sent them. Breakpoints
  * (`cache_control`) go with what they mark, out of sight of JSON (cache-hints.ts): on a part, or
  * on the message when its blocks become one string (an assistant turn, a tool result, one text).
  */
@@ -101,6 +103,7 @@ function assistantTurn(content: unknown, at: string): ChatMessage {
   if (typeof blocks === 'string') return { role: 'assistant', content: blocks };
   let text = '';
   const calls: ChatToolCall[] = [];
+  const thinking: Record<string, unknown>[] = [];
   // The turn becomes one message: a breakpoint on any of its blocks marks its end.
   let control: CacheControl | undefined;
   for (let j = 0; j < blocks.length; j++) {
@@ -110,12 +113,15 @@ function assistantTurn(content: unknown, at: string): ChatMessage {
     // Pieces of one answer (a text block is cut wherever a citation starts): joined as they came.
     if (type === 'text') text += requireString(block.text, `${path}.text`);
     else if (type === 'tool_use') calls.push(toolCall(block, path));
-    else if (THINKING.has(type)) continue;
+    else if (THINKING.has(type)) thinking.push(block);
     else if (type === 'tool_result' || type === 'image') throw invalid(`${path}.type`, `${type} blocks belong in a user turn`);
     else throw unsupported(`${path}.type`, `\`${type}\` blocks have no equivalent in the internal request`);
   }
-  if (calls.length === 0) return carry({ role: 'assistant', content: text }, control);
-  return carry({ role: 'assistant', content: text === '' ? null : text, tool_calls: calls }, control);
+  const message: ChatMessage = calls.length === 0 ? { role: 'assistant', content: text } : { role: 'assistant', content: text === '' ? null : text, tool_calls: calls };
+  // Signed thinking goes with the turn, for a Claude target that is not native (thinking-blocks.ts).
+  const signed = thinking.flatMap((block) => readThinkingBlocks([block]) ?? []);
+  if (signed.length > 0) carryThinking(message, signed);
+  return carry(message, control);
 }
 
 function toolCall(block: Record<string, unknown>, path: string): ChatToolCall {

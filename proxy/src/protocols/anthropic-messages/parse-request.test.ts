@@ -1,6 +1,7 @@
 import { GatewayError } from '@gateway/shared';
 import { describe, expect, it } from 'vitest';
 import { parseMessagesRequest, type MessagesPurpose } from './parse-request.js';
+import { thinkingOf } from '../../request/thinking-blocks.js';
 
 const base = { model: 'claude-x', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] };
 
@@ -102,7 +103,9 @@ describe('Messages request → internal request', () => {
       { role: 'tool', tool_call_id: 'toolu_1', content: 'sunny' },
       { role: 'tool', tool_call_id: 'toolu_2', content: 'Error: station\noffline' },
       { role: 'user', content: 'Summarise.' },
-    ]);
+    ]);    // The signed thought goes with the turn, out of sight of JSON: a Claude target reached by translation gets it back.
+    expect(thinkingOf(parsed.chat.messages[1]!)).toEqual([{ type: 'thinking', thinking: 'two calls', signature: 'sig' }]);
+    expect(JSON.stringify(parsed.chat)).not.toContain('two calls');
   });
 
   it('gives an assistant turn of tool calls only null content', () => {
