@@ -23,7 +23,6 @@ export const BEDROCK_PARAMS: ParamTable = {
  */
 export const BEDROCK_CLAUDE_PARAMS: ParamTable = {
   ...BEDROCK_PARAMS,
-  provider: 'Bedrock Converse (Claude)',
   carried: new Set([...FRAME, 'reasoning_effort']),
   refusal: (chat) => refusalOf(() => chatConverse.toRequest(chat, { extendedThinking: true, defaultMaxTokens: 1 })),
   dropsOf: (chat) => {
