@@ -79,13 +79,17 @@ export function embeddingsSlots(body: { input: unknown }): Slot[] {
   return out;
 }
 
-/** The answer's texts in a Chat Completions answer: each choice's message content and tool-call arguments. */
+/**
+ * The answer's texts in a Chat Completions answer: each choice's message content, its reasoning
+ * (`reasoning_content`, which a client shows as it shows the answer) and tool-call arguments.
+ */
 export function answerSlots(answer: { choices?: unknown[] }): Slot[] {
   const out: Slot[] = [];
   for (const choice of (answer.choices ?? []) as Obj[]) {
     const message = choice?.message as Obj | undefined;
     if (message === undefined || message === null) continue;
     if (typeof message.content === 'string') out.push(slot(message, 'content'));
+    if (typeof message.reasoning_content === 'string') out.push(slot(message, 'reasoning_content'));
     toolCallSlots(message, out);
   }
   return out;

@@ -8,7 +8,9 @@ import type { CompiledGuards, GuardrailRuntime } from './runtime.js';
 /**
  * The output guardrails over a Chat Completions stream. Every text the stream carries is read as
  * its own track: each choice's content (so `n` > 1 choices are judged apart, never as one mixed
- * text), its refusal, and the arguments of each of its tool calls. A chunk is released only once
+ * text), its refusal, its reasoning (`reasoning_content`), and the arguments of each of its tool
+ * calls. A provider's thinking block (`thinking_blocks`) repeats its reasoning unmasked: once a
+ * mask has changed a choice's reasoning, its blocks are withheld. A chunk is released only once
  * every track it carries text for has `window` characters after that text, or has ended (its
  * choice finished), so a match up to the window's length split across chunks is seen whole before
  * any of it leaves; chunks leave in the order they came. A block ends the stream with
@@ -41,6 +43,39 @@ interface Track {
   tail: string;
 }
 
+const TEXT_FIELDS = ['content', 'refusal', 'reasoning_content'] as const;
+
+/** Takes the thinking blocks out of the chunk's deltas for the choices whose reasoning a mask changed; whether it did. */
+function withholdThinking(chunk: Obj | null, masked: ReadonlySet<string>): boolean {
+  const choices = chunk?.choices;
+  if (masked.size === 0 || !Array.isArray(choices)) return false;
+  let changed = false;
+  for (let position = 0; position < choices.length; position++) {
+    const choice = choices[position] as Obj | null;
+    const delta = choice?.delta as Obj | undefined;
+    if (typeof delta !== 'object' || delta === null || delta.thinking_blocks === undefined) continue;
+    const index = typeof choice?.index === 'number' ? choice.index : position;
+    if (!masked.has(`${index}:reasoning_content`)) continue;
+    delete delta.thinking_blocks;
+    changed = true;
+  }
+  return changed;
+}
+
+/** The reasoning tracks a chunk ends: its choice's thinking block came whole, or its answer began. */
+function reasoningEnded(chunk: Obj | null, pieces: readonly Piece[]): string[] {
+  const out: string[] = [];
+  for (const piece of pieces) if (!piece.track.endsWith(':reasoning_content')) out.push(`${piece.choice}:reasoning_content`);
+  const choices = chunk?.choices;
+  if (!Array.isArray(choices)) return out;
+  for (let position = 0; position < choices.length; position++) {
+    const choice = choices[position] as Obj | null;
+    const delta = choice?.delta as Obj | undefined;
+    if (typeof delta === 'object' && delta !== null && delta.thinking_blocks !== undefined) out.push(`${typeof choice?.index === 'number' ? choice.index : position}:reasoning_content`);
+  }
+  return out;
+}
+
 /** What a chunk carries: its pieces of text, the choices it finishes, the choices it names. */
 function read(chunk: Obj | null, choicesSeen: Set<number>): { pieces: Piece[]; finished: number[] } {
   const pieces: Piece[] = [];
@@ -54,7 +89,7 @@ function read(chunk: Obj | null, choicesSeen: Set<number>): { pieces: Piece[]; f
     choicesSeen.add(index);
     const delta = choice.delta as Obj | undefined;
     if (typeof delta === 'object' && delta !== null) {
-      for (const field of ['content', 'refusal']) {
+      for (const field of TEXT_FIELDS) {
         const text = delta[field];
         if (typeof text === 'string' && text !== '') pieces.push({ track: `${index}:${field}`, choice: index, text, holder: delta, field });
       }
@@ -80,8 +115,12 @@ export async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntim
   const tracks = new Map<string, Track>();
   const choicesSeen = new Set<number>();
   const endedChoices = new Set<number>();
+  /** Reasoning tracks whose text is over (the block came, or the answer began): they wait for no window. */
+  const endedTracks = new Set<string>();
   let last: Obj | null = null;
   const masker = new Masker();
+  /** Tracks a mask has changed. */
+  const masked = new Set<string>();
   const window = compiled.window;
   const tailBound = Math.min(window, 1 << 16);
 
@@ -109,18 +148,19 @@ export async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntim
     if (outcome?.kind === 'block') return false;
     if (slot.text !== whole && slot.text.startsWith(track.tail)) {
       // Masked: the track's held text, masked, travels in its first held piece.
-      const masked = slot.text.slice(track.tail.length);
+      const maskedText = slot.text.slice(track.tail.length);
       let first = true;
       for (const h of held) {
         for (const piece of h.pieces) {
           if (piece.track !== name) continue;
-          piece.text = first ? masked : '';
+          piece.text = first ? maskedText : '';
           piece.holder[piece.field] = piece.text;
           h.rewritten = true;
           first = false;
         }
       }
-      track.held = masked;
+      track.held = maskedText;
+      masked.add(name);
     }
     return true;
   };
@@ -139,7 +179,7 @@ export async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntim
       if (endedChoices.has(piece.choice)) continue;
       let own = 0;
       for (const p of h.pieces) if (p.track === piece.track) own += p.text.length;
-      if (track.held.length - own < window) return false;
+      if (track.held.length - own < window && !endedTracks.has(piece.track)) return false;
     }
     return true;
   };
@@ -150,6 +190,7 @@ export async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntim
       track.held = track.held.slice(piece.text.length);
       track.tail = (track.tail + piece.text).slice(-tailBound);
     }
+    if (withholdThinking(h.chunk, masked)) h.rewritten = true;
     return h.rewritten ? JSON.stringify(h.chunk) : h.data;
   };
 
@@ -164,8 +205,11 @@ export async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntim
     if (chunk !== null) last = chunk;
     const { pieces, finished } = read(chunk, choicesSeen);
     for (const index of finished) endedChoices.add(index);
+    // Reasoning again after the answer began (interleaved thinking) waits for its window again.
+    for (const piece of pieces) endedTracks.delete(piece.track);
+    for (const name of reasoningEnded(chunk, pieces)) endedTracks.add(name);
     if (pieces.length === 0 && held.length === 0) {
-      yield data;
+      yield withholdThinking(chunk, masked) ? JSON.stringify(chunk) : data;
       continue;
     }
     held.push({ data, chunk, pieces, rewritten: false });
