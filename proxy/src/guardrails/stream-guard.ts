@@ -117,6 +117,7 @@ export async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntim
   const endedChoices = new Set<number>();
   /** Reasoning tracks whose text is over (the block came, or the answer began): they wait for no window. */
   const endedTracks = new Set<string>();
+  let reasoningSeen = false;
   let last: Obj | null = null;
   const masker = new Masker();
   /** Tracks a mask has changed. */
@@ -206,8 +207,9 @@ export async function* guardStream(ctx: RequestContext, runtime: GuardrailRuntim
     const { pieces, finished } = read(chunk, choicesSeen);
     for (const index of finished) endedChoices.add(index);
     // Reasoning again after the answer began (interleaved thinking) waits for its window again.
-    for (const piece of pieces) endedTracks.delete(piece.track);
-    for (const name of reasoningEnded(chunk, pieces)) endedTracks.add(name);
+    if (endedTracks.size > 0) for (const piece of pieces) endedTracks.delete(piece.track);
+    // A stream with no reasoning (most) pays nothing more per chunk.
+    if (reasoningSeen || (reasoningSeen = pieces.some((piece) => piece.field === 'reasoning_content'))) for (const name of reasoningEnded(chunk, pieces)) endedTracks.add(name);
     if (pieces.length === 0 && held.length === 0) {
       yield withholdThinking(chunk, masked) ? JSON.stringify(chunk) : data;
       continue;

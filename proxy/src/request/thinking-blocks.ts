@@ -25,6 +25,15 @@ export function readThinkingBlocks(value: unknown): ThinkingBlock[] | null {
   return blocks;
 }
 
+/**
+ * A streamed block once it ended: redacted content as it came, or the text with its signature;
+ * null for thinking that ended without a signature (a cut stream), which no provider takes back.
+ */
+export function streamedBlock(thinking: string, signature: string, redacted: string | null): ThinkingBlock | null {
+  if (redacted !== null && redacted !== '') return { type: 'redacted_thinking', data: redacted };
+  return signature === '' ? null : { type: 'thinking', thinking, signature };
+}
+
 /** The blocks an assistant message carries, written by its client or carried by the gateway. */
 export function thinkingOf(message: Readonly<ChatMessage>): ThinkingBlock[] | null {
   return readThinkingBlocks(message.thinking_blocks);

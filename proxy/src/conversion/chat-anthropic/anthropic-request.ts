@@ -117,7 +117,7 @@ function translateMessages(list: unknown[], thinking: boolean): Translated {
 
 function withThinking(content: string | AnthropicBlock[], blocks: readonly AnthropicThinkingBlock[] | null): string | AnthropicBlock[] {
   if (blocks === null) return content;
-  return [...blocks.map((block) => ({ ...block })), ...asBlocks(content)];
+  return [...blocks, ...asBlocks(content)];
 }
 
 /** Empty text is left out of a merged turn: Anthropic refuses empty text blocks. */

@@ -3,6 +3,7 @@ import { Errors } from '@gateway/shared';
 import type { StreamMeta } from '../../providers/adapter.js';
 import { estimateTokens } from '../../providers/stream-inspector.js';
 import { mapStopReason, mergeUsage, openAiUsage, usageFrom } from '../anthropic-openai.js';
+import { streamedBlock } from '../../request/thinking-blocks.js';
 import type { AnthropicStreamEvent, AnthropicUsage } from '../../providers/anthropic/anthropic-types.js';
 
 /**
@@ -163,7 +164,7 @@ export class StreamTranslator implements ProviderStreamTranslator<string> {
     const thinking = this.thinking.get(event.index);
     if (thinking !== undefined) {
       this.thinking.delete(event.index);
-      const block = thinking.data !== null ? { type: 'redacted_thinking', data: thinking.data } : thinking.signature !== '' ? { type: 'thinking', thinking: thinking.thinking, signature: thinking.signature } : null;
+      const block = streamedBlock(thinking.thinking, thinking.signature, thinking.data);
       if (block !== null) out.push(this.chunk(`{"thinking_blocks":[${JSON.stringify(block)}]}`));
       return;
     }

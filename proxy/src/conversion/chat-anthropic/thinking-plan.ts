@@ -44,6 +44,18 @@ export function thinkingPlan(body: Readonly<ChatCompletionBody>, defaultMaxToken
   return { on: true, ...plan, dropped };
 }
 
+/**
+ * What the plan leaves out of this body, for a provider's param table (ParamTable.dropsOf). An effort
+ * with no budget is the translation's refusal, found when the request is written: nothing here.
+ */
+export function thinkingDrops(body: Readonly<ChatCompletionBody>): readonly string[] {
+  try {
+    return thinkingPlan(body, 1).dropped;
+  } catch {
+    return [];
+  }
+}
+
 function forcesTool(choice: unknown): boolean {
   return choice === 'required' || (isObject(choice) && choice.type === 'function');
 }

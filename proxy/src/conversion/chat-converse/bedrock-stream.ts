@@ -4,6 +4,7 @@ import type { StreamMeta } from '../../providers/adapter.js';
 import { estimateTokens } from '../../providers/stream-inspector.js';
 import { bedrockExceptionError } from '../../providers/bedrock/bedrock-errors.js';
 import { mapStopReason, openAiUsage, usageFrom } from './bedrock-usage.js';
+import { streamedBlock } from '../../request/thinking-blocks.js';
 import type { BedrockUsage } from '../../providers/bedrock/bedrock-wire.js';
 
 /**
@@ -102,7 +103,7 @@ export class BedrockStreamTranslator implements ProviderStreamTranslator<Convers
         const block = this.reasoning.get(index);
         if (block === undefined) break;
         this.reasoning.delete(index);
-        const whole = block.redacted !== '' ? { type: 'redacted_thinking', data: block.redacted } : block.signature !== '' ? { type: 'thinking', thinking: block.text, signature: block.signature } : null;
+        const whole = streamedBlock(block.text, block.signature, block.redacted);
         if (whole !== null) out.push(this.choice(`{"thinking_blocks":[${JSON.stringify(whole)}]}`, 'null'));
         break;
       }

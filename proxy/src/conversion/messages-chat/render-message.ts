@@ -45,7 +45,7 @@ export function renderMessage(result: CompletionResult, model: string): Buffer {
 
 function thinkingContent(message: CompletionMessage): Record<string, unknown>[] {
   const blocks = readThinkingBlocks(message.thinking_blocks);
-  if (blocks !== null) return blocks.map((block) => ({ ...block }));
+  if (blocks !== null) return blocks;
   const text = message.reasoning_content;
   return typeof text === 'string' && text !== '' ? [{ type: 'thinking', thinking: text, signature: '' }] : [];
 }

@@ -1,7 +1,7 @@
 import { FRAME, ONE_TEXT_ANSWER, refusalOf, type ParamTable } from '../../conversion/param-support.js';
 import { isObject } from '../../conversion/json-fields.js';
 import { chatAnthropic } from '../../conversion/chat-anthropic/chat-anthropic.js';
-import { thinkingPlan } from '../../conversion/chat-anthropic/thinking-plan.js';
+import { thinkingDrops } from '../../conversion/chat-anthropic/thinking-plan.js';
 
 /**
  * What an OpenAI-shaped request keeps on its way to Anthropic's Messages API (anthropic-request.ts
@@ -21,12 +21,5 @@ export const ANTHROPIC_PARAMS: ParamTable = {
     },
   },
   refusal: (chat) => refusalOf(() => chatAnthropic.toRequest(chat, { upstreamModel: '', stream: false, defaultMaxTokens: 1 })),
-  // An effort Anthropic has no budget for is the translation's refusal, found when the request is written.
-  dropsOf: (chat) => {
-    try {
-      return thinkingPlan(chat, 1).dropped;
-    } catch {
-      return [];
-    }
-  },
+  dropsOf: thinkingDrops,
 };

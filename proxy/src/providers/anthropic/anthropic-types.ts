@@ -1,3 +1,5 @@
+import type { ThinkingBlock } from '../../request/openai-chat.js';
+
 /**
  * The parts of Anthropic's Messages API (version 2023-06-01) the adapter writes and reads. Only
  * what the translation touches is typed; anything else a response carries is ignored.
@@ -41,8 +43,8 @@ export interface AnthropicToolResultBlock {
   cache_control?: AnthropicCacheControl;
 }
 
-/** Extended thinking, sent back as it came (Anthropic checks the signature). */
-export type AnthropicThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+/** Extended thinking, sent back as it came (Anthropic checks the signature): the internal request's own blocks are Anthropic's. */
+export type AnthropicThinkingBlock = ThinkingBlock;
 
 export type AnthropicBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock | AnthropicToolUseBlock | AnthropicToolResultBlock | AnthropicThinkingBlock;
 

@@ -42,6 +42,8 @@ export class BedrockAdapter implements ProviderAdapter {
   private readonly codec = new EventStreamCodec(toUtf8, fromUtf8);
   /** Each configured model's encoded path segment, worked out once. */
   private readonly paths = new Map<string, string>();
+  /** Each configured model's translation settings (whether it is Claude, which takes thinking), worked out once. */
+  private readonly settings = new Map<string, ConverseSettings>();
   /** Bedrock's batch inference, with `batch: native`. */
   readonly batches?: ProviderBatches;
 
@@ -56,13 +58,16 @@ export class BedrockAdapter implements ProviderAdapter {
     this.authorize = authorization(config, base, region);
     // The authorization goes with each request; the pool itself sends no fixed headers.
     this.connection = new ProviderConnection(config, base.origin, {});
-    for (const m of config.models) this.paths.set(m.upstream, this.prefix + encodeURIComponent(m.upstream));
+    for (const m of config.models) {
+      this.paths.set(m.upstream, this.prefix + encodeURIComponent(m.upstream));
+      this.settings.set(m.upstream, converseSettings(m.upstream));
+    }
     if (batchMode(config.name, settings.batch) === 'native') this.batches = new BedrockBatches(config.name, batchSettings(config, region), this);
   }
 
   /** A request as a batch record's `modelInput`: the Converse body `complete` would send (bedrock-batches.ts). */
   batchBody(request: ChatRequest): Buffer {
-    return jsonBytes(chatConverse.toRequest(request.body, converseSettings(request.upstreamModel)));
+    return jsonBytes(chatConverse.toRequest(request.body, this.settingsFor(request.upstreamModel)));
   }
 
   batchAnswer(request: ChatRequest, body: Buffer): CompletionResult {
@@ -147,8 +152,13 @@ export class BedrockAdapter implements ProviderAdapter {
   }
 
   private send(request: ChatRequest, operation: 'converse' | 'converse-stream', cancel: Cancel): Promise<UpstreamResponse> {
-    const payload = jsonBytes(chatConverse.toRequest(request.body, converseSettings(request.upstreamModel)));
+    const payload = jsonBytes(chatConverse.toRequest(request.body, this.settingsFor(request.upstreamModel)));
     return this.post(`${this.modelPath(request.upstreamModel)}/${operation}`, payload, cancel, request);
+  }
+
+  /** A wildcard entry's model is known only per request; a listed one's was read at start-up. */
+  private settingsFor(upstream: string): ConverseSettings {
+    return this.settings.get(upstream) ?? converseSettings(upstream);
   }
 
   private modelPath(upstream: string): string {

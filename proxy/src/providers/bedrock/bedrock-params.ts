@@ -1,6 +1,6 @@
 import { FRAME, ONE_TEXT_ANSWER, refusalOf, type ParamTable } from '../../conversion/param-support.js';
 import { chatConverse } from '../../conversion/chat-converse/chat-converse.js';
-import { thinkingPlan } from '../../conversion/chat-anthropic/thinking-plan.js';
+import { thinkingDrops } from '../../conversion/chat-anthropic/thinking-plan.js';
 
 /** What an OpenAI-shaped request keeps on its way to Bedrock's Converse API (bedrock-request.ts maps the carried fields). */
 export const BEDROCK_PARAMS: ParamTable = {
@@ -25,13 +25,7 @@ export const BEDROCK_CLAUDE_PARAMS: ParamTable = {
   ...BEDROCK_PARAMS,
   carried: new Set([...FRAME, 'reasoning_effort']),
   refusal: (chat) => refusalOf(() => chatConverse.toRequest(chat, { extendedThinking: true, defaultMaxTokens: 1 })),
-  dropsOf: (chat) => {
-    try {
-      return thinkingPlan(chat, 1).dropped;
-    } catch {
-      return [];
-    }
-  },
+  dropsOf: thinkingDrops,
 };
 
 /** Bedrock's ids of Claude models: `anthropic.claude-…`, an inference profile's `us.anthropic.claude-…`, or an ARN holding one. */
